@@ -11,8 +11,10 @@ What it promises:
 - The injection never exceeds the harness's 10,000-character limit: when it would, the budget
   report and instructions stay first, the rest is cut at line boundaries, and the cut says which
   file holds the whole text (and counts as a budget point).
-- It prunes merged agent worktrees first (prune-worktrees.py, loaded in-process) and shows what
-  it pruned; it weighs the budgets with context-budget.py, loaded the same way.
+- Its siblings do their own parts in-process, loaded by path: prune-worktrees.py prunes merged
+  agent worktrees first (and what it pruned is shown), context-budget.py weighs the budgets,
+  and stop-handoff.py reads the hook input, runs the git reads and defines the baseline. A
+  sibling that is missing or broken costs only its own part of the injection.
 - It records this session's baseline, so the Stop hook can tell whether the session did work.
   The baseline is keyed by session_id, so sessions sharing a checkout never erase each other's
   evidence, and a resume or compaction keeps the baseline of the session it continues.
@@ -37,104 +39,10 @@ STATUS_LINES = 15
 DISPLAY_LINE_CHARS = 300
 STALE_HANDOFF_DAYS = 2
 BASELINE_RETENTION_SECONDS = 7 * 86400
-STDIN_SECONDS = 2.0
-STDIN_LIMIT = 64 * 1024 * 1024
-GIT_SECONDS = 10.0
 READ_LIMIT = 1024 * 1024
 DEFAULT_INDEX = "memory/MEMORY.md"
 DEFAULT_STATE = ".claude/session-state.md"
-DEFAULT_BASELINE = ".claude/hooks/.session-baseline"
 DEFAULT_WORKTREE_DIR = ".claude/worktrees"
-GIT = ("git", "--no-pager", "--no-optional-locks", "-c", "core.fsmonitor=false",
-       "-c", "log.showSignature=false")
-
-
-# --- hook input ---------------------------------------------------------------------------
-
-def read_hook_input():
-    """The harness's JSON object, or {} for anything else. Never waits longer than STDIN_SECONDS."""
-    try:
-        if sys.stdin is None or sys.stdin.isatty():
-            return {}
-        fd = sys.stdin.fileno()
-    except (OSError, ValueError, AttributeError):
-        return {}
-    reader = read_with_select if os.name == "posix" else read_with_thread
-    return reader(fd, time.monotonic() + STDIN_SECONDS)
-
-
-def read_with_select(fd, deadline):
-    import select
-    data = b""
-    while len(data) < STDIN_LIMIT:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
-            break
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            break
-        data += chunk
-        # The harness may keep the pipe open: a complete object is as good as end of file.
-        if data.rstrip().endswith(b"}") and json_object(data):
-            break
-    return json_object(data)
-
-
-def read_with_thread(fd, deadline):
-    import threading
-    chunks = []
-
-    def drain():
-        total = 0
-        while total < STDIN_LIMIT:
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                return
-            chunks.append(chunk)
-            total += len(chunk)
-
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
-    reader.join(max(0.0, deadline - time.monotonic()))
-    return json_object(b"".join(chunks))
-
-
-def json_object(data):
-    try:
-        text = data.decode("utf-8-sig").strip()
-        value = parse_json(text) if text else {}
-    except Exception:  # malformed, truncated, binary or absurdly nested: all mean "no input"
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
-class JsonOptions:
-    """What the C scanner behind the json package reads from its decoder."""
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    parse_float = float
-    parse_int = int
-    parse_constant = float
-
-
-def parse_json(text):
-    """json.loads without importing the json package, whose regular expressions cost more
-    start-up time than the rest of this hook; the same C scanner does the parsing."""
-    try:
-        from _json import make_scanner
-    except ImportError:
-        from json import loads
-        return loads(text)
-    value, end = make_scanner(JsonOptions)(text, 0)
-    if end != len(text):
-        raise ValueError("extra data after the JSON value")
-    return value
-
-
-def text_field(hook_input, name):
-    value = hook_input.get(name)
-    return value if isinstance(value, str) and value and "\0" not in value else None
 
 
 # --- project and paths --------------------------------------------------------------------
@@ -159,17 +67,6 @@ def shown_path(project, path):
     return path if relative.startswith(os.pardir) else relative.replace(os.sep, "/")
 
 
-def safe_session_id(session_id):
-    kept = "".join(c for c in session_id or "" if c.isascii() and (c.isalnum() or c in "-_"))
-    return kept[:128]
-
-
-def baseline_path(project, session_id):
-    shared = setting_path(project, "MCP_BASELINE", DEFAULT_BASELINE)
-    suffix = safe_session_id(session_id)
-    return shared + "." + suffix if suffix else shared
-
-
 def regular_file_info(path):
     """stat of a regular file, or None: a FIFO, a folder or a dangling link is never opened."""
     try:
@@ -192,20 +89,26 @@ def read_text_head(path, limit=READ_LIMIT):
 # --- siblings, loaded in-process ----------------------------------------------------------
 
 def load_sibling(file_name):
-    """Run a sibling hook file as a module. They are loaded by path, not imported: under
-    `python -I` the hook folder is not on sys.path, and nothing there may shadow the stdlib."""
+    """A sibling hook file as a module, loaded by path: under `python -I` the hook folder is
+    not on sys.path, and nothing there may shadow the standard library. Its bytecode is cached
+    in __pycache__ beside it (git-ignored), which saves compiling it at every start; a
+    __pycache__ that is a symlink is never written through."""
     path = os.path.join(HOOK_DIR, file_name)
+    name = "mcp_" + file_name[:-len(".py")].replace("-", "_")
     try:
-        with open(path, "rb") as stream:
-            code = compile(stream.read(), path, "exec")
-        namespace = {"__name__": "mcp_" + file_name.replace("-", "_")[:-3], "__file__": path}
-        exec(code, namespace)
+        from importlib.machinery import SourceFileLoader
+        if os.path.islink(os.path.join(HOOK_DIR, "__pycache__")):
+            sys.dont_write_bytecode = True
+        module = type(sys)(name)
+        module.__file__ = path
+        SourceFileLoader(name, path).exec_module(module)
     except Exception:
         return None
-    return namespace
+    return vars(module)
 
 
 def prune_worktrees(project, session_dirs):
+    """Lines saying what was pruned; the pruner is loaded only when there is a folder to prune."""
     if not os.path.isdir(setting_path(project, "MCP_WORKTREE_DIR", DEFAULT_WORKTREE_DIR)):
         return []
     pruner = load_sibling("prune-worktrees.py")
@@ -234,178 +137,7 @@ def format_report(points):
     return "## Context budget — over on %d point(s)\n%s" % (len(points), "\n".join(points))
 
 
-# --- git, run side by side ----------------------------------------------------------------
-
-def start_commands(commands):
-    """Start the commands at once, so they run while this hook weighs the budgets."""
-    try:
-        if hasattr(os, "posix_spawnp"):
-            return [spawn_with_pipe(argv) for argv in commands]
-    except Exception:
-        return [None] * len(commands)
-    return list(commands)  # elsewhere they run one by one when the results are asked for
-
-
-def spawn_with_pipe(argv):
-    """posix_spawn and a pipe: the subprocess module alone costs more than two git calls."""
-    read_end, write_end = os.pipe()
-    actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-               (os.POSIX_SPAWN_DUP2, write_end, 1),
-               (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)]
-    try:
-        return (os.posix_spawnp(argv[0], list(argv), os.environ, file_actions=actions), read_end)
-    except OSError:
-        os.close(read_end)
-        return None
-    finally:
-        os.close(write_end)
-
-
-def finish_commands(started):
-    """Each command's (exit code, stdout), or None where it could not run."""
-    try:
-        if hasattr(os, "posix_spawnp"):
-            return collect_spawned(started)
-        return run_with_subprocess(started)
-    except Exception:
-        return [None] * len(started)
-
-
-def collect_spawned(started):
-    import select
-    output = {job[1]: [] for job in started if job}
-    open_ends = set(output)
-    deadline = time.monotonic() + GIT_SECONDS
-    while open_ends:
-        remaining = deadline - time.monotonic()
-        ready = select.select(list(open_ends), [], [], remaining)[0] if remaining > 0 else []
-        if not ready:
-            break
-        for fd in ready:
-            chunk = os.read(fd, 65536)
-            if chunk:
-                output[fd].append(chunk)
-            else:
-                os.close(fd)
-                open_ends.discard(fd)
-    results = []
-    for job in started:
-        if job is None:
-            results.append(None)
-            continue
-        pid, fd = job
-        timed_out = fd in open_ends
-        if timed_out:
-            os.close(fd)
-            os.kill(pid, 9)  # SIGKILL; the signal module would import enum just for this number
-        status = os.waitpid(pid, 0)[1]
-        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) and not timed_out else -1
-        results.append((code, b"".join(output[fd])))
-    return results
-
-
-def run_with_subprocess(commands):
-    import subprocess
-    results = []
-    for argv in commands:
-        try:
-            done = subprocess.run(
-                list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL, timeout=GIT_SECONDS,
-                creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0))
-            results.append((done.returncode, done.stdout))
-        except (OSError, subprocess.SubprocessError):
-            results.append(None)
-    return results
-
-
-def git_read_commands(project):
-    return (GIT + ("-C", project, "status", "--porcelain", "-z"),
-            GIT + ("-C", project, "log", "-5", "--format=%H %h %s"))
-
-
-def status_entries(raw):
-    """`git status --porcelain -z` as (status, path, original path or None); paths are
-    relative to the top of the work tree."""
-    fields = raw.split(b"\0")
-    entries = []
-    position = 0
-    while position < len(fields):
-        field = fields[position]
-        position += 1
-        if len(field) < 4:
-            continue
-        code, path = field[:2].decode("ascii", "replace"), field[3:]
-        original = None
-        if code[0] in "RC" and position < len(fields):
-            original = fields[position]
-            position += 1
-        entries.append((code, path, original))
-    return entries
-
-
-def work_tree_top(project):
-    """The folder status paths start from, found as git finds it: upwards to a .git entry."""
-    folder = real_project = os.path.realpath(project)
-    while not os.path.lexists(os.path.join(folder, ".git")):
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return real_project
-        folder = parent
-    return folder
-
-
-def hook_file_prefixes(project, top):
-    """Status paths of the files the hooks and /handoff write: they are not the session's work."""
-    real_project = os.path.realpath(project)
-    state = os.path.join(real_project, os.environ.get("MCP_SESSION_STATE") or DEFAULT_STATE)
-    baseline = os.path.join(real_project, os.environ.get("MCP_BASELINE") or DEFAULT_BASELINE)
-    temporary = os.path.join(os.path.dirname(baseline), "." + os.path.basename(baseline))
-    try:
-        return tuple(os.fsencode(os.path.relpath(path, top).replace(os.sep, "/"))
-                     for path in (state, baseline, temporary))
-    except ValueError:  # another drive on Windows: nothing of ours can be in this work tree
-        return ()
-
-
-def file_signature(top, path):
-    """Size and modification time: editing an already modified file still changes the state."""
-    try:
-        info = os.lstat(os.path.join(top, os.fsdecode(path)))
-    except (OSError, ValueError):
-        return b"-"
-    return b"%d:%d" % (info.st_size, info.st_mtime_ns)
-
-
-def repository_state(project, head, raw_status):
-    """What the Stop hook compares with the baseline: HEAD, then each changed or untracked
-    path with its signature. session-start.py and stop-handoff.py compute it identically."""
-    top = work_tree_top(project)
-    own_files = hook_file_prefixes(project, top)
-    parts = [b"head " + head.encode("ascii", "replace")]
-    for code, path, original in status_entries(raw_status):
-        if own_files and path.startswith(own_files):
-            continue
-        parts.append(b" ".join((code.encode("ascii", "replace"), path, original or b"-",
-                                file_signature(top, path))))
-    return b"\0".join(parts) + b"\n"
-
-
-def git_facts(project, started):
-    """(state for the baseline, log lines, status lines), or None outside a git repository."""
-    status, log = finish_commands(started)
-    if status is None or status[0] != 0:
-        return None
-    log_lines = []
-    head = ""
-    if log is not None and log[0] == 0:
-        for line in log[1].decode("utf-8", "replace").splitlines():
-            full, _, shown = line.partition(" ")
-            head = head or full
-            log_lines.append(shown)
-    status_lines = [describe_status_entry(entry) for entry in status_entries(status[1])]
-    return repository_state(project, head, status[1]), log_lines, status_lines
-
+# --- git ---------------------------------------------------------------------------------
 
 def describe_status_entry(entry):
     code, path, original = entry
@@ -417,46 +149,22 @@ def describe_status_entry(entry):
 
 # --- the baseline -------------------------------------------------------------------------
 
-def write_inside_claude_folder(project, path, data):
-    """Atomic write that refuses any target outside <project>/.claude and replaces, never
-    follows, a symlink planted at the target. Returns whether the data landed."""
-    folder = os.path.dirname(os.path.abspath(path))
-    allowed = os.path.join(os.path.realpath(project), ".claude")
-    real_folder = os.path.realpath(folder)
-    if real_folder != allowed and not real_folder.startswith(allowed + os.sep):
-        return False
-    temporary = os.path.join(folder, ".%s.%d.tmp" % (os.path.basename(path), os.getpid()))
-    try:
-        os.makedirs(folder, exist_ok=True)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-        fd = os.open(temporary, flags, 0o600)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
-        os.replace(temporary, path)
-        return True
-    except OSError:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        return False
-
-
-def record_baseline(project, hook_input, state):
-    path = baseline_path(project, text_field(hook_input, "session_id"))
+def record_baseline(guard, project, hook_input, head, raw_status):
+    """Snapshot the repository for this session's Stop hook. A resume or a compaction continues
+    a session, so its baseline stays: work done before a compaction still counts at the stop."""
+    path = guard["baseline_path"](project, guard["text_field"](hook_input, "session_id"))
     continues_session = hook_input.get("source") in ("resume", "compact")
     if continues_session and regular_file_info(path) is not None:
         return
-    if write_inside_claude_folder(project, path, state):
-        forget_stale_baselines(project, path)
+    state = guard["repository_state"](project, head, raw_status)
+    if guard["write_inside_claude_folder"](project, path, state):
+        forget_stale_baselines(path, guard["baseline_path"](project, None))
 
 
-def forget_stale_baselines(project, current):
+def forget_stale_baselines(current, shared_path):
     """Baselines of sessions that ended long ago, and temporary files a crash left behind."""
     folder = os.path.dirname(current)
-    shared = os.path.basename(baseline_path(project, None))
+    shared = os.path.basename(shared_path)
     cutoff = time.time() - BASELINE_RETENTION_SECONDS
     try:
         entries = list(os.scandir(folder))
@@ -531,9 +239,8 @@ def clipped(line):
     return printable if len(printable) <= DISPLAY_LINE_CHARS else printable[:DISPLAY_LINE_CHARS] + "…"
 
 
-def git_section(facts):
-    _, log_lines, status_lines = facts
-    lines = [clipped(line) for line in log_lines]
+def git_section(commits, status_lines):
+    lines = [clipped(line) for line in commits]
     lines += [clipped(line) for line in status_lines[:STATUS_LINES]]
     if len(status_lines) > STATUS_LINES:
         lines.append("… and %d more changed paths (git status)" % (len(status_lines) - STATUS_LINES))
@@ -646,15 +353,19 @@ def main():
     project = project_dir()
     if project is None:
         return
-    hook_input = read_hook_input()
-    session_dirs = [project] + [d for d in [text_field(hook_input, "cwd")] if d]
-    pruned = prune_worktrees(project, session_dirs)
-    git_reads = start_commands(git_read_commands(project))
-    points = budget_points(project, text_field(hook_input, "transcript_path"))
-    facts = git_facts(project, git_reads)
+    guard = load_sibling("stop-handoff.py")
+    hook_input = guard["read_hook_input"]() if guard else {}
+    cwd = guard["text_field"](hook_input, "cwd") if guard else None
+    pruned = prune_worktrees(project, [cwd] if cwd else [])
+    git_reads = guard["start_commands"](guard["repository_reads"](project)) if guard else None
+    points = budget_points(project, guard and guard["text_field"](hook_input, "transcript_path"))
+    facts = guard["repository_facts"](guard["finish_commands"](git_reads)) if guard else None
+    sections = []
     if facts is not None:
-        record_baseline(project, hook_input, facts[0])
-    sections = [git_section(facts)] if facts is not None else []
+        head, commits, raw_status = facts
+        record_baseline(guard, project, hook_input, head, raw_status)
+        entries = guard["status_entries"](raw_status)
+        sections.append(git_section(commits, [describe_status_entry(e) for e in entries]))
     sections += [s for s in (index_section(project), handoff_section(project, time.time())) if s]
     write_stdout(injection(points, pruned, sections))
 

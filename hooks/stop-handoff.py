@@ -20,6 +20,9 @@ What it promises:
 - It writes only the baseline, inside the project's .claude/ folder, atomically, never through
   a symlink. No traceback reaches the user: any failure lets the stop through.
 
+The guard owns the definition of "work": session-start.py loads this file to read the hook
+input, run the git reads and record the baseline, so both hooks compute the state one way.
+
 Standard library only; Python 3.8 or newer; runs as `python3 -I -S stop-handoff.py`.
 Configuration: CLAUDE_PROJECT_DIR, MCP_SESSION_STATE (.claude/session-state.md), MCP_BASELINE
 (.claude/hooks/.session-baseline, one file per session_id), MCP_THROTTLE_MIN (45).
@@ -166,10 +169,16 @@ def safe_session_id(session_id):
     return kept[:128]
 
 
-def baseline_path(project, hook_input):
+def text_field(hook_input, name):
+    value = hook_input.get(name)
+    return value if isinstance(value, str) and value and "\0" not in value else None
+
+
+def baseline_path(project, session_id):
+    """One baseline per session, so sessions sharing a checkout never erase each other's
+    evidence of work; the shared file only when the harness gives no session_id."""
     shared = setting_path(project, "MCP_BASELINE", DEFAULT_BASELINE)
-    session_id = hook_input.get("session_id")
-    suffix = safe_session_id(session_id if isinstance(session_id, str) else None)
+    suffix = safe_session_id(session_id)
     return shared + "." + suffix if suffix else shared
 
 
@@ -213,34 +222,46 @@ def write_inside_claude_folder(project, path, data):
 
 # --- the repository's state ---------------------------------------------------------------
 
-def run_side_by_side(commands):
-    """Each command's (exit code, stdout), or None where it could not run; all run at once."""
+def start_commands(commands):
+    """Start the commands at once; finish_commands collects them. Splitting the two lets the
+    start hook weigh the budgets while git works."""
     try:
         if hasattr(os, "posix_spawnp"):
-            return run_with_posix_spawn(commands)
-        return run_with_subprocess(commands)
+            return [spawn_with_pipe(argv) for argv in commands]
     except Exception:
         return [None] * len(commands)
+    return list(commands)  # elsewhere they run one by one when the results are asked for
 
 
-def run_with_posix_spawn(commands):
+def spawn_with_pipe(argv):
     """posix_spawn and a pipe: the subprocess module alone costs more than two git calls."""
+    read_end, write_end = os.pipe()
+    actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+               (os.POSIX_SPAWN_DUP2, write_end, 1),
+               (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)]
+    try:
+        return os.posix_spawnp(argv[0], list(argv), os.environ, file_actions=actions), read_end
+    except OSError:
+        os.close(read_end)
+        return None
+    finally:
+        os.close(write_end)
+
+
+def finish_commands(started):
+    """Each command's (exit code, stdout), or None where it could not run."""
+    try:
+        if hasattr(os, "posix_spawnp"):
+            return collect_spawned(started)
+        return run_with_subprocess(started)
+    except Exception:
+        return [None] * len(started)
+
+
+def collect_spawned(started):
     import select
-    jobs = []
-    for argv in commands:
-        read_end, write_end = os.pipe()
-        actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                   (os.POSIX_SPAWN_DUP2, write_end, 1),
-                   (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)]
-        try:
-            jobs.append((os.posix_spawnp(argv[0], list(argv), os.environ, file_actions=actions),
-                         read_end, []))
-        except OSError:
-            os.close(read_end)
-            jobs.append(None)
-        finally:
-            os.close(write_end)
-    open_ends = {job[1]: job[2] for job in jobs if job}
+    output = {job[1]: [] for job in started if job}
+    open_ends = set(output)
     deadline = time.monotonic() + GIT_SECONDS
     while open_ends:
         remaining = deadline - time.monotonic()
@@ -250,23 +271,23 @@ def run_with_posix_spawn(commands):
         for fd in ready:
             chunk = os.read(fd, 65536)
             if chunk:
-                open_ends[fd].append(chunk)
+                output[fd].append(chunk)
             else:
                 os.close(fd)
-                del open_ends[fd]
+                open_ends.discard(fd)
     results = []
-    for job in jobs:
+    for job in started:
         if job is None:
             results.append(None)
             continue
-        pid, fd, chunks = job
+        pid, fd = job
         timed_out = fd in open_ends
         if timed_out:
             os.close(fd)
             os.kill(pid, 9)  # SIGKILL; the signal module would import enum just for this number
         status = os.waitpid(pid, 0)[1]
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) and not timed_out else -1
-        results.append((code, b"".join(chunks)))
+        results.append((code, b"".join(output[fd])))
     return results
 
 
@@ -283,6 +304,27 @@ def run_with_subprocess(commands):
         except (OSError, subprocess.SubprocessError):
             results.append(None)
     return results
+
+
+def repository_reads(project):
+    """The two git reads both hooks need: the status listing and the last five commits."""
+    return (GIT + ("-C", project, "status", "--porcelain", "-z"),
+            GIT + ("-C", project, "log", "-5", "--format=%H %h %s"))
+
+
+def repository_facts(results):
+    """(HEAD, ['abbrev subject', ...], raw status) from the finished reads; None outside git.
+    An unborn branch has no HEAD and no commits, which is not an error."""
+    status, log = results
+    if status is None or status[0] != 0:
+        return None
+    head, commits = "", []
+    if log is not None and log[0] == 0:
+        for line in log[1].decode("utf-8", "replace").splitlines():
+            full, _, shown = line.partition(" ")
+            head = head or full
+            commits.append(shown)
+    return head, commits, status[1]
 
 
 def status_entries(raw):
@@ -354,14 +396,11 @@ def repository_state(project, head, raw_status):
 
 def current_state(project):
     """(state, whether anything is changed or untracked), or (None, False) outside git."""
-    status, head = run_side_by_side((
-        GIT + ("-C", project, "status", "--porcelain", "-z"),
-        GIT + ("-C", project, "log", "-1", "--format=%H"),
-    ))
-    if status is None or status[0] != 0:
+    facts = repository_facts(finish_commands(start_commands(repository_reads(project))))
+    if facts is None:
         return None, False
-    commit = head[1].decode("ascii", "replace").strip() if head and head[0] == 0 else ""
-    state = repository_state(project, commit, status[1])
+    head, _, raw_status = facts
+    state = repository_state(project, head, raw_status)
     return state, b"\0" in state  # anything past the head line
 
 
@@ -389,7 +428,7 @@ def decide(project):
     current, dirty = current_state(project)
     if current is None:
         return LET_STOP
-    path = baseline_path(project, hook_input)
+    path = baseline_path(project, text_field(hook_input, "session_id"))
     recorded = read_baseline(path)
     if recorded == current:
         return LET_STOP
