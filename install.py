@@ -1,0 +1,1142 @@
+#!/usr/bin/env python3
+"""install.py - put the Memory Context Protocol into a project, check it, update it, take it out.
+
+Why this exists
+---------------
+The protocol lives in a handful of files inside a project: four hooks under
+`.claude/hooks/`, five slash commands under `.claude/commands/`, two entries in
+`.claude/settings.json`, a starting `memory/MEMORY.md`, a `.claudeignore` and a
+block of local-only lines in `.gitignore`. Copying them by hand is easy to get
+slightly wrong, and a settings file is easy to clobber. This script does it the
+same way every time, and it can undo it.
+
+What it promises
+----------------
+* Nothing the user wrote is lost. `memory/`, the session-state file, the user's
+  settings keys, hooks and permissions, and the user's `.gitignore` lines are
+  never overwritten, not even with `--force`.
+* Everything is checked before anything is written. An invalid settings.json,
+  a symbolic link where a file would be written, or a damaged marker block stops
+  the run with one line on stderr, and no file is changed.
+* Every file is written atomically (a temporary file in the same directory,
+  then a rename), and never through a symbolic link.
+* Every action is one line on stdout; `--dry-run` prints the same lines as
+  "would ..." and changes nothing.
+* Running a mode twice changes nothing the second time.
+* Standard library only, Python 3.8 or newer, no network.
+
+Modes (exactly one)
+-------------------
+  --project DIR     install into DIR
+  --update DIR      bring an installed DIR up to this version
+  --uninstall DIR   remove what --project added; memory/ and the handoff stay
+  --global          add the protocol section to the user's CLAUDE.md
+  --check [DIR]     budgets, hooks, wiring and drift for DIR (default ".")
+  --check --recursive [ROOT]   the same for every git repository under ROOT
+
+Exit codes (stable)
+-------------------
+  0  done, or the check found nothing
+  1  the check found something, or a step was refused or failed
+  2  usage error: unknown option, two modes, missing or non-directory target
+  130 interrupted
+
+Git
+---
+Hooks already tracked in git's index (added or committed) are marked 100755 in
+the index, because a hook committed without its executable bit breaks every
+fresh clone on Linux and macOS. New hooks are never staged: the script prints a
+note instead, and a later `--update` marks them once the user has added them.
+
+The source files are found next to the real path of this script, so it may be
+run through a symbolic link to a clone.
+"""
+
+from __future__ import print_function
+
+import argparse
+import hashlib
+import importlib.util
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+
+VERSION = "0.1.0"
+RELEASE_DATE = "2026-11-29"
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+HOOKS = ("session-start.py", "context-budget.py", "prune-worktrees.py", "stop-handoff.py")
+COMMANDS = ("handoff.md", "dream.md", "catchup.md", "status.md", "update-context.md")
+
+HOOK_DIR = ".claude/hooks"
+COMMAND_DIR = ".claude/commands"
+SETTINGS = ".claude/settings.json"
+LOCAL_SETTINGS = ".claude/settings.local.json"
+MEMORY_INDEX = "memory/MEMORY.md"
+CLAUDEIGNORE = ".claudeignore"
+GITIGNORE = ".gitignore"
+BASELINE_PREFIX = ".session-baseline"
+
+TEMPLATE_MEMORY = "templates/MEMORY.md"
+TEMPLATE_CLAUDEIGNORE = "templates/claudeignore"
+TEMPLATE_GITIGNORE = "templates/gitignore"
+TEMPLATE_SECTION = "templates/CLAUDE.md-section.md"
+
+DEFAULT_PYTHON = "python3"
+HOOK_TIMEOUT_SECONDS = 15
+
+
+class Wiring(object):
+    """One settings.json entry the installer owns."""
+
+    def __init__(self, event, hook, matcher, status):
+        self.event = event
+        self.hook = hook
+        self.matcher = matcher
+        self.status = status
+        self.marker = "/{}/{}".format(HOOK_DIR, hook)
+
+    def handler(self, python):
+        return {
+            "type": "command",
+            "command": '{} -I -S "${{CLAUDE_PROJECT_DIR}}/{}/{}"'.format(python, HOOK_DIR, self.hook),
+            "timeout": HOOK_TIMEOUT_SECONDS,
+            "statusMessage": self.status,
+        }
+
+    def group(self, python):
+        group = {}
+        if self.matcher is not None:
+            group["matcher"] = self.matcher
+        group["hooks"] = [self.handler(python)]
+        return group
+
+    def is_ours(self, handler):
+        return isinstance(handler, dict) and self.marker in str(handler.get("command", ""))
+
+
+WIRINGS = (
+    Wiring("SessionStart", "session-start.py", "startup|resume|clear|compact",
+           "Loading project memory and checking context budgets"),
+    Wiring("Stop", "stop-handoff.py", None,
+           "Checking that the session's work is saved"),
+)
+
+# sha256 digests of command files shipped by earlier releases, by file name.
+# A command matching one of them (or the current source) is unmodified: --update
+# may replace it and --uninstall may remove it. Each release that changes a file
+# in commands/ adds the digest of the version it replaces.
+RELEASED_COMMAND_DIGESTS = {}
+
+# Folders --check --recursive never descends into.
+SKIPPED_FOLDERS = frozenset((
+    ".git", "node_modules", ".venv", "venv", "vendor", "target", "dist", "build",
+    "__pycache__", ".tox",
+))
+
+HELP = """\
+usage: install.py MODE [options]
+
+Install, check, update or remove the Memory Context Protocol in a project.
+
+modes (exactly one):
+  --project DIR        install the hooks, commands, settings entries, memory
+                       index, .claudeignore and .gitignore lines into DIR
+  --update DIR         bring an installed DIR up to this version
+  --uninstall DIR      remove what --project added (never memory/ or the handoff)
+  --global             add the protocol section to ~/.claude/CLAUDE.md
+                       ($CLAUDE_CONFIG_DIR/CLAUDE.md when that is set)
+  --check [DIR]        report budgets, and whether the hooks are installed,
+                       wired and current in DIR (default: .)
+
+options:
+  --recursive          with --check: every git repository under DIR, worst first
+  --dry-run            print what would change; change nothing
+  --force              with --project/--update: replace hooks and commands that
+                       differ, including commands you edited (never memory/,
+                       your settings or your .gitignore lines)
+  --python CMD         interpreter in the hook commands (default: python3;
+                       e.g. python, or "py -3" on Windows)
+  -h, --help           show this help and exit
+  --version            show the version and exit
+
+exit codes: 0 ok; 1 the check found something, or a step was refused or
+failed; 2 usage error.
+"""
+
+
+class UsageError(Exception):
+    """The command line is wrong: exit 2."""
+
+
+class Refusal(Exception):
+    """A step cannot be carried out safely, or failed: exit 1."""
+
+
+# ---------------------------------------------------------------- the source
+
+class Source(object):
+    """The files this version installs, read from beside the real install.py."""
+
+    def __init__(self, root):
+        self.root = root
+        self._cache = {}
+
+    @classmethod
+    def beside_this_script(cls):
+        return cls(os.path.dirname(os.path.realpath(os.path.abspath(__file__))))
+
+    def path(self, rel):
+        return os.path.join(self.root, *rel.split("/"))
+
+    def bytes_of(self, rel):
+        if rel not in self._cache:
+            try:
+                with open(self.path(rel), "rb") as handle:
+                    self._cache[rel] = handle.read()
+            except OSError as error:
+                raise Refusal("incomplete installer: cannot read {} ({})".format(
+                    self.path(rel), error.strerror or error))
+        return self._cache[rel]
+
+    def hook(self, name):
+        return self.bytes_of("hooks/" + name)
+
+    def command(self, name):
+        return self.bytes_of("commands/" + name)
+
+    def marked_template(self, rel):
+        """The template's lines; its first and last lines are the markers."""
+        lines = self.bytes_of(rel).decode("utf-8").splitlines()
+        while lines and not lines[-1].strip():
+            lines.pop()
+        if len(lines) < 2 or "memory-context-protocol" not in lines[0] \
+                or "memory-context-protocol" not in lines[-1]:
+            raise Refusal("{} must start with its begin marker and end with its end marker".format(
+                self.path(rel)))
+        return lines
+
+
+def digest(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def command_is_unmodified(source, name, data):
+    return data == source.command(name) or digest(data) in RELEASED_COMMAND_DIGESTS.get(name, ())
+
+
+# ------------------------------------------------------------ the filesystem
+
+def read_bytes(path):
+    """The file's bytes, or None when there is no file."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise Refusal("{} is a directory, not a file".format(path))
+    except OSError as error:
+        raise Refusal("cannot read {}: {}".format(path, error.strerror or error))
+
+
+def read_text(path):
+    """The file as text, line endings untouched, or None when there is no file."""
+    data = read_bytes(path)
+    return None if data is None else data.decode("utf-8", "surrogateescape")
+
+
+def encode_text(text):
+    return text.encode("utf-8", "surrogateescape")
+
+
+def newline_of(text):
+    return "\r\n" if "\r\n" in text else "\n"
+
+
+def current_umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_atomically(path, data, mode):
+    """Write via a temporary file and a rename, so no reader sees half a file."""
+    folder = os.path.dirname(path)
+    os.makedirs(folder, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(
+        prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+
+
+def file_mode_for(path, executable):
+    if executable:
+        return 0o755
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        return 0o666 & ~current_umask()
+
+
+def is_executable(path):
+    try:
+        return bool(os.stat(path).st_mode & stat.S_IXUSR)
+    except OSError:
+        return False
+
+
+def remove_path(path):
+    """Remove a file or link (never what a link points to), an emptied folder,
+    or a __pycache__ folder with its contents."""
+    if os.path.islink(path) or not os.path.isdir(path):
+        os.remove(path)
+    elif os.path.basename(path) == "__pycache__":
+        shutil.rmtree(path)
+    else:
+        os.rmdir(path)
+
+
+def why_unsafe_to_change(root, rel, display):
+    """Why changing root/rel could reach outside it (a symbolic link on the way,
+    or a file where a folder should be); None when it is safe."""
+    path = root
+    parts = rel.split("/")
+    for index, part in enumerate(parts):
+        path = os.path.join(path, part)
+        shown = "/".join(parts[:index + 1]) if display is None else display
+        if os.path.islink(path):
+            return "{} is a symbolic link; refusing to write through it".format(shown)
+        if not os.path.exists(path):
+            return None
+        if index < len(parts) - 1 and not os.path.isdir(path):
+            return "{} is not a directory".format(shown)
+    return None
+
+
+# ------------------------------------------------------------------ the plan
+
+VERBS = {
+    "write": ("wrote", "would write"),
+    "replace": ("replaced", "would replace"),
+    "merge": ("merged", "would merge"),
+    "append": ("appended", "would append"),
+    "repair": ("repaired", "would repair"),
+    "remove": ("removed", "would remove"),
+    "chmod": ("chmod +x", "would chmod +x"),
+    "index": ("git +x", "would git +x"),
+    "keep": ("keep", "keep"),
+    "note": ("note", "note"),
+}
+
+
+class Step(object):
+    """One line of output and, unless it only reports, one change."""
+
+    def __init__(self, verb, shown, note, change):
+        self.verb = verb
+        self.shown = shown
+        self.note = note
+        self.change = change
+
+    def line(self, dry_run):
+        label = VERBS[self.verb][1 if dry_run else 0]
+        width = 14 if dry_run else 8
+        text = "  {:<{}} {}".format(label, width, self.shown)
+        return text + (" ({})".format(self.note) if self.note else "")
+
+
+class Plan(object):
+    """Every change of a run, worked out before the first one is made."""
+
+    def __init__(self, root):
+        self.root = root
+        self.steps = []
+        self.refusals = []
+        self.removed = set()
+
+    def path(self, rel):
+        return os.path.join(self.root, *rel.split("/"))
+
+    def keep(self, rel, note):
+        self.steps.append(Step("keep", rel, note, None))
+
+    def note(self, text):
+        self.steps.append(Step("note", text, "", None))
+
+    def refuse(self, reason):
+        self.refusals.append(reason)
+
+    def change(self, verb, rel, note, change, shown=None):
+        reason = why_unsafe_to_change(self.root, rel, shown)
+        if reason:
+            self.refuse(reason)
+            return
+        self.steps.append(Step(verb, shown or rel, note, change))
+
+    def write(self, verb, rel, data, note="", executable=False, shown=None):
+        path = self.path(rel)
+        mode = file_mode_for(path, executable)
+        self.change(verb, rel, note, lambda: write_atomically(path, data, mode), shown)
+
+    def remove(self, rel, note=""):
+        path = self.path(rel)
+        self.removed.add(os.path.normpath(path))
+        self.change("remove", rel, note, lambda: remove_path(path))
+
+    def will_be_empty(self, rel):
+        folder = self.path(rel)
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            return False
+        return all(os.path.normpath(os.path.join(folder, name)) in self.removed for name in names)
+
+    @property
+    def changes(self):
+        return [step for step in self.steps if step.change is not None]
+
+    def refuse_if_unsafe(self):
+        if self.refusals:
+            raise Refusal("; ".join(self.refusals) + "; nothing was changed")
+
+    def carry_out(self, dry_run, out):
+        """Print every step, and make the changes unless this is a dry run."""
+        self.refuse_if_unsafe()
+        for step in self.steps:
+            if step.change is not None and not dry_run:
+                step.change()
+            out(step.line(dry_run))
+        return len(self.changes)
+
+
+# ----------------------------------------------------------- settings.json
+
+class SettingsError(Refusal):
+    pass
+
+
+def parse_settings(text, shown):
+    """The settings as a dict (an empty file counts as {}); a SettingsError
+    naming line and column otherwise."""
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as error:
+        where = ""
+        if hasattr(error, "lineno"):
+            where = " at line {}, column {}".format(error.lineno, error.colno)
+            reason = error.msg
+        else:
+            reason = str(error)
+        raise SettingsError("{} is not valid JSON{} ({})".format(shown, where, reason))
+    if not isinstance(data, dict):
+        raise SettingsError("{} does not hold a JSON object".format(shown))
+    hooks = data.get("hooks", {})
+    if not isinstance(hooks, dict):
+        raise SettingsError('{}: "hooks" is not an object'.format(shown))
+    for wiring in WIRINGS:
+        if not isinstance(hooks.get(wiring.event, []), list):
+            raise SettingsError('{}: "hooks.{}" is not a list'.format(shown, wiring.event))
+    return data
+
+
+def load_settings(path, shown):
+    """(settings, original text); ({}, None) when the file does not exist."""
+    text = read_text(path)
+    if text is None:
+        return {}, None
+    return parse_settings(text.lstrip("\ufeff"), shown), text
+
+
+def settings_text(data, original):
+    """The settings as JSON, in the original's layout when json.dumps reproduces
+    it (so an unchanged file stays byte-identical), else 2-space indented."""
+    indent, final_newline = 2, True
+    if original is not None and original.strip():
+        for candidate in (2, 4, "\t", 3, 1):
+            if json.dumps(json.loads(original.lstrip("\ufeff")), indent=candidate,
+                          ensure_ascii=False) == original.rstrip("\r\n"):
+                indent, final_newline = candidate, original.endswith("\n")
+                break
+    return json.dumps(data, indent=indent, ensure_ascii=False) + ("\n" if final_newline else "")
+
+
+def groups_of(settings, event):
+    return settings.get("hooks", {}).get(event, [])
+
+
+def handlers_of(group):
+    handlers = group.get("hooks") if isinstance(group, dict) else None
+    return handlers if isinstance(handlers, list) else []
+
+
+def our_handlers(settings, wiring):
+    """(group, handler) for every handler of ours under the wiring's event."""
+    return [(group, handler) for group in groups_of(settings, wiring.event)
+            for handler in handlers_of(group) if wiring.is_ours(handler)]
+
+
+def interpreter_in(command):
+    """The interpreter a wired command runs, e.g. 'py -3'; None if unclear."""
+    match = re.match(r'\s*(.+?)\s+(?:-I\s+)?(?:-S\s+)?"?\$\{?CLAUDE_PROJECT_DIR', command)
+    return match.group(1) if match else None
+
+
+def wire(settings, python, refresh):
+    """Add our entries where missing; with refresh, also rewrite ours to this
+    version's form (keeping the interpreter unless python is given) and drop
+    duplicates. Returns the names of the events that changed."""
+    changed = []
+    for wiring in WIRINGS:
+        found = our_handlers(settings, wiring)
+        if not found:
+            hooks = settings.setdefault("hooks", {})
+            hooks.setdefault(wiring.event, []).append(wiring.group(python or DEFAULT_PYTHON))
+            changed.append(wiring.event)
+            continue
+        if not refresh:
+            continue
+        group, handler = found[0]
+        chosen = python or interpreter_in(str(handler.get("command", ""))) or DEFAULT_PYTHON
+        wanted = wiring.handler(chosen)
+        before = json.dumps(settings, sort_keys=True)
+        handler.clear()
+        handler.update(wanted)
+        if len(handlers_of(group)) == 1:
+            if wiring.matcher is None:
+                group.pop("matcher", None)
+            else:
+                group["matcher"] = wiring.matcher
+        for other_group, duplicate in found[1:]:
+            handlers_of(other_group).remove(duplicate)
+        drop_empty_groups(settings, wiring.event)
+        if json.dumps(settings, sort_keys=True) != before:
+            changed.append(wiring.event)
+    return changed
+
+
+def unwire(settings):
+    """Remove our entries, then whatever they leave empty. Returns the events changed."""
+    changed = []
+    for wiring in WIRINGS:
+        found = our_handlers(settings, wiring)
+        if not found:
+            continue
+        for group, handler in found:
+            handlers_of(group).remove(handler)
+        drop_empty_groups(settings, wiring.event)
+        changed.append(wiring.event)
+    if changed and settings.get("hooks") == {}:
+        del settings["hooks"]
+    return changed
+
+
+def drop_empty_groups(settings, event):
+    hooks = settings.get("hooks", {})
+    groups = [group for group in hooks.get(event, [])
+              if not (isinstance(group, dict) and group.get("hooks") == [])]
+    if groups:
+        hooks[event] = groups
+    elif event in hooks:
+        del hooks[event]
+
+
+def wired_events(project):
+    """Events whose hooks are wired in the project's settings (shared or local)."""
+    events = set()
+    for rel in (SETTINGS, LOCAL_SETTINGS):
+        settings, _ = load_settings(os.path.join(project, *rel.split("/")), rel)
+        events.update(wiring.event for wiring in WIRINGS if our_handlers(settings, wiring))
+    return events
+
+
+# ------------------------------------------------------------- marked blocks
+
+def line_texts(lines):
+    return [line.strip() for line in lines]
+
+
+def find_marked_block(lines, begin, end, body=()):
+    """(start, stop) of the block between the marker lines, stop exclusive.
+    With body lines given, a block whose begin or end marker was deleted is
+    still found by walking over the body lines next to the remaining marker."""
+    texts = line_texts(lines)
+    body = set(body)
+    if begin in texts:
+        start = texts.index(begin)
+        if end in texts[start + 1:]:
+            return start, texts.index(end, start + 1) + 1
+        stop = start + 1
+        while stop < len(texts) and texts[stop] in body:
+            stop += 1
+        return start, stop
+    if end in texts and body:
+        stop = texts.index(end) + 1
+        start = stop - 1
+        while start > 0 and texts[start - 1] in body:
+            start -= 1
+        return start, stop
+    return None
+
+
+def with_block(text, block):
+    """(new text, 'append' | 'repair' | None) for text holding the block once."""
+    newline = newline_of(text)
+    lines = text.splitlines(True)
+    wanted = [line + newline for line in block]
+    span = find_marked_block(lines, block[0], block[-1], block[1:-1])
+    if span is None:
+        if text and not text.endswith("\n"):
+            text += newline
+        return text + "".join(wanted), "append"
+    start, stop = span
+    if line_texts(lines[start:stop]) == block:
+        return text, None
+    return "".join(lines[:start] + wanted + lines[stop:]), "repair"
+
+
+def without_block(text, block):
+    """The text with the block removed; None when there is no block."""
+    lines = text.splitlines(True)
+    span = find_marked_block(lines, block[0], block[-1], block[1:-1])
+    if span is None:
+        return None
+    start, stop = span
+    return "".join(lines[:start] + lines[stop:])
+
+
+def with_section(text, section, shown):
+    """(new text, 'append' | 'replace' | None) for a CLAUDE.md holding the
+    section between its markers; text outside the markers is kept as it is."""
+    begin, end = section[0], section[-1]
+    texts = line_texts(text.splitlines())
+    if (begin in texts) != (end in texts) or \
+            (begin in texts and texts.index(end) < texts.index(begin)):
+        raise Refusal("{} has only one of the protocol's markers ({} / {}); "
+                      "repair it by hand".format(shown, begin, end))
+    newline = newline_of(text)
+    wanted = [line + newline for line in section]
+    span = find_marked_block(text.splitlines(True), begin, end)
+    if span is None:
+        if not text:
+            return "".join(wanted), "append"
+        separator = "" if text.endswith(newline * 2) else (newline if text.endswith("\n") else newline * 2)
+        return text + separator + "".join(wanted), "append"
+    lines = text.splitlines(True)
+    start, stop = span
+    if line_texts(lines[start:stop]) == section:
+        return text, None
+    return "".join(lines[:start] + wanted + lines[stop:]), "replace"
+
+
+# ------------------------------------------------------------------- git
+
+def git(project, *args):
+    """(exit code, stdout) of a git command in project; (None, '') without git."""
+    env = dict(os.environ, GIT_OPTIONAL_LOCKS="0")
+    try:
+        done = subprocess.run(("git", "-C", project) + args, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, env=env)
+    except OSError:
+        return None, ""
+    return done.returncode, done.stdout.decode("utf-8", "replace")
+
+
+def index_modes(project, rels):
+    """{path: mode} for the paths git's index tracks; None outside a repository."""
+    code, out = git(project, "ls-files", "--stage", "--", *rels)
+    if code != 0:
+        return None
+    modes = {}
+    for line in out.splitlines():
+        info, _, path = line.partition("\t")
+        modes[path] = info.split(" ")[0]
+    return modes
+
+
+def mark_executable_in_index(project, rels):
+    code, _ = git(project, "update-index", "--chmod=+x", "--", *rels)
+    if code != 0:
+        raise Refusal("git update-index --chmod=+x failed in {}".format(project))
+
+
+# ------------------------------------------------------------------ install
+
+class Options(object):
+    def __init__(self, force=False, update=False, python=None):
+        self.force = force
+        self.update = update
+        self.python = python
+
+
+def plan_install(source, project, options):
+    """The plan for --project (and, with options.update, for --update)."""
+    plan = Plan(project)
+    if options.python is not None:
+        plan_interpreter_note(plan, options.python)
+    for name in HOOKS:
+        plan_owned_file(plan, source, HOOK_DIR + "/" + name, source.hook(name), options, hook=True)
+    for name in COMMANDS:
+        plan_owned_file(plan, source, COMMAND_DIR + "/" + name, source.command(name), options, hook=False)
+    plan_git_index(plan, project)
+    if not options.update:
+        plan_copy_if_absent(plan, MEMORY_INDEX, source.bytes_of(TEMPLATE_MEMORY))
+        plan_copy_if_absent(plan, CLAUDEIGNORE, source.bytes_of(TEMPLATE_CLAUDEIGNORE))
+    plan_gitignore_block(plan, source.marked_template(TEMPLATE_GITIGNORE))
+    plan_settings_wiring(plan, options)
+    return plan
+
+
+def plan_owned_file(plan, source, rel, data, options, hook):
+    """A hook or command: the installer's own file, replaced only when allowed."""
+    path = plan.path(rel)
+    if not os.path.lexists(path):
+        plan.write("write", rel, data, executable=hook)
+        return
+    existing = read_bytes(path)
+    if existing == data:
+        if hook and not is_executable(path):
+            plan.change("chmod", rel, "", lambda: os.chmod(path, 0o755))
+        else:
+            plan.keep(rel, "up to date")
+        return
+    name = os.path.basename(rel)
+    edited = not hook and not command_is_unmodified(source, name, existing)
+    if options.force:
+        plan.write("replace", rel, data, "--force" if edited else "", executable=hook)
+    elif options.update and not edited:
+        plan.write("replace", rel, data, "was an older version", executable=hook)
+    elif options.update:
+        plan.keep(rel, "edited by you; --force replaces it")
+    else:
+        plan.keep(rel, "differs from this version; --update or --force replaces it")
+
+
+def plan_git_index(plan, project):
+    """Mark tracked hooks 100755 in git's index; never stage new files."""
+    rels = [HOOK_DIR + "/" + name for name in HOOKS]
+    modes = index_modes(project, rels)
+    if modes is None:
+        return
+    to_mark = [rel for rel in rels if rel in modes and modes[rel] != "100755"]
+    if to_mark:
+        plan.steps.append(Step("index", ", ".join(os.path.basename(rel) for rel in to_mark),
+                               "mode 100755 in git's index",
+                               lambda: mark_executable_in_index(project, to_mark)))
+    if len(modes) < len(rels):
+        plan.note("the hooks are not in git yet; add them with: "
+                  "git add --chmod=+x .claude/hooks/*.py")
+
+
+def plan_interpreter_note(plan, python):
+    program = python.split()[0]
+    if shutil.which(program) is None:
+        plan.note("{} is not on this machine's PATH; the hooks fail wherever it is missing".format(
+            program))
+
+
+def plan_copy_if_absent(plan, rel, data):
+    if os.path.lexists(plan.path(rel)):
+        plan.keep(rel, "exists; never overwritten")
+    else:
+        plan.write("write", rel, data)
+
+
+def plan_gitignore_block(plan, block):
+    text = read_text(plan.path(GITIGNORE))
+    new_text, verb = with_block(text or "", block)
+    if verb is None:
+        plan.keep(GITIGNORE, "local-only lines present")
+    else:
+        notes = {"append": "added the local-only lines", "repair": "restored the local-only lines"}
+        plan.write("write" if text is None else verb, GITIGNORE, encode_text(new_text), notes[verb])
+
+
+def plan_settings_wiring(plan, options):
+    path = plan.path(SETTINGS)
+    try:
+        settings, original = load_settings(path, SETTINGS)
+    except SettingsError as error:
+        plan.refuse(str(error))
+        return
+    changed = wire(settings, options.python, refresh=options.update or options.force)
+    if not changed:
+        plan.keep(SETTINGS, "hooks already wired")
+        return
+    verb = "write" if original is None else "merge"
+    note = "wired " + " and ".join(changed)
+    plan.write(verb, SETTINGS, encode_text(settings_text(settings, original)), note)
+
+
+def protocol_is_installed(project):
+    if any(os.path.lexists(os.path.join(project, HOOK_DIR, name)) for name in HOOKS):
+        return True
+    try:
+        return bool(wired_events(project))
+    except SettingsError:
+        return True
+
+
+# ---------------------------------------------------------------- uninstall
+
+def plan_uninstall(source, project):
+    plan = Plan(project)
+    hook_dir = plan.path(HOOK_DIR)
+    for name in HOOKS:
+        if os.path.lexists(os.path.join(hook_dir, name)):
+            plan.remove(HOOK_DIR + "/" + name)
+    for name in sorted(leftovers_of_the_hooks(hook_dir)):
+        plan.remove(HOOK_DIR + "/" + name, "local file the hooks wrote")
+    for name in COMMANDS:
+        rel = COMMAND_DIR + "/" + name
+        existing = read_bytes(plan.path(rel))
+        if existing is None:
+            continue
+        if command_is_unmodified(source, name, existing):
+            plan.remove(rel)
+        else:
+            plan.keep(rel, "edited by you; left in place")
+    plan_remove_if_identical(plan, CLAUDEIGNORE, source.bytes_of(TEMPLATE_CLAUDEIGNORE))
+    plan_settings_unwiring(plan)
+    plan_gitignore_unblocking(plan, source.marked_template(TEMPLATE_GITIGNORE))
+    for rel in (HOOK_DIR, COMMAND_DIR, ".claude"):
+        if os.path.isdir(plan.path(rel)) and plan.will_be_empty(rel):
+            plan.remove(rel, "empty")
+    if os.path.isdir(plan.path("memory")):
+        plan.keep("memory/", "your memory; never removed")
+    return plan
+
+
+def leftovers_of_the_hooks(hook_dir):
+    try:
+        names = os.listdir(hook_dir)
+    except OSError:
+        return []
+    return [name for name in names if name.startswith(BASELINE_PREFIX) or name == "__pycache__"]
+
+
+def plan_remove_if_identical(plan, rel, data):
+    existing = read_bytes(plan.path(rel))
+    if existing is None:
+        return
+    if existing == data:
+        plan.remove(rel)
+    else:
+        plan.keep(rel, "differs from the template; left in place")
+
+
+def plan_settings_unwiring(plan):
+    try:
+        settings, original = load_settings(plan.path(SETTINGS), SETTINGS)
+    except SettingsError as error:
+        plan.refuse(str(error))
+        return
+    changed = unwire(settings)
+    if not changed:
+        return
+    if settings == {}:
+        plan.remove(SETTINGS, "held only the protocol's hooks")
+    else:
+        plan.write("merge", SETTINGS, encode_text(settings_text(settings, original)),
+                   "unwired " + " and ".join(changed))
+
+
+def plan_gitignore_unblocking(plan, block):
+    text = read_text(plan.path(GITIGNORE))
+    new_text = None if text is None else without_block(text, block)
+    if new_text is None:
+        return
+    if new_text == "":
+        plan.remove(GITIGNORE, "held only the local-only lines")
+    else:
+        plan.write("merge", GITIGNORE, encode_text(new_text), "removed the local-only lines")
+
+
+# ------------------------------------------------------------------- global
+
+def global_claude_md():
+    config_dir = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(
+        os.path.expanduser("~"), ".claude")
+    return os.path.abspath(config_dir), "CLAUDE.md"
+
+
+def plan_global(source):
+    config_dir, name = global_claude_md()
+    plan = Plan(config_dir)
+    shown = os.path.join(config_dir, name)
+    section = source.marked_template(TEMPLATE_SECTION)
+    text = read_text(plan.path(name)) or ""
+    new_text, verb = with_section(text, section, shown)
+    if verb is None:
+        plan.keep(shown, "protocol section up to date")
+    else:
+        notes = {"append": "added the protocol section", "replace": "updated the protocol section"}
+        plan.write("write" if not text else verb, name, encode_text(new_text), notes[verb], shown=shown)
+    return plan
+
+
+# -------------------------------------------------------------------- check
+
+RANKS = {"broken": 4, "over": 3, "drift": 2, "unwired": 2, "missing": 1}
+LABELS = {"broken": "BROKEN", "over": "OVER", "drift": "DRIFT", "unwired": "UNWIRED",
+          "missing": "NONE", None: "ok"}
+SUMMARY_WORDS = {"broken": "broken", "over": "over budget", "drift": "drifted",
+                 "unwired": "not wired", "missing": "without the protocol", None: "ok"}
+
+
+class Finding(object):
+    def __init__(self, kind, text):
+        self.kind = kind
+        self.text = text
+
+
+def load_budget_module(source):
+    """hooks/context-budget.py of this version, imported by its path."""
+    path = source.path("hooks/context-budget.py")
+    sys.dont_write_bytecode = True
+    try:
+        spec = importlib.util.spec_from_file_location("mcp_context_budget", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    except Exception as error:  # a broken hook file must not give a traceback
+        raise Refusal("cannot load {}: {}".format(path, error))
+    for name in ("budget_points", "format_report"):
+        if not callable(getattr(module, name, None)):
+            raise Refusal("{} has no {}()".format(path, name))
+    return module
+
+
+def inspect_project(source, budget, project):
+    """(findings, budget report) for one project."""
+    findings = hook_findings(source, project)
+    try:
+        points = list(budget.budget_points(project, os.environ))
+    except Exception as error:  # one unreadable project must not stop a whole estate
+        return findings + [Finding("broken", "budget check failed: {}".format(error))], ""
+    if points:
+        findings.insert(0, Finding("over", "over budget on {} point(s)".format(len(points))))
+    return findings, budget.format_report(points) if points else ""
+
+
+def hook_findings(source, project):
+    present = [name for name in HOOKS if os.path.lexists(os.path.join(project, HOOK_DIR, name))]
+    try:
+        wired = wired_events(project)
+    except Refusal as error:
+        return [Finding("broken", str(error))]
+    if not present and not wired:
+        return [Finding("missing", "protocol not installed")]
+    findings = []
+    missing = [name for name in HOOKS if name not in present]
+    if missing:
+        findings.append(Finding("drift", "hooks missing: " + ", ".join(missing)))
+    drifted = [name for name in present
+               if read_bytes(os.path.join(project, HOOK_DIR, name)) != source.hook(name)]
+    if drifted:
+        findings.append(Finding("drift", "hooks differ from this version: " + ", ".join(drifted)))
+    unwired = [wiring.event for wiring in WIRINGS if wiring.event not in wired]
+    if unwired:
+        findings.append(Finding("unwired", "not wired in settings.json: " + ", ".join(unwired)))
+    return findings
+
+
+def worst_kind(findings):
+    kinds = [finding.kind for finding in findings]
+    return max(kinds, key=RANKS.get) if kinds else None
+
+
+def check_one(source, project, out):
+    budget = load_budget_module(source)
+    findings, report = inspect_project(source, budget, project)
+    if not findings:
+        out("ok: {} - hooks installed, wired and current; every budget within its limit".format(
+            project))
+        return EXIT_OK
+    out("{} - {} finding(s):".format(project, len(findings)))
+    for finding in findings:
+        out("  {:<8} {}".format(LABELS[finding.kind], finding.text))
+    if report:
+        out(report.rstrip("\n"))
+    if any(finding.kind in ("drift", "unwired") for finding in findings):
+        out("fix: python3 install.py --update {}".format(project))
+    elif any(finding.kind == "missing" for finding in findings):
+        out("fix: python3 install.py --project {}".format(project))
+    return EXIT_FINDINGS
+
+
+def find_repositories(root):
+    """Every folder under root with a .git entry, without descending into
+    dependency folders, git's own folder or agent worktrees."""
+    pending = [root]
+    while pending:
+        folder = pending.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        if any(entry.name == ".git" for entry in entries):
+            yield folder
+        for entry in entries:
+            if entry.name in SKIPPED_FOLDERS or not entry.is_dir(follow_symlinks=False):
+                continue
+            if entry.name == "worktrees" and os.path.basename(folder) == ".claude":
+                continue
+            pending.append(entry.path)
+
+
+def check_recursively(source, root, out):
+    budget = load_budget_module(source)
+    results = []
+    for repository in find_repositories(root):
+        findings, _ = inspect_project(source, budget, repository)
+        results.append((repository, findings))
+    if not results:
+        out("no git repositories under {}".format(root))
+        return EXIT_OK
+    results.sort(key=lambda item: (-RANKS.get(worst_kind(item[1]), 0), -len(item[1]),
+                                   os.path.relpath(item[0], root)))
+    counts = {}
+    for repository, findings in results:
+        kind = worst_kind(findings)
+        counts[kind] = counts.get(kind, 0) + 1
+        detail = "; ".join(finding.text for finding in findings)
+        out("{:<8} {}{}".format(LABELS[kind], os.path.relpath(repository, root),
+                                "  " + detail if detail else ""))
+    order = sorted(counts, key=lambda kind: -RANKS.get(kind, 0))
+    out("{} repositories: {}".format(len(results), ", ".join(
+        "{} {}".format(counts[kind], SUMMARY_WORDS[kind]) for kind in order)))
+    if len(results) > counts.get(None, 0):
+        out("details: python3 install.py --check <repository>")
+    return EXIT_OK if counts.get(None, 0) == len(results) else EXIT_FINDINGS
+
+
+# ---------------------------------------------------------------------- cli
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(message)
+
+
+def parse_arguments(argv):
+    parser = Parser(prog="install.py", add_help=False, allow_abbrev=False)
+    for flag in ("--project", "--update", "--uninstall", "--global", "--check",
+                 "--recursive", "--dry-run", "--force", "--version"):
+        parser.add_argument(flag, action="store_true")
+    parser.add_argument("-h", "--help", action="store_true")
+    parser.add_argument("--python")
+    parser.add_argument("target", nargs="?")
+    args = parser.parse_args(argv)
+    if args.help or args.version:
+        return args
+    modes = [flag for flag in ("project", "update", "uninstall", "global", "check")
+             if getattr(args, flag)]
+    if not modes:
+        raise UsageError("choose a mode: --project DIR, --update DIR, --uninstall DIR, "
+                         "--global or --check [DIR]")
+    if len(modes) > 1:
+        raise UsageError("one mode at a time: got --" + " and --".join(modes))
+    args.mode = modes[0]
+    if args.recursive and args.mode != "check":
+        raise UsageError("--recursive works only with --check")
+    if (args.force or args.python is not None) and args.mode not in ("project", "update"):
+        raise UsageError("--force and --python work only with --project or --update")
+    if args.python is not None and (not args.python.strip() or re.search(r'["\n\r]', args.python)):
+        raise UsageError("--python needs a command without double quotes or newlines")
+    if args.mode == "global" and args.target is not None:
+        raise UsageError("--global takes no directory (got {})".format(args.target))
+    if args.mode == "check" and args.target is None:
+        args.target = "."
+    if args.mode != "global":
+        if args.target is None:
+            raise UsageError("--{} needs a directory".format(args.mode))
+        if not os.path.isdir(args.target):
+            raise UsageError("not a directory: {}".format(args.target))
+        args.target = os.path.abspath(args.target)
+    return args
+
+
+def run(argv, out=print):
+    args = parse_arguments(argv)
+    if args.help:
+        out(HELP.rstrip("\n"))
+        return EXIT_OK
+    if args.version:
+        out("install.py (memory-context-protocol) {} ({})".format(VERSION, RELEASE_DATE))
+        return EXIT_OK
+    source = Source.beside_this_script()
+    if args.mode == "check":
+        if args.recursive:
+            return check_recursively(source, args.target, out)
+        return check_one(source, args.target, out)
+    if args.mode == "global":
+        plan = plan_global(source)
+        heading = "protocol section for {}".format(os.path.join(*global_claude_md()))
+    elif args.mode == "uninstall":
+        plan = plan_uninstall(source, args.target)
+        heading = "uninstalling from {}".format(args.target)
+    else:
+        update = args.mode == "update"
+        if update and not protocol_is_installed(args.target):
+            raise Refusal("the protocol is not installed in {}; use --project".format(args.target))
+        plan = plan_install(source, args.target, Options(args.force, update, args.python))
+        heading = "{} {}".format("updating" if update else "installing into", args.target)
+    plan.refuse_if_unsafe()
+    out(("dry run: " if args.dry_run else "") + heading)
+    changes = plan.carry_out(args.dry_run, out)
+    out(closing_line(changes, args.dry_run))
+    return EXIT_OK
+
+
+def closing_line(changes, dry_run):
+    if dry_run:
+        return "dry run: {} change(s) planned; nothing was changed".format(changes)
+    if changes == 0:
+        return "nothing to do: already up to date"
+    return "done: {} change(s)".format(changes)
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        return run(argv)
+    except UsageError as error:
+        sys.stderr.write("install.py: error: {} (see --help)\n".format(error))
+        return EXIT_USAGE
+    except Refusal as error:
+        sys.stderr.write("install.py: error: {}\n".format(error))
+        return EXIT_FINDINGS
+    except KeyboardInterrupt:
+        sys.stderr.write("install.py: interrupted\n")
+        return EXIT_INTERRUPTED
+    except OSError as error:
+        where = " ({})".format(error.filename) if getattr(error, "filename", None) else ""
+        sys.stderr.write("install.py: error: {}{}\n".format(error.strerror or error, where))
+        return EXIT_FINDINGS
+    except Exception as error:  # the promise: one line, never a traceback
+        sys.stderr.write("install.py: internal error: {}: {} (please report it)\n".format(
+            type(error).__name__, error))
+        return EXIT_FINDINGS
+
+
+if __name__ == "__main__":
+    sys.exit(main())

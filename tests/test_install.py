@@ -1,0 +1,410 @@
+"""install.py: the command line, and --project (files, settings merge, .gitignore, git index)."""
+
+import ast
+import json
+import os
+import stat
+import sys
+
+import pytest
+
+from installtools import (  # noqa: F401  (fixtures are used by name)
+    COMMANDS, GITIGNORE_BLOCK, HOOKS, REPO, expected_settings, git, installer, path_in, project,
+    read, repo, settings_of, snapshot, template_text, write,
+)
+
+
+# ------------------------------------------------------------------ the command line
+
+def test_version_and_help_exit_zero(installer):
+    assert "0.1.0" in installer.ok("--version").stdout
+    text = installer.ok("--help").stdout
+    for flag in ("--project", "--global", "--check", "--recursive", "--update", "--uninstall",
+                 "--dry-run", "--force", "--python"):
+        assert flag in text
+    assert installer.ok("-h").stdout == text
+
+
+@pytest.mark.parametrize("args", [
+    [],
+    ["--bogus"],
+    ["--project"],
+    ["--update"],
+    ["--uninstall"],
+    ["--project", "{dir}", "--check"],
+    ["--global", "--uninstall", "{dir}"],
+    ["--project", "{missing}"],
+    ["--project", "{file}"],
+    ["--check", "{file}"],
+    ["--check", "{missing}", "--recursive"],
+    ["--recursive", "{dir}"],
+    ["--global", "{dir}"],
+    ["--check", "{dir}", "--force"],
+    ["--uninstall", "{dir}", "--python", "python"],
+    ["--project", "{dir}", "--python", 'py "3"'],
+    ["--project", "{dir}", "extra", "--force"],
+    ["--proj", "{dir}"],
+    ["--python"],
+])
+def test_usage_errors_exit_2_with_one_line_and_no_traceback(installer, tmp_path, args):
+    a_file = tmp_path / "a file.txt"
+    a_file.write_text("x")
+    names = {"dir": str(tmp_path), "missing": str(tmp_path / "missing"), "file": str(a_file)}
+    done = installer.run(*[arg.format(**names) for arg in args])
+    assert done.returncode == 2, done
+    assert done.stdout == ""
+    assert len(done.stderr.splitlines()) == 1
+    assert done.stderr.startswith("install.py: error: ")
+    assert "Traceback" not in done.stderr
+
+
+def test_runs_through_a_symlink_to_the_script(installer, project, tmp_path):
+    link = tmp_path / "bin" / "mcp-install"
+    link.parent.mkdir()
+    os.symlink(installer.script, str(link))
+    done = installer.run("--project", project)
+    assert done.returncode == 0
+    run_via_link = installer.run("--check", project, cwd=str(tmp_path))
+    assert run_via_link.returncode == 0, run_via_link
+    import subprocess
+    via = subprocess.run([sys.executable, str(link), "--check", project], env=installer.env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    assert via.returncode == 0, via.stderr
+    assert via.stdout.startswith("ok")
+
+
+def test_an_incomplete_source_tree_is_one_line_exit_1(installer, project):
+    os.remove(installer.source_file("commands/dream.md"))
+    done = installer.run("--project", project)
+    assert done.returncode == 1
+    assert len(done.stderr.splitlines()) == 1
+    assert "dream.md" in done.stderr
+    assert os.listdir(project) == []
+
+
+def test_install_py_is_python_3_8_syntax_and_stdlib_only():
+    with open(os.path.join(REPO, "install.py"), encoding="utf-8") as handle:
+        source = handle.read()
+    tree = ast.parse(source, feature_version=(3, 8))
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            imported.add(node.module.split(".")[0])
+    stdlib = getattr(sys, "stdlib_module_names", None)
+    if stdlib:
+        assert imported <= set(stdlib) | {"__future__"}, imported - set(stdlib)
+    assert source.startswith("#!/usr/bin/env python3\n")
+
+
+# ------------------------------------------------------------------ --project
+
+def test_project_installs_every_file(installer, project):
+    done = installer.ok("--project", project)
+    for name in HOOKS:
+        installed = path_in(project, ".claude/hooks/" + name)
+        assert read(installed) == read(installer.source_file("hooks/" + name))
+        assert stat.S_IMODE(os.stat(installed).st_mode) == 0o755
+    for name in COMMANDS:
+        assert read(path_in(project, ".claude/commands/" + name)) == \
+            read(installer.source_file("commands/" + name))
+    assert read(path_in(project, "memory/MEMORY.md")) == read(installer.source_file("templates/MEMORY.md"))
+    assert read(path_in(project, ".claudeignore")) == read(installer.source_file("templates/claudeignore"))
+    assert read(path_in(project, ".gitignore")).decode("utf-8") == template_text(installer, "gitignore")
+    assert settings_of(project) == expected_settings()
+    lines = done.stdout.splitlines()
+    assert lines[0] == "installing into " + project
+    assert lines[-1].startswith("done: ")
+    wrote = [line for line in lines if line.startswith("  wrote")]
+    assert len(wrote) == len(HOOKS) + len(COMMANDS) + 4
+
+
+def test_settings_are_two_space_json_with_a_final_newline(installer, project):
+    installer.ok("--project", project)
+    text = read(path_in(project, ".claude/settings.json")).decode("utf-8")
+    assert text == json.dumps(expected_settings(), indent=2) + "\n"
+
+
+def test_project_twice_changes_nothing(installer, project):
+    installer.ok("--project", project)
+    before = snapshot(project)
+    done = installer.ok("--project", project)
+    assert snapshot(project) == before
+    assert done.stdout.splitlines()[-1] == "nothing to do: already up to date"
+    assert all(line.startswith(("installing", "  keep", "nothing"))
+               for line in done.stdout.splitlines()), done.stdout
+
+
+def test_python_option_chooses_the_interpreter(installer, project):
+    installer.ok("--project", project, "--python", sys.executable)
+    assert settings_of(project) == expected_settings(sys.executable)
+
+
+def test_a_missing_interpreter_is_noted_not_fatal(installer, project):
+    done = installer.ok("--project", project, "--python", "py -3")
+    assert "py is not on this machine's PATH" in done.stdout
+    command = settings_of(project)["hooks"]["Stop"][0]["hooks"][0]["command"]
+    assert command.startswith('py -3 -I -S "${CLAUDE_PROJECT_DIR}/')
+
+
+def test_user_memory_and_claudeignore_survive_force(installer, project):
+    write(path_in(project, "memory/MEMORY.md"), "# our team index\n- [a](a.md)\n")
+    write(path_in(project, ".claudeignore"), "secrets/\n")
+    done = installer.ok("--project", project, "--force")
+    assert read(path_in(project, "memory/MEMORY.md")) == b"# our team index\n- [a](a.md)\n"
+    assert read(path_in(project, ".claudeignore")) == b"secrets/\n"
+    assert "  keep     memory/MEMORY.md (exists; never overwritten)" in done.stdout
+
+
+def test_a_differing_hook_is_kept_and_named_unless_force(installer, project):
+    installer.ok("--project", project)
+    hook = path_in(project, ".claude/hooks/stop-handoff.py")
+    write(hook, "# my own stop hook\n")
+    done = installer.ok("--project", project)
+    assert read(hook) == b"# my own stop hook\n"
+    assert "  keep     .claude/hooks/stop-handoff.py (differs from this version" in done.stdout
+    done = installer.ok("--project", project, "--force")
+    assert read(hook) == read(installer.source_file("hooks/stop-handoff.py"))
+    assert "  replaced .claude/hooks/stop-handoff.py" in done.stdout
+
+
+def test_a_hook_that_lost_its_executable_bit_gets_it_back(installer, project):
+    installer.ok("--project", project)
+    hook = path_in(project, ".claude/hooks/session-start.py")
+    os.chmod(hook, 0o644)
+    done = installer.ok("--project", project)
+    assert stat.S_IMODE(os.stat(hook).st_mode) == 0o755
+    assert "  chmod +x .claude/hooks/session-start.py" in done.stdout
+
+
+# ------------------------------------------------------------------ settings.json merge
+
+def write_settings(project, data):
+    text = data if isinstance(data, str) else json.dumps(data, indent=2) + "\n"
+    write(path_in(project, ".claude/settings.json"), text)
+
+
+@pytest.mark.parametrize("content", ["{}", "{}\n", "", "  \n"])
+def test_merge_into_an_empty_file(installer, project, content):
+    write_settings(project, content)
+    installer.ok("--project", project)
+    assert settings_of(project) == expected_settings()
+
+
+USER_SETTINGS = {
+    "permissions": {"allow": ["Bash(npm test:*)"], "deny": ["Read(./.env)"]},
+    "model": "opus",
+    "hooks": {
+        "SessionStart": [{"matcher": "startup",
+                          "hooks": [{"type": "command", "command": "echo hello"}]}],
+        "PreToolUse": [{"matcher": "Bash",
+                        "hooks": [{"type": "command", "command": "./guard.sh", "timeout": 5}]}],
+    },
+    "env": {"FOO": "bär"},
+}
+
+
+def test_merge_keeps_every_user_key_hook_and_permission(installer, project):
+    write_settings(project, USER_SETTINGS)
+    done = installer.ok("--project", project)
+    merged = settings_of(project)
+    ours = expected_settings()["hooks"]
+    assert merged["permissions"] == USER_SETTINGS["permissions"]
+    assert merged["model"] == "opus"
+    assert merged["env"] == {"FOO": "bär"}
+    assert merged["hooks"]["PreToolUse"] == USER_SETTINGS["hooks"]["PreToolUse"]
+    assert merged["hooks"]["SessionStart"] == USER_SETTINGS["hooks"]["SessionStart"] + ours["SessionStart"]
+    assert merged["hooks"]["Stop"] == ours["Stop"]
+    assert list(merged) == list(USER_SETTINGS)
+    assert "  merged   .claude/settings.json (wired SessionStart and Stop)" in done.stdout
+    assert "bär" in read(path_in(project, ".claude/settings.json")).decode("utf-8")
+
+
+def test_merge_twice_adds_nothing(installer, project):
+    write_settings(project, USER_SETTINGS)
+    installer.ok("--project", project)
+    first = read(path_in(project, ".claude/settings.json"))
+    installer.ok("--project", project)
+    installer.ok("--update", project)
+    installer.ok("--project", project, "--force")
+    assert read(path_in(project, ".claude/settings.json")) == first
+
+
+def test_a_file_already_holding_our_entries_is_left_byte_identical(installer, project):
+    data = dict(USER_SETTINGS)
+    data["hooks"] = dict(USER_SETTINGS["hooks"], **expected_settings()["hooks"])
+    text = json.dumps(data, indent=4)  # the user's own layout, no final newline
+    write_settings(project, text)
+    done = installer.ok("--project", project)
+    assert read(path_in(project, ".claude/settings.json")).decode("utf-8") == text
+    assert "  keep     .claude/settings.json (hooks already wired)" in done.stdout
+
+
+def test_entries_recognised_by_the_command_path_whatever_the_interpreter(installer, project):
+    data = expected_settings("py -3")
+    write_settings(project, data)
+    installer.ok("--project", project)
+    assert settings_of(project) == data
+
+
+@pytest.mark.parametrize("text, where", [
+    ('{\n  "hooks": {\n    "Stop": []\n  },\n}\n', "line 5, column 1"),
+    ('{"permissions": {"allow": ["x",]}}', "line 1, column 32"),
+    ("not json", "line 1, column 1"),
+])
+def test_invalid_settings_are_reported_and_nothing_is_installed(installer, project, text, where):
+    write_settings(project, text)
+    done = installer.run("--project", project)
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert len(done.stderr.splitlines()) == 1
+    assert ".claude/settings.json is not valid JSON at " + where in done.stderr
+    assert "nothing was changed" in done.stderr
+    assert sorted(os.listdir(project)) == [".claude"]
+    assert os.listdir(path_in(project, ".claude")) == ["settings.json"]
+    assert read(path_in(project, ".claude/settings.json")).decode("utf-8") == text
+
+
+@pytest.mark.parametrize("text", ["[]", '{"hooks": []}', '{"hooks": {"Stop": {}}}'])
+def test_settings_of_the_wrong_shape_are_refused(installer, project, text):
+    write_settings(project, text)
+    done = installer.run("--project", project)
+    assert done.returncode == 1
+    assert len(done.stderr.splitlines()) == 1
+    assert read(path_in(project, ".claude/settings.json")).decode("utf-8") == text
+    assert not os.path.exists(path_in(project, ".claude/hooks"))
+
+
+def test_a_symlinked_settings_file_is_refused_and_its_target_untouched(installer, project, tmp_path):
+    target = tmp_path / "shared-settings.json"
+    target.write_text('{"model": "opus"}\n')
+    os.makedirs(path_in(project, ".claude"))
+    os.symlink(str(target), path_in(project, ".claude/settings.json"))
+    done = installer.run("--project", project)
+    assert done.returncode == 1
+    assert "symbolic link" in done.stderr
+    assert target.read_text() == '{"model": "opus"}\n'
+    assert os.path.islink(path_in(project, ".claude/settings.json"))
+    assert not os.path.exists(path_in(project, ".claude/hooks"))
+
+
+def test_a_symlinked_hooks_folder_is_refused(installer, project, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.makedirs(path_in(project, ".claude"))
+    os.symlink(str(elsewhere), path_in(project, ".claude/hooks"))
+    done = installer.run("--project", project)
+    assert done.returncode == 1
+    assert ".claude/hooks is a symbolic link" in done.stderr
+    assert os.listdir(str(elsewhere)) == []
+
+
+def test_settings_write_is_atomic_and_leaves_no_temporary_files(installer, project):
+    write_settings(project, USER_SETTINGS)
+    os.chmod(path_in(project, ".claude/settings.json"), 0o600)
+    installer.ok("--project", project)
+    assert sorted(os.listdir(path_in(project, ".claude"))) == ["commands", "hooks", "settings.json"]
+    assert stat.S_IMODE(os.stat(path_in(project, ".claude/settings.json")).st_mode) == 0o600
+
+
+# ------------------------------------------------------------------ .gitignore
+
+def gitignore_of(project):
+    return read(path_in(project, ".gitignore")).decode("utf-8")
+
+
+def block_of(installer):
+    return template_text(installer, "gitignore")
+
+
+def test_gitignore_block_appended_after_a_final_newline(installer, project):
+    write(path_in(project, ".gitignore"), "node_modules/\n")
+    installer.ok("--project", project)
+    assert gitignore_of(project) == "node_modules/\n" + block_of(installer)
+
+
+def test_gitignore_without_final_newline_gets_one_first(installer, project):
+    write(path_in(project, ".gitignore"), "node_modules/")
+    installer.ok("--project", project)
+    assert gitignore_of(project) == "node_modules/\n" + block_of(installer)
+
+
+def test_gitignore_block_appended_once(installer, project):
+    write(path_in(project, ".gitignore"), "dist/\n")
+    installer.ok("--project", project)
+    done = installer.ok("--project", project)
+    assert gitignore_of(project).count(block_of(installer)) == 1
+    assert "  keep     .gitignore (local-only lines present)" in done.stdout
+
+
+def lines_of_block(installer):
+    return block_of(installer).splitlines()
+
+
+@pytest.mark.parametrize("drop", ["a body line", "the end marker", "the begin marker", "two lines"])
+def test_a_partly_deleted_block_is_repaired_in_place(installer, project, drop):
+    block = lines_of_block(installer)
+    if drop == "a body line":
+        damaged = block[:2] + block[3:]
+    elif drop == "the end marker":
+        damaged = block[:-1]
+    elif drop == "the begin marker":
+        damaged = block[1:]
+    else:
+        damaged = block[:1] + block[3:]
+    write(path_in(project, ".gitignore"), "dist/\n" + "\n".join(damaged) + "\n*.log\n")
+    done = installer.ok("--project", project)
+    assert gitignore_of(project) == "dist/\n" + block_of(installer) + "*.log\n"
+    assert "  repaired .gitignore (restored the local-only lines)" in done.stdout
+    again = installer.ok("--project", project)
+    assert "  keep     .gitignore" in again.stdout
+
+
+def test_gitignore_with_crlf_line_endings_keeps_them(installer, project):
+    write(path_in(project, ".gitignore"), "dist/\r\n")
+    installer.ok("--project", project)
+    expected = "dist/\r\n" + block_of(installer).replace("\n", "\r\n")
+    assert gitignore_of(project) == expected
+
+
+def test_the_block_lists_every_local_only_file(installer):
+    block = block_of(installer)
+    assert block == GITIGNORE_BLOCK or all(
+        line in block for line in GITIGNORE_BLOCK.splitlines()[1:-1])
+
+
+# ------------------------------------------------------------------ git index
+
+def index_mode(repo, env, rel):
+    line = git(repo, "ls-files", "--stage", "--", rel, env=env)
+    return line.split(" ")[0] if line else None
+
+
+def test_new_hooks_are_not_staged_and_a_note_says_how(installer, repo):
+    done = installer.ok("--project", repo)
+    assert git(repo, "diff", "--cached", "--name-only", env=installer.env) == ""
+    assert "git add --chmod=+x .claude/hooks/*.py" in done.stdout
+
+
+def test_tracked_hooks_are_marked_executable_in_the_index(installer, repo):
+    installer.ok("--project", repo)
+    env = installer.env
+    git(repo, "add", "--chmod=-x", ".claude", env=env)
+    git(repo, "commit", "-q", "-m", "hooks without exec bit", env=env)
+    assert index_mode(repo, env, ".claude/hooks/stop-handoff.py") == "100644"
+    done = installer.ok("--project", repo)
+    for name in HOOKS:
+        assert index_mode(repo, env, ".claude/hooks/" + name) == "100755"
+    assert "  git +x   " + ", ".join(HOOKS) + " (mode 100755 in git's index)" in done.stdout
+    assert "git add --chmod" not in done.stdout
+    again = installer.ok("--project", repo)
+    assert "git +x" not in again.stdout
+
+
+def test_a_file_where_a_folder_belongs_is_refused_before_any_write(installer, project):
+    write(path_in(project, ".claude/commands"), "not a folder\n")
+    done = installer.run("--project", project)
+    assert done.returncode == 1
+    assert ".claude/commands is not a directory" in done.stderr
+    assert not os.path.exists(path_in(project, ".claude/hooks"))
