@@ -1,0 +1,120 @@
+"""Shared fixtures: run a hook the way the harness does, and build git repositories to run it in."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+HOOKS = ROOT / "hooks"
+HOOK_NAMES = ("session-start.py", "context-budget.py", "prune-worktrees.py", "stop-handoff.py")
+MIB = 1024 * 1024
+
+GIT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "Test Author",
+    "GIT_AUTHOR_EMAIL": "author@example.invalid",
+    "GIT_COMMITTER_NAME": "Test Author",
+    "GIT_COMMITTER_EMAIL": "author@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def clean_environment(home):
+    """The test runner's environment without anything that would steer a hook, with HOME moved
+    into the test's own folder so no real ~/.claude is ever read."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("MCP_", "CLAUDE_", "GIT_"))}
+    env.update(GIT_IDENTITY)
+    env["HOME"] = str(home)
+    env["GIT_CONFIG_GLOBAL"] = str(Path(home) / ".gitconfig")
+    return env
+
+
+def run_hook(name, project, stdin=b"", env=None, python=None, cwd=None, isolated=True,
+             timeout=30, hooks_dir=None):
+    """Run one hook as a subprocess with JSON (or raw bytes) on stdin, as the harness does."""
+    if isinstance(stdin, dict):
+        stdin = json.dumps(stdin).encode("utf-8")
+    home = Path(project).parent / "home" if project else Path.cwd()
+    environment = clean_environment(home)
+    environment["MCP_PROJECTS_DIR"] = str(Path(home) / "no-projects")
+    if project is not None:
+        environment["CLAUDE_PROJECT_DIR"] = str(project)
+    environment.update(env or {})
+    flags = ["-I", "-S"] if isolated else []
+    command = [python or sys.executable] + flags + [str(Path(hooks_dir or HOOKS) / name)]
+    if cwd is None:
+        cwd = project if project and Path(project).is_dir() else Path(project or home).parent
+    return subprocess.run(command, input=stdin, capture_output=True, env=environment,
+                          cwd=str(cwd), timeout=timeout)
+
+
+def git(repo, *args, check=True):
+    env = clean_environment(Path(repo).parent / "home")
+    done = subprocess.run(["git", "-C", str(repo)] + list(args), capture_output=True, env=env)
+    if check and done.returncode != 0:
+        raise AssertionError("git %s failed: %s" % (" ".join(args), done.stderr.decode()))
+    return done.stdout.decode("utf-8", "replace").strip()
+
+
+def make_repo(path, branch="main"):
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q", "-b", branch)
+    (path / "README.md").write_text("# fixture\n", encoding="utf-8")
+    git(path, "add", "README.md")
+    git(path, "commit", "-q", "-m", "first commit")
+    return path
+
+
+def write_lines(path, count, text="- line {i}"):
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(text.format(i=i) + "\n" for i in range(count)), encoding="utf-8")
+    return path
+
+
+def write_bytes(path, size):
+    """A file of exactly `size` real bytes (not sparse)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"x" * size)
+    return path
+
+
+def set_age(path, seconds):
+    stamp = __import__("time").time() - seconds
+    os.utime(str(path), (stamp, stamp))
+
+
+def harness_length(text):
+    """Characters as the harness counts them (UTF-16 code units)."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+@pytest.fixture
+def project(tmp_path):
+    """A fresh project: a git repository with a two-line index and a small CLAUDE.md."""
+    root = make_repo(tmp_path / "project")
+    (root / "memory").mkdir()
+    (root / "memory" / "MEMORY.md").write_text(
+        "# Project Memory Index\n- [Topic](topic.md) — the pointer\n", encoding="utf-8")
+    (root / "memory" / "topic.md").write_text("# Topic\n", encoding="utf-8")
+    (root / "CLAUDE.md").write_text("# Fixture\nA small instruction file.\n", encoding="utf-8")
+    (root / ".claude" / "hooks").mkdir(parents=True)
+    (root / ".gitignore").write_text(
+        ".claude/session-state.md\n.claude/hooks/.session-baseline*\n"
+        ".claude/hooks/__pycache__/\n.claude/worktrees/\n", encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "protocol files")
+    return root
+
+
+@pytest.fixture
+def plain_dir(tmp_path):
+    """A folder that is no project at all: no git repository and no .claude/."""
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    return folder

@@ -1,0 +1,235 @@
+"""context-budget.py: silent while every budget holds, specific when one does not."""
+import importlib.util
+import os
+
+import pytest
+
+from conftest import HOOKS, MIB, run_hook, set_age, write_bytes, write_lines
+
+
+def budget(project, **env):
+    done = run_hook("context-budget.py", project, env=env)
+    assert done.returncode == 0
+    assert done.stderr == b""
+    return done.stdout.decode("utf-8")
+
+
+def encoded(path):
+    return "".join(c if c.isascii() and c.isalnum() else "-" for c in str(path))
+
+
+def test_silent_when_every_budget_holds(project):
+    assert budget(project) == ""
+
+
+def test_index_of_80_lines_is_silent(project):
+    write_lines(project / "memory" / "MEMORY.md", 80)
+    assert budget(project) == ""
+
+
+def test_index_of_81_lines_fires(project):
+    write_lines(project / "memory" / "MEMORY.md", 81)
+    report = budget(project)
+    assert "## Context budget — over on 1 point(s)" in report
+    assert "memory/MEMORY.md is 81 lines (budget 80)" in report
+    assert "/dream" in report
+
+
+def test_index_counts_newlines_like_wc(project):
+    index = project / "memory" / "MEMORY.md"
+    index.write_text("\n".join("- line %d" % i for i in range(81)), encoding="utf-8")
+    assert budget(project) == ""  # 81 lines of text, 80 newline characters
+
+
+def test_index_report_names_the_measure(project):
+    write_lines(project / "memory" / "MEMORY.md", 120)
+    assert "memory/MEMORY.md is 120 lines (budget 80)" in budget(project)
+
+
+def test_index_that_is_not_utf8_is_still_measured(project):
+    (project / "memory" / "MEMORY.md").write_bytes(b"\xff\xfe\x00bad\n" * 90)
+    assert "is 90 lines (budget 80)" in budget(project)
+
+
+def test_index_path_can_be_overridden(project):
+    write_lines(project / "notes" / "INDEX.md", 85)
+    assert "notes/INDEX.md is 85 lines" in budget(project, MCP_MEM_LINES="80",
+                                                   MCP_MEMORY_INDEX="notes/INDEX.md")
+
+
+@pytest.mark.parametrize("kind", ["directory", "fifo", "dangling-link", "link-loop"])
+def test_index_that_is_not_a_file_is_skipped(project, kind):
+    index = project / "memory" / "MEMORY.md"
+    index.unlink()
+    if kind == "directory":
+        index.mkdir()
+    elif kind == "fifo":
+        if not hasattr(os, "mkfifo"):
+            pytest.skip("no FIFOs here")
+        os.mkfifo(str(index))
+    elif kind == "dangling-link":
+        index.symlink_to(project / "nowhere.md")
+    else:
+        index.symlink_to(index)
+    assert budget(project) == ""
+
+
+def test_claude_md_at_9215_bytes_is_silent(project):
+    write_bytes(project / "CLAUDE.md", 9215)
+    assert budget(project) == ""
+
+
+def test_claude_md_at_9216_bytes_fires(project):
+    write_bytes(project / "CLAUDE.md", 9216)
+    report = budget(project)
+    assert "CLAUDE.md is 9 KB (budget 8 KB)" in report
+    assert "skill" in report
+
+
+def test_claude_md_under_dot_claude_is_measured(project):
+    (project / "CLAUDE.md").unlink()
+    write_bytes(project / ".claude" / "CLAUDE.md", 20000)
+    assert ".claude/CLAUDE.md is 19 KB (budget 8 KB)" in budget(project)
+
+
+def test_instruction_file_path_can_be_overridden(project):
+    write_bytes(project / "docs" / "AGENT.md", 9216)
+    assert "docs/AGENT.md is 9 KB" in budget(project, MCP_CLAUDE_MD="docs/AGENT.md")
+
+
+@pytest.fixture
+def transcripts(project, tmp_path):
+    """The harness's transcript folder for this project: an old, large file and a live one."""
+    folder = tmp_path / "projects" / encoded(project)
+    write_bytes(folder / "old.jsonl", 5 * MIB)
+    set_age(folder / "old.jsonl", 400 * 86400)
+    write_bytes(folder / "live.jsonl", 2 * MIB)
+    return folder
+
+
+def test_live_transcript_over_budget_fires(project, transcripts):
+    report = budget(project, MCP_PROJECTS_DIR=str(transcripts.parent), MCP_TRANSCRIPT_MB="1")
+    assert "live transcript is 2 MB (budget 1 MB)" in report
+    assert "/handoff, then /clear" in report
+
+
+def test_only_the_newest_transcript_counts(project, transcripts):
+    (transcripts / "live.jsonl").write_bytes(b"x" * 100)
+    assert budget(project, MCP_PROJECTS_DIR=str(transcripts.parent), MCP_TRANSCRIPT_MB="1") == ""
+
+
+def test_transcript_budget_boundary_is_whole_mebibytes(project, tmp_path):
+    live = tmp_path / "t" / "live.jsonl"
+    write_bytes(live, MIB)
+    assert budget(project, MCP_TRANSCRIPT_PATH=str(live), MCP_TRANSCRIPT_MB="1") == ""
+    write_bytes(live, MIB + 1)
+    assert "live transcript is 2 MB" in budget(project, MCP_TRANSCRIPT_PATH=str(live),
+                                               MCP_TRANSCRIPT_MB="1")
+
+
+def test_transcript_of_a_path_with_dot_underscore_and_space(tmp_path):
+    project = tmp_path / "enc test.dir_x"
+    write_lines(project / "memory" / "MEMORY.md", 2)
+    write_bytes(tmp_path / "projects" / encoded(project) / "live.jsonl", 2 * MIB)
+    report = budget(project, MCP_PROJECTS_DIR=str(tmp_path / "projects"), MCP_TRANSCRIPT_MB="1")
+    assert "live transcript is 2 MB" in report
+
+
+def test_claude_config_dir_locates_the_transcripts(project, tmp_path):
+    write_bytes(tmp_path / "config" / "projects" / encoded(project) / "s.jsonl", 2 * MIB)
+    env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "config"), "MCP_TRANSCRIPT_MB": "1"}
+    done = run_hook("context-budget.py", project, env=env)
+    assert b"live transcript is 2 MB" not in done.stdout  # MCP_PROJECTS_DIR still wins
+    env["MCP_PROJECTS_DIR"] = ""
+    done = run_hook("context-budget.py", project, env=env)
+    assert b"live transcript is 2 MB" in done.stdout
+
+
+def test_named_transcript_is_measured(project, transcripts):
+    report = budget(project, MCP_TRANSCRIPT_PATH=str(transcripts / "live.jsonl"),
+                    MCP_TRANSCRIPT_MB="1")
+    assert "live transcript is 2 MB" in report
+
+
+def test_named_transcript_that_does_not_exist_yet_is_silent(project, transcripts):
+    report = budget(project, MCP_PROJECTS_DIR=str(transcripts.parent), MCP_TRANSCRIPT_MB="1",
+                    MCP_TRANSCRIPT_PATH=str(transcripts / "not-yet.jsonl"))
+    assert report == ""
+
+
+def test_sparse_two_gibibyte_transcript_is_measured_by_size(project, tmp_path):
+    live = tmp_path / "big.jsonl"
+    with open(str(live), "wb") as stream:
+        stream.truncate(2 * 1024 * MIB)
+    assert "live transcript is 2048 MB" in budget(project, MCP_TRANSCRIPT_PATH=str(live))
+
+
+def test_worktrees_over_budget_fire(project):
+    write_bytes(project / ".claude" / "worktrees" / "agent-a" / "blob", MIB + MIB // 2)
+    report = budget(project, MCP_WORKTREE_MB="1")
+    assert ".claude/worktrees is 2 MB (budget 1 MB)" in report
+    assert "git worktree remove" in report
+
+
+def test_worktrees_under_budget_are_silent(project):
+    write_bytes(project / ".claude" / "worktrees" / "agent-a" / "blob", 1000)
+    assert budget(project, MCP_WORKTREE_MB="1") == ""
+
+
+def test_worktree_dir_can_be_overridden(project):
+    write_bytes(project / "scratch" / "agent-a" / "blob", 2 * MIB)
+    assert "scratch is 3 MB" in budget(project, MCP_WORKTREE_MB="1", MCP_WORKTREE_DIR="scratch")
+
+
+def test_hard_links_in_worktrees_count_once(project):
+    blob = write_bytes(project / ".claude" / "worktrees" / "a" / "blob", 600 * 1024)
+    os.link(str(blob), str(project / ".claude" / "worktrees" / "a" / "same-blob"))
+    assert budget(project, MCP_WORKTREE_MB="1") == ""
+
+
+@pytest.mark.parametrize("variable, fixture_text", [
+    ("MCP_MEM_LINES", "(budget 80)"),
+    ("MCP_CLAUDE_KB", "(budget 8 KB)"),
+])
+@pytest.mark.parametrize("value", ["eighty", "", "-5", "8.5", "١٢"])
+def test_non_numeric_override_falls_back_to_the_default(project, variable, fixture_text, value):
+    write_lines(project / "memory" / "MEMORY.md", 120)
+    write_bytes(project / "CLAUDE.md", 20000)
+    assert fixture_text in budget(project, **{variable: value})
+
+
+def test_two_broken_budgets_are_two_points(project):
+    write_lines(project / "memory" / "MEMORY.md", 90)
+    write_bytes(project / "CLAUDE.md", 20000)
+    report = budget(project)
+    assert "over on 2 point(s)" in report
+    assert len([line for line in report.splitlines() if line.startswith("- ")]) == 2
+
+
+def test_missing_project_directory_exits_zero(tmp_path):
+    assert budget(tmp_path / "does-not-exist") == ""
+
+
+def test_folder_that_is_no_project_is_silent(plain_dir):
+    assert budget(plain_dir) == ""
+
+
+def test_reads_no_stdin_and_never_waits_for_it(project):
+    done = run_hook("context-budget.py", project, stdin=b"{not json")
+    assert done.returncode == 0 and done.stdout == b""
+
+
+def load_budget_module():
+    spec = importlib.util.spec_from_file_location("context_budget", str(HOOKS / "context-budget.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_python_interface_matches_the_command(project):
+    write_lines(project / "memory" / "MEMORY.md", 81)
+    module = load_budget_module()
+    points = module.budget_points(str(project), {"MCP_PROJECTS_DIR": "/nonexistent"})
+    assert len(points) == 1 and points[0].startswith("- memory/MEMORY.md is 81 lines")
+    assert module.format_report(points) == budget(project)
+    assert module.format_report([]) == ""

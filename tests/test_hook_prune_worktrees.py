@@ -1,0 +1,241 @@
+"""prune-worktrees.py: removes merged, clean agent worktrees, and never anything that holds work."""
+import os
+
+import pytest
+
+from conftest import git, make_repo, run_hook
+
+WORKTREES = ".claude/worktrees"
+
+
+def add_worktree(repo, branch, commit=True, location=WORKTREES, base=None):
+    path = repo / location / branch
+    git(repo, "worktree", "add", "-q", "-b", branch, str(path), base or "HEAD")
+    if commit:
+        (path / (branch + ".txt")).write_text(branch + "\n", encoding="utf-8")
+        git(path, "add", branch + ".txt")
+        git(path, "commit", "-q", "-m", "work on " + branch)
+    return path
+
+
+def merge(repo, branch):
+    git(repo, "merge", "-q", "--ff-only", branch)
+
+
+def prune(repo, stdin=b"", **env):
+    done = run_hook("prune-worktrees.py", repo, stdin=stdin, env=env)
+    assert done.returncode == 0
+    assert done.stderr == b""
+    return done.stdout.decode("utf-8")
+
+
+def branches(repo):
+    return git(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/").split()
+
+
+@pytest.fixture
+def repo(tmp_path):
+    root = make_repo(tmp_path / "repo")
+    (root / ".gitignore").write_text(".claude/\n*.env\n", encoding="utf-8")
+    git(root, "add", ".gitignore")
+    git(root, "commit", "-q", "-m", "ignore")
+    return root
+
+
+@pytest.fixture
+def estate(repo):
+    """One merged, one unmerged and one merged-but-locked agent worktree."""
+    merged = add_worktree(repo, "merged")
+    merge(repo, "merged")
+    unmerged = add_worktree(repo, "unmerged")
+    locked = add_worktree(repo, "locked")
+    merge(repo, "locked")
+    git(repo, "worktree", "lock", str(locked))
+    return {"merged": merged, "unmerged": unmerged, "locked": locked}
+
+
+def test_removes_exactly_the_merged_unlocked_worktree(repo, estate):
+    output = prune(repo)
+    assert output == "pruned 1 merged agent worktree(s): merged\n"
+    assert not estate["merged"].exists()
+    assert estate["unmerged"].is_dir()
+    assert estate["locked"].is_dir()
+
+
+def test_deletes_the_merged_branch_and_keeps_the_others(repo, estate):
+    prune(repo)
+    assert "merged" not in branches(repo)
+    assert {"unmerged", "locked", "main"} <= set(branches(repo))
+
+
+def test_is_silent_when_nothing_is_merged(repo):
+    add_worktree(repo, "unmerged")
+    assert prune(repo) == ""
+
+
+def test_silent_outside_a_git_repository(plain_dir):
+    (plain_dir / WORKTREES).mkdir(parents=True)
+    assert prune(plain_dir) == ""
+
+
+def test_silent_when_git_is_not_installed(repo, estate, tmp_path):
+    empty_bin = tmp_path / "empty-bin"
+    empty_bin.mkdir()
+    assert prune(repo, PATH=str(empty_bin)) == ""
+    assert estate["merged"].is_dir()
+
+
+def test_prunes_in_a_repository_whose_path_has_a_space(tmp_path):
+    repo = make_repo(tmp_path / "re po")
+    clean = add_worktree(repo, "clean", commit=False)
+    dirty = add_worktree(repo, "dirty", commit=False)
+    (dirty / "result.txt").write_text("agent output\n", encoding="utf-8")
+    assert prune(repo) == "pruned 1 merged agent worktree(s): clean\n"
+    assert not clean.exists()
+    assert (dirty / "result.txt").read_text(encoding="utf-8") == "agent output\n"
+
+
+def test_keeps_a_worktree_with_a_modified_tracked_file(repo):
+    path = add_worktree(repo, "edited", commit=False)
+    (path / "README.md").write_text("changed\n", encoding="utf-8")
+    assert prune(repo) == ""
+    assert (path / "README.md").read_text(encoding="utf-8") == "changed\n"
+
+
+def test_keeps_a_worktree_with_staged_changes(repo):
+    path = add_worktree(repo, "staged", commit=False)
+    (path / "new.txt").write_text("staged\n", encoding="utf-8")
+    git(path, "add", "new.txt")
+    assert prune(repo) == ""
+    assert (path / "new.txt").exists()
+
+
+def test_keeps_a_worktree_holding_only_ignored_files(repo):
+    path = add_worktree(repo, "ignored", commit=False)
+    (path / "local.env").write_text("TOKEN=1\n", encoding="utf-8")
+    assert prune(repo) == ""
+    assert (path / "local.env").read_text(encoding="utf-8") == "TOKEN=1\n"
+
+
+def test_keeps_a_detached_worktree(repo):
+    path = repo / WORKTREES / "detached"
+    git(repo, "worktree", "add", "-q", "--detach", str(path), "HEAD")
+    assert prune(repo) == ""
+    assert path.is_dir()
+
+
+def test_keeps_a_worktree_on_the_base_branch_itself(repo):
+    git(repo, "checkout", "-q", "-b", "side")
+    path = repo / WORKTREES / "main-checkout"
+    git(repo, "worktree", "add", "-q", str(path), "main")
+    assert prune(repo) == ""
+    assert path.is_dir()
+    assert "main" in branches(repo)
+
+
+def test_ignores_merged_worktrees_outside_the_agent_folder(repo, tmp_path):
+    outside = tmp_path / "elsewhere"
+    git(repo, "worktree", "add", "-q", "-b", "outside", str(outside))
+    lookalike = add_worktree(repo, "lookalike", commit=False, location=".claude/worktrees-old")
+    (repo / WORKTREES).mkdir(parents=True, exist_ok=True)
+    assert prune(repo) == ""
+    assert outside.is_dir() and lookalike.is_dir()
+
+
+def test_keeps_the_worktree_the_session_stands_in(repo):
+    here = add_worktree(repo, "here", commit=False)
+    done = run_hook("prune-worktrees.py", repo, cwd=here)
+    assert done.stdout == b"" and here.is_dir()
+
+
+def test_keeps_the_worktree_named_as_cwd_on_stdin(repo):
+    here = add_worktree(repo, "here", commit=False)
+    assert prune(repo, stdin={"cwd": str(here)}) == ""
+    assert here.is_dir()
+
+
+def test_keeps_the_worktree_that_is_the_project_itself(repo):
+    inside = add_worktree(repo, "inside", commit=False)
+    (inside / WORKTREES).mkdir(parents=True)
+    done = run_hook("prune-worktrees.py", inside, cwd=repo)
+    assert done.stdout == b"" and inside.is_dir()
+
+
+def test_prunes_on_a_master_repository(tmp_path):
+    repo = make_repo(tmp_path / "old-style", branch="master")
+    path = add_worktree(repo, "done")
+    merge(repo, "done")
+    assert prune(repo) == "pruned 1 merged agent worktree(s): done\n"
+    assert not path.exists()
+
+
+def test_base_branch_can_be_named(tmp_path):
+    repo = make_repo(tmp_path / "dev", branch="develop")
+    git(repo, "branch", "main")
+    path = add_worktree(repo, "feature")
+    merge(repo, "feature")
+    assert prune(repo, MCP_BASE_BRANCH="main") == ""  # not in main yet
+    assert prune(repo, MCP_BASE_BRANCH="develop") == "pruned 1 merged agent worktree(s): feature\n"
+    assert not path.exists()
+
+
+def test_base_branch_follows_the_remote_head(tmp_path):
+    upstream = make_repo(tmp_path / "upstream", branch="trunk")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(upstream), str(clone))
+    git(clone, "branch", "main")  # a stale local main must not be mistaken for the base
+    git(clone, "commit", "-q", "--allow-empty", "-m", "trunk moves on")
+    path = add_worktree(clone, "landed")
+    merge(clone, "landed")
+    assert prune(clone) == "pruned 1 merged agent worktree(s): landed\n"
+    assert not path.exists()
+
+
+def test_base_branch_follows_init_default_branch(tmp_path):
+    repo = make_repo(tmp_path / "configured", branch="stable")
+    git(repo, "branch", "main")
+    git(repo, "config", "init.defaultBranch", "stable")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "stable moves on")
+    path = add_worktree(repo, "landed")
+    merge(repo, "landed")
+    assert prune(repo) == "pruned 1 merged agent worktree(s): landed\n"
+    assert not path.exists()
+
+
+def test_does_not_forget_worktrees_whose_folder_is_missing(repo, tmp_path, estate):
+    offline = tmp_path / "usb-drive" / "wt"
+    git(repo, "worktree", "add", "-q", "-b", "offline", str(offline))
+    os.rename(str(offline), str(tmp_path / "unplugged"))
+    prune(repo)
+    assert str(offline) in git(repo, "worktree", "list", "--porcelain")
+
+
+def test_worktree_path_with_spaces_is_kept_whole(repo):
+    spaced = repo / WORKTREES / "agent one"
+    git(repo, "worktree", "add", "-q", "-b", "agent-one", str(spaced))
+    assert prune(repo) == "pruned 1 merged agent worktree(s): agent one\n"
+    assert not spaced.exists()
+
+
+def load_pruner():
+    import importlib.util
+    from conftest import HOOKS
+    spec = importlib.util.spec_from_file_location("prune", str(HOOKS / "prune-worktrees.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_branch_that_moved_is_not_deleted(repo):
+    """The branch ref goes only if it still points at the commit that was checked out."""
+    path = add_worktree(repo, "moving", commit=False)
+    first = git(repo, "rev-parse", "HEAD")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "main moves on")
+    git(repo, "update-ref", "refs/heads/moving", "main")  # it moves after it was listed
+    worktree = {"path": str(path), "branch": "moving", "head": first}
+    assert load_pruner().remove_worktree(str(repo), worktree)
+    assert "moving" in branches(repo)
+
+
+def test_python_interface_returns_the_lines(repo, estate):
+    assert load_pruner().prune(str(repo), {}, []) == ["pruned 1 merged agent worktree(s): merged"]
