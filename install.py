@@ -260,7 +260,8 @@ def encode_text(text):
 
 
 def newline_of(text):
-    return "\r\n" if "\r\n" in text else "\n"
+    """The line ending most lines of the text use."""
+    return "\r\n" if text.count("\r\n") * 2 > text.count("\n") else "\n"
 
 
 def current_umask():
@@ -698,12 +699,12 @@ def plan_install(source, project, options):
         plan_owned_file(plan, source, HOOK_DIR + "/" + name, source.hook(name), options, hook=True)
     for name in COMMANDS:
         plan_owned_file(plan, source, COMMAND_DIR + "/" + name, source.command(name), options, hook=False)
-    plan_git_index(plan, project)
     if not options.update:
         plan_copy_if_absent(plan, MEMORY_INDEX, source.bytes_of(TEMPLATE_MEMORY))
         plan_copy_if_absent(plan, CLAUDEIGNORE, source.bytes_of(TEMPLATE_CLAUDEIGNORE))
     plan_gitignore_block(plan, source.marked_template(TEMPLATE_GITIGNORE))
     plan_settings_wiring(plan, options)
+    plan_git_index(plan, project)
     return plan
 
 
@@ -821,7 +822,7 @@ def plan_uninstall(source, project):
     plan_gitignore_unblocking(plan, source.marked_template(TEMPLATE_GITIGNORE))
     for rel in (HOOK_DIR, COMMAND_DIR, ".claude"):
         if os.path.isdir(plan.path(rel)) and plan.will_be_empty(rel):
-            plan.remove(rel, "empty")
+            plan.remove(rel, "now empty")
     if os.path.isdir(plan.path("memory")):
         plan.keep("memory/", "your memory; never removed")
     return plan
@@ -1015,13 +1016,14 @@ def check_recursively(source, root, out):
         return EXIT_OK
     results.sort(key=lambda item: (-RANKS.get(worst_kind(item[1]), 0), -len(item[1]),
                                    os.path.relpath(item[0], root)))
+    width = min(48, max(len(os.path.relpath(repository, root)) for repository, _ in results))
     counts = {}
     for repository, findings in results:
         kind = worst_kind(findings)
         counts[kind] = counts.get(kind, 0) + 1
-        detail = "; ".join(finding.text for finding in findings)
-        out("{:<8} {}{}".format(LABELS[kind], os.path.relpath(repository, root),
-                                "  " + detail if detail else ""))
+        line = "{:<8} {:<{}}  {}".format(LABELS[kind], os.path.relpath(repository, root), width,
+                                         "; ".join(finding.text for finding in findings))
+        out(line.rstrip())
     order = sorted(counts, key=lambda kind: -RANKS.get(kind, 0))
     out("{} repositories: {}".format(len(results), ", ".join(
         "{} {}".format(counts[kind], SUMMARY_WORDS[kind]) for kind in order)))

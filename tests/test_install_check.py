@@ -1,0 +1,172 @@
+"""install.py --check and --check --recursive: budgets, installation, wiring and drift."""
+
+import json
+import os
+import time
+
+from installtools import (  # noqa: F401
+    HOOKS, installer, make_repo, path_in, project, read, snapshot, write,
+)
+
+
+def overfill_the_index(project):
+    write(path_in(project, "memory/MEMORY.md"),
+          "# Index\n" + "".join("- [t{0}](t{0}.md) - topic\n".format(n) for n in range(90)))
+
+
+# ------------------------------------------------------------------ one project
+
+def test_healthy_project_is_one_short_line_and_exit_0(installer, project):
+    installer.ok("--project", project)
+    before = snapshot(project)
+    done = installer.ok("--check", project)
+    assert done.stdout.splitlines() == [
+        "ok: {} - hooks installed, wired and current; every budget within its limit".format(project)]
+    assert snapshot(project) == before
+
+
+def test_check_defaults_to_the_current_folder(installer, project):
+    installer.ok("--project", project)
+    done = installer.ok("--check", cwd=project)
+    assert done.stdout.startswith("ok: " + project)
+
+
+def test_a_project_without_the_protocol_is_a_finding(installer, project):
+    done = installer.run("--check", project)
+    assert done.returncode == 1
+    assert "NONE     protocol not installed" in done.stdout
+    assert "fix: python3 install.py --project " + project in done.stdout
+
+
+def test_a_drifted_hook_is_named(installer, project):
+    installer.ok("--project", project)
+    with open(path_in(project, ".claude/hooks/prune-worktrees.py"), "a") as handle:
+        handle.write("# local tweak\n")
+    done = installer.run("--check", project)
+    assert done.returncode == 1
+    assert "DRIFT    hooks differ from this version: prune-worktrees.py" in done.stdout
+    assert "session-start.py" not in done.stdout
+    assert "fix: python3 install.py --update " + project in done.stdout
+
+
+def test_a_missing_hook_and_a_missing_wiring_are_named(installer, project):
+    installer.ok("--project", project)
+    os.remove(path_in(project, ".claude/hooks/context-budget.py"))
+    settings = path_in(project, ".claude/settings.json")
+    data = json.loads(read(settings))
+    del data["hooks"]["Stop"]
+    write(settings, json.dumps(data))
+    done = installer.run("--check", project)
+    assert done.returncode == 1
+    assert "hooks missing: context-budget.py" in done.stdout
+    assert "UNWIRED  not wired in settings.json: Stop" in done.stdout
+
+
+def test_wiring_in_the_local_settings_file_counts(installer, project):
+    installer.ok("--project", project)
+    os.rename(path_in(project, ".claude/settings.json"), path_in(project, ".claude/settings.local.json"))
+    installer.ok("--check", project)
+
+
+def test_an_index_over_budget_shows_the_budget_report(installer, project):
+    installer.ok("--project", project)
+    overfill_the_index(project)
+    done = installer.run("--check", project)
+    assert done.returncode == 1
+    assert "OVER     over budget on 1 point(s)" in done.stdout
+    assert "## Context budget \u2014 over on 1 point(s)" in done.stdout
+    assert "\n- " in done.stdout
+    assert "fix:" not in done.stdout
+
+
+def test_invalid_settings_are_a_broken_finding(installer, project):
+    installer.ok("--project", project)
+    write(path_in(project, ".claude/settings.json"), "{oops")
+    done = installer.run("--check", project)
+    assert done.returncode == 1
+    assert "BROKEN   .claude/settings.json is not valid JSON at line 1, column 2" in done.stdout
+
+
+def test_a_broken_budget_hook_in_the_source_is_one_line_exit_1(installer, project):
+    write(installer.source_file("hooks/context-budget.py"), "def budget_points(:\n")
+    done = installer.run("--check", project)
+    assert done.returncode == 1
+    assert len(done.stderr.splitlines()) == 1 and "context-budget.py" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_check_leaves_no_bytecode_beside_the_source_hooks(installer, project):
+    installer.ok("--project", project)
+    installer.ok("--check", project, env={"PYTHONDONTWRITEBYTECODE": ""})
+    assert not os.path.exists(installer.source_file("hooks/__pycache__"))
+
+
+# ------------------------------------------------------------------ --recursive
+
+def estate(tmp_path, installer):
+    """A tree of repositories in every state, plus folders that must be skipped."""
+    root = tmp_path / "estate"
+    env = installer.env
+    repos = {name: str(root / name) for name in
+             ("healthy", "drifted", "bare", "over", "group/nested", "unwired")}
+    for name, path in repos.items():
+        make_repo(path, env)
+    for name in ("healthy", "drifted", "over", "unwired"):
+        installer.ok("--project", repos[name])
+    with open(path_in(repos["drifted"], ".claude/hooks/stop-handoff.py"), "a") as handle:
+        handle.write("# drift\n")
+    overfill_the_index(repos["over"])
+    os.remove(path_in(repos["unwired"], ".claude/settings.json"))
+    for skipped in ("healthy/node_modules/pkg", "healthy/.claude/worktrees/agent-1", "vendor/lib",
+                    "bare/.venv/src/x", "build/out"):
+        os.makedirs(str(root / skipped / ".git"))
+    write(str(root / "group" / "submodule" / ".git"), "gitdir: ../.git/modules/submodule\n")
+    return str(root), repos
+
+
+def test_recursive_lists_every_repository_worst_first(installer, tmp_path):
+    root, repos = estate(tmp_path, installer)
+    done = installer.run("--check", "--recursive", root)
+    assert done.returncode == 1, done.stderr
+    lines = done.stdout.splitlines()
+    body = lines[:-2]
+    assert [line.split()[:2] for line in body] == [
+        ["OVER", "over"],
+        ["DRIFT", "drifted"],
+        ["UNWIRED", "unwired"],
+        ["NONE", "bare"],
+        ["NONE", "group/nested"],
+        ["NONE", "group/submodule"],
+        ["ok", "healthy"],
+    ]
+    assert "hooks differ from this version: stop-handoff.py" in body[1]
+    assert lines[-2] == ("7 repositories: 1 over budget, 1 drifted, 1 not wired, "
+                         "3 without the protocol, 1 ok")
+    assert lines[-1].startswith("details: ")
+
+
+def test_recursive_on_a_healthy_estate_exits_0(installer, tmp_path):
+    root = tmp_path / "all good"
+    for name in ("a", "b"):
+        make_repo(str(root / name), installer.env)
+        installer.ok("--project", str(root / name))
+    done = installer.ok("--recursive", "--check", str(root))
+    assert done.stdout.splitlines()[-1] == "2 repositories: 2 ok"
+
+
+def test_recursive_with_no_repositories(installer, tmp_path):
+    done = installer.ok("--check", "--recursive", str(tmp_path))
+    assert done.stdout == "no git repositories under {}\n".format(tmp_path)
+
+
+def test_recursive_stays_fast_on_hundreds_of_repositories(installer, tmp_path):
+    root = tmp_path / "big"
+    for n in range(300):
+        os.makedirs(str(root / "team{}".format(n % 10) / "repo{}".format(n) / ".git"))
+        os.makedirs(str(root / "team{}".format(n % 10) / "repo{}".format(n) / "src" / "deep"))
+    started = time.time()
+    done = installer.run("--check", "--recursive", str(root))
+    elapsed = time.time() - started
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[-2] == "300 repositories: 300 without the protocol"
+    assert elapsed < 10, elapsed

@@ -1,0 +1,126 @@
+"""install.py --global: the protocol section in the user's CLAUDE.md, between markers."""
+
+import os
+
+import pytest
+
+from installtools import installer, read, snapshot, template_text, write  # noqa: F401
+
+BEGIN = "<!-- memory-context-protocol: begin -->"
+END = "<!-- memory-context-protocol: end -->"
+
+
+@pytest.fixture
+def config_dir(tmp_path):
+    return str(tmp_path / "config")
+
+
+def run_global(installer, config_dir, *args):
+    return installer.run("--global", *args, env={"CLAUDE_CONFIG_DIR": config_dir})
+
+
+def claude_md(config_dir):
+    return read(os.path.join(config_dir, "CLAUDE.md")).decode("utf-8")
+
+
+def section(installer):
+    return template_text(installer, "CLAUDE.md-section.md")
+
+
+def test_the_template_is_wrapped_in_the_markers(installer):
+    lines = section(installer).rstrip("\n").splitlines()
+    assert lines[0] == BEGIN and lines[-1] == END
+
+
+def test_first_run_creates_the_file_and_its_folder(installer, config_dir):
+    done = run_global(installer, config_dir)
+    assert done.returncode == 0, done.stderr
+    assert claude_md(config_dir) == section(installer)
+    assert "  wrote    {} (added the protocol section)".format(
+        os.path.join(config_dir, "CLAUDE.md")) in done.stdout
+
+
+def test_without_claude_config_dir_it_uses_the_home_folder(installer, tmp_path):
+    home = installer.env["HOME"]
+    done = installer.run("--global", unset=["CLAUDE_CONFIG_DIR"])
+    assert done.returncode == 0, done.stderr
+    assert read(os.path.join(home, ".claude", "CLAUDE.md")).decode("utf-8") == section(installer)
+
+
+def test_appends_after_user_text_which_stays_byte_identical(installer, config_dir):
+    user = "# My rules\n\nAlways answer in English.\n"
+    write(os.path.join(config_dir, "CLAUDE.md"), user)
+    done = run_global(installer, config_dir)
+    assert done.returncode == 0
+    assert claude_md(config_dir) == user + "\n" + section(installer)
+    assert "  appended" in done.stdout
+
+
+def test_appends_after_text_without_a_final_newline(installer, config_dir):
+    write(os.path.join(config_dir, "CLAUDE.md"), "no newline at the end")
+    run_global(installer, config_dir)
+    assert claude_md(config_dir) == "no newline at the end\n\n" + section(installer)
+
+
+def test_replaces_only_between_the_markers(installer, config_dir):
+    before = "# Mine\r\nkeep this  \n\n"
+    after = "\n## Also mine\ntrailing text without newline"
+    old = BEGIN + "\nold protocol text\nmore old text\n" + END + "\n"
+    write(os.path.join(config_dir, "CLAUDE.md"), before + old + after)
+    done = run_global(installer, config_dir)
+    assert done.returncode == 0
+    text = claude_md(config_dir)
+    assert text == before + section(installer) + after
+    assert "  replaced" in done.stdout and "updated the protocol section" in done.stdout
+
+
+def test_twice_in_a_row_changes_nothing(installer, config_dir):
+    write(os.path.join(config_dir, "CLAUDE.md"), "# Mine\n")
+    run_global(installer, config_dir)
+    before = snapshot(config_dir)
+    done = run_global(installer, config_dir)
+    assert done.returncode == 0
+    assert snapshot(config_dir) == before
+    assert "  keep     " in done.stdout and "protocol section up to date" in done.stdout
+    assert done.stdout.splitlines()[-1] == "nothing to do: already up to date"
+
+
+def test_a_changed_template_is_picked_up_on_the_next_run(installer, config_dir):
+    run_global(installer, config_dir)
+    template = installer.source_file("templates/CLAUDE.md-section.md")
+    lines = section(installer).splitlines(True)
+    write(template, "".join(lines[:1] + ["A new first rule.\n"] + lines[1:]))
+    write(os.path.join(config_dir, "CLAUDE.md"), "above\n\n" + claude_md(config_dir) + "below\n")
+    run_global(installer, config_dir)
+    assert claude_md(config_dir) == "above\n\n" + section(installer) + "below\n"
+    assert "A new first rule." in claude_md(config_dir)
+
+
+@pytest.mark.parametrize("damaged", [BEGIN + "\nhalf a section\n", "text\n" + END + "\n"])
+def test_a_lone_marker_is_refused_and_the_file_untouched(installer, config_dir, damaged):
+    write(os.path.join(config_dir, "CLAUDE.md"), damaged)
+    done = run_global(installer, config_dir)
+    assert done.returncode == 1
+    assert len(done.stderr.splitlines()) == 1 and "repair it by hand" in done.stderr
+    assert claude_md(config_dir) == damaged
+
+
+def test_a_symlinked_claude_md_is_refused(installer, config_dir, tmp_path):
+    target = tmp_path / "dotfiles-CLAUDE.md"
+    target.write_text("# dotfiles\n")
+    os.makedirs(config_dir)
+    os.symlink(str(target), os.path.join(config_dir, "CLAUDE.md"))
+    done = run_global(installer, config_dir)
+    assert done.returncode == 1
+    assert "symbolic link" in done.stderr
+    assert target.read_text() == "# dotfiles\n"
+
+
+def test_dry_run_changes_nothing(installer, config_dir):
+    write(os.path.join(config_dir, "CLAUDE.md"), "# Mine\n")
+    before = snapshot(config_dir)
+    done = run_global(installer, config_dir, "--dry-run")
+    assert done.returncode == 0
+    assert snapshot(config_dir) == before
+    assert "  would append" in done.stdout
+    assert done.stdout.splitlines()[-1].startswith("dry run: 1 change(s) planned")

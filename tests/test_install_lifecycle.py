@@ -1,0 +1,240 @@
+"""install.py --update, --uninstall and --dry-run."""
+
+import json
+import os
+
+import pytest
+
+from installtools import (  # noqa: F401
+    COMMANDS, HOOKS, expected_settings, git, installer, path_in, project, read, repo,
+    settings_of, snapshot, template_text, write,
+)
+
+
+def change_source_hook(installer, name):
+    with open(installer.source_file("hooks/" + name), "a") as handle:
+        handle.write("# a newer version\n")
+
+
+# ------------------------------------------------------------------ --update
+
+def test_update_replaces_a_hook_that_changed_at_the_source(installer, project):
+    installer.ok("--project", project)
+    change_source_hook(installer, "stop-handoff.py")
+    done = installer.ok("--update", project)
+    installed = path_in(project, ".claude/hooks/stop-handoff.py")
+    assert read(installed) == read(installer.source_file("hooks/stop-handoff.py"))
+    assert os.stat(installed).st_mode & 0o777 == 0o755
+    assert "  replaced .claude/hooks/stop-handoff.py (was an older version)" in done.stdout
+    assert "  keep     .claude/hooks/session-start.py (up to date)" in done.stdout
+    assert done.stdout.splitlines()[0] == "updating " + project
+    assert done.stdout.splitlines()[-1] == "done: 1 change(s)"
+    installer.ok("--check", project)
+
+
+def test_update_twice_changes_nothing(installer, project):
+    installer.ok("--project", project)
+    change_source_hook(installer, "session-start.py")
+    installer.ok("--update", project)
+    before = snapshot(project)
+    done = installer.ok("--update", project)
+    assert snapshot(project) == before
+    assert done.stdout.splitlines()[-1] == "nothing to do: already up to date"
+
+
+def test_update_keeps_and_names_an_edited_command_unless_force(installer, project):
+    installer.ok("--project", project)
+    command = path_in(project, ".claude/commands/dream.md")
+    write(command, "my own dream\n")
+    done = installer.ok("--update", project)
+    assert read(command) == b"my own dream\n"
+    assert "  keep     .claude/commands/dream.md (edited by you; --force replaces it)" in done.stdout
+    done = installer.ok("--update", project, "--force")
+    assert read(command) == read(installer.source_file("commands/dream.md"))
+    assert "  replaced .claude/commands/dream.md (--force)" in done.stdout
+
+
+def test_update_restores_missing_hooks_and_commands(installer, project):
+    installer.ok("--project", project)
+    os.remove(path_in(project, ".claude/hooks/prune-worktrees.py"))
+    os.remove(path_in(project, ".claude/commands/status.md"))
+    done = installer.ok("--update", project)
+    assert "  wrote    .claude/hooks/prune-worktrees.py" in done.stdout
+    assert "  wrote    .claude/commands/status.md" in done.stdout
+
+
+def test_update_refreshes_our_entries_and_keeps_the_interpreter(installer, project):
+    old = expected_settings("py -3")
+    old["hooks"]["SessionStart"][0]["matcher"] = "startup"
+    old["hooks"]["Stop"][0]["hooks"][0]["timeout"] = 60000
+    old["hooks"]["Stop"][0]["hooks"][0]["statusMessage"] = "old wording"
+    old["hooks"]["Stop"].append(json.loads(json.dumps(old["hooks"]["Stop"][0])))  # a duplicate
+    old["permissions"] = {"allow": ["Bash(make:*)"]}
+    write(path_in(project, ".claude/settings.json"), json.dumps(old, indent=2) + "\n")
+    done = installer.ok("--update", project)
+    wanted = expected_settings("py -3")
+    wanted["permissions"] = {"allow": ["Bash(make:*)"]}
+    assert settings_of(project) == wanted
+    assert "  merged   .claude/settings.json (wired SessionStart and Stop)" in done.stdout
+
+
+def test_update_with_python_switches_the_interpreter(installer, project):
+    installer.ok("--project", project)
+    installer.ok("--update", project, "--python", "python")
+    assert settings_of(project) == expected_settings("python")
+
+
+def test_update_repairs_the_gitignore_block_but_creates_no_user_files(installer, project):
+    installer.ok("--project", project)
+    os.remove(path_in(project, "memory/MEMORY.md"))
+    os.remove(path_in(project, ".claudeignore"))
+    block = template_text(installer, "gitignore")
+    write(path_in(project, ".gitignore"), block.replace(".claude/settings.local.json\n", ""))
+    done = installer.ok("--update", project)
+    assert read(path_in(project, ".gitignore")).decode("utf-8") == block
+    assert "  repaired .gitignore" in done.stdout
+    assert not os.path.exists(path_in(project, "memory/MEMORY.md"))
+    assert not os.path.exists(path_in(project, ".claudeignore"))
+
+
+def test_update_of_a_project_without_the_protocol_is_refused(installer, project):
+    done = installer.run("--update", project)
+    assert done.returncode == 1
+    assert "not installed" in done.stderr and "--project" in done.stderr
+    assert os.listdir(project) == []
+
+
+def test_update_marks_tracked_hooks_executable_in_the_index(installer, repo):
+    env = installer.env
+    installer.ok("--project", repo)
+    git(repo, "add", "--chmod=-x", ".claude/hooks", env=env)
+    installer.ok("--update", repo)
+    staged = git(repo, "ls-files", "--stage", ".claude/hooks", env=env)
+    assert [line.split()[0] for line in staged.splitlines()] == ["100755"] * 4
+
+
+# ------------------------------------------------------------------ --uninstall
+
+def make_the_hooks_leave_local_files(project):
+    write(path_in(project, ".claude/hooks/.session-baseline"), "abc\n")
+    write(path_in(project, ".claude/hooks/.session-baseline.1234-session"), "abc\n")
+    write(path_in(project, ".claude/hooks/__pycache__/stop-handoff.cpython-311.pyc"), b"\0\0")
+    write(path_in(project, ".claude/session-state.md"), "# Session state\nworking on X\n")
+
+
+def test_uninstall_round_trip_leaves_tracked_files_as_they_were(installer, repo):
+    env = installer.env
+    user_settings = {"permissions": {"allow": ["Bash(make:*)"]},
+                     "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+                         {"type": "command", "command": "./guard.sh"}]}]}}
+    write(path_in(repo, ".claude/settings.json"), json.dumps(user_settings, indent=2) + "\n")
+    write(path_in(repo, ".claude/commands/deploy.md"), "Deploy the app.\n")
+    git(repo, "add", "-A", env=env)
+    git(repo, "commit", "-q", "-m", "project settings", env=env)
+    tracked_before = snapshot(repo)
+
+    installer.ok("--project", repo)
+    make_the_hooks_leave_local_files(repo)
+    write(path_in(repo, "memory/decisions.md"), "# Decisions\n")
+    done = installer.ok("--uninstall", repo)
+
+    assert git(repo, "status", "--porcelain", "--untracked-files=no", env=env) == ""
+    untracked = git(repo, "status", "--porcelain", "--untracked-files=all", env=env).splitlines()
+    assert sorted(untracked) == ["?? .claude/session-state.md", "?? memory/MEMORY.md",
+                                 "?? memory/decisions.md"]
+    after = snapshot(repo)
+    for rel, state in tracked_before.items():
+        assert after[rel][:2] == state[:2], rel
+    assert read(path_in(repo, ".claude/session-state.md")) == b"# Session state\nworking on X\n"
+    assert "  keep     memory/ (your memory; never removed)" in done.stdout
+    assert "  removed  .claude/hooks (now empty)" in done.stdout
+    assert not os.path.exists(path_in(repo, ".claudeignore"))
+
+
+def test_uninstall_from_a_fresh_folder_leaves_only_the_users_data(installer, project):
+    installer.ok("--project", project)
+    make_the_hooks_leave_local_files(project)
+    installer.ok("--uninstall", project)
+    remaining = sorted(os.path.relpath(os.path.join(folder, name), project)
+                       for folder, _, names in os.walk(project) for name in names)
+    assert remaining == [".claude/session-state.md", "memory/MEMORY.md"]
+
+
+def test_uninstall_keeps_and_names_an_edited_command(installer, project):
+    installer.ok("--project", project)
+    write(path_in(project, ".claude/commands/handoff.md"), "my handoff\n")
+    done = installer.ok("--uninstall", project)
+    assert read(path_in(project, ".claude/commands/handoff.md")) == b"my handoff\n"
+    assert "  keep     .claude/commands/handoff.md (edited by you; left in place)" in done.stdout
+    for name in COMMANDS[1:]:
+        assert not os.path.exists(path_in(project, ".claude/commands/" + name))
+
+
+def test_uninstall_keeps_the_users_settings_and_drops_an_emptied_hooks_key(installer, project):
+    user = {"model": "opus", "permissions": {"deny": ["Read(./.env)"]}}
+    write(path_in(project, ".claude/settings.json"), json.dumps(user))
+    installer.ok("--project", project)
+    done = installer.ok("--uninstall", project)
+    assert settings_of(project) == user
+    assert "  merged   .claude/settings.json (unwired SessionStart and Stop)" in done.stdout
+
+
+def test_uninstall_keeps_other_handlers_in_a_shared_group(installer, project):
+    installer.ok("--project", project)
+    data = settings_of(project)
+    data["hooks"]["SessionStart"][0]["hooks"].append({"type": "command", "command": "echo mine"})
+    write(path_in(project, ".claude/settings.json"), json.dumps(data, indent=2) + "\n")
+    installer.ok("--uninstall", project)
+    assert settings_of(project) == {"hooks": {"SessionStart": [{
+        "matcher": "startup|resume|clear|compact",
+        "hooks": [{"type": "command", "command": "echo mine"}]}]}}
+
+
+def test_uninstall_keeps_the_users_gitignore_lines(installer, project):
+    write(path_in(project, ".gitignore"), "node_modules/\n")
+    installer.ok("--project", project)
+    with open(path_in(project, ".gitignore"), "a") as handle:
+        handle.write("*.log\n")
+    installer.ok("--uninstall", project)
+    assert read(path_in(project, ".gitignore")) == b"node_modules/\n*.log\n"
+
+
+def test_uninstall_twice_and_without_an_install_change_nothing(installer, project):
+    write(path_in(project, "notes.txt"), "mine\n")
+    before = snapshot(project)
+    done = installer.ok("--uninstall", project)
+    assert snapshot(project) == before
+    assert done.stdout.splitlines()[-1] == "nothing to do: already up to date"
+
+
+def test_uninstall_refuses_invalid_settings_and_removes_nothing(installer, project):
+    installer.ok("--project", project)
+    write(path_in(project, ".claude/settings.json"), "{,}")
+    before = snapshot(project)
+    done = installer.run("--uninstall", project)
+    assert done.returncode == 1 and "not valid JSON" in done.stderr
+    assert snapshot(project) == before
+
+
+# ------------------------------------------------------------------ --dry-run
+
+@pytest.mark.parametrize("mode", ["--project", "--update", "--uninstall"])
+def test_dry_run_prints_the_changes_and_makes_none(installer, project, mode):
+    if mode != "--project":
+        installer.ok("--project", project)
+        change_source_hook(installer, "session-start.py")
+    before = snapshot(project)
+    done = installer.ok(mode, project, "--dry-run")
+    assert snapshot(project) == before
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("dry run: ")
+    assert any(line.startswith("  would ") for line in lines)
+    assert lines[-1].startswith("dry run: ") and "nothing was changed" in lines[-1]
+    real = installer.ok(mode, project)
+    assert len(real.stdout.splitlines()) == len(lines)
+
+
+def test_dry_run_still_refuses_what_the_real_run_would_refuse(installer, project):
+    write(path_in(project, ".claude/settings.json"), "[1,")
+    done = installer.run("--project", project, "--dry-run")
+    assert done.returncode == 1 and "not valid JSON" in done.stderr
