@@ -1,0 +1,318 @@
+"""stop-handoff.py: blocks a stop only when work happened and the handoff is stale, never twice."""
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import HOOKS, clean_environment, git, run_hook, set_age
+
+STATE = ".claude/session-state.md"
+
+
+def start(project, session="s1", source="startup"):
+    done = run_hook("session-start.py", project,
+                    stdin={"session_id": session, "source": source, "cwd": str(project),
+                           "hook_event_name": "SessionStart"})
+    assert done.returncode == 0
+
+
+def stop(project, session="s1", stdin=None, **env):
+    payload = {"session_id": session, "hook_event_name": "Stop", "stop_hook_active": False}
+    done = run_hook("stop-handoff.py", project, stdin=payload if stdin is None else stdin, env=env)
+    assert done.returncode in (0, 2)
+    assert b"Traceback" not in done.stderr
+    return done
+
+
+def stale_handoff(project, minutes=24 * 60):
+    state = project / STATE
+    state.write_text("## Handoff: 2026-01-01 09:00\n", encoding="utf-8")
+    set_age(state, minutes * 60)
+    return state
+
+
+@pytest.fixture
+def session(project):
+    """A project whose session has started and whose handoff is a day old."""
+    stale_handoff(project)
+    start(project)
+    return project
+
+
+def test_passes_when_nothing_changed(session):
+    assert stop(session).returncode == 0
+
+
+def test_blocks_when_the_repository_changed(session):
+    (session / "README.md").write_text("changed\n", encoding="utf-8")
+    done = stop(session)
+    assert done.returncode == 2
+    message = done.stderr.decode("utf-8")
+    assert "/handoff" in message and "/dream" in message
+    assert ".claude/session-state.md" in message
+
+
+def test_the_next_stop_passes(session):
+    (session / "README.md").write_text("changed\n", encoding="utf-8")
+    assert stop(session).returncode == 2
+    assert stop(session).returncode == 0
+
+
+def test_blocks_again_after_further_work(session):
+    (session / "README.md").write_text("changed\n", encoding="utf-8")
+    assert stop(session).returncode == 2
+    (session / "other.txt").write_text("more work\n", encoding="utf-8")
+    assert stop(session).returncode == 2
+
+
+def test_editing_an_already_modified_file_counts_as_work(project):
+    stale_handoff(project)
+    (project / "README.md").write_text("modified before the session\n", encoding="utf-8")
+    start(project)
+    assert stop(project).returncode == 0
+    (project / "README.md").write_text("modified during the session, longer\n", encoding="utf-8")
+    assert stop(project).returncode == 2
+
+
+def test_a_new_commit_counts_as_work(session):
+    git(session, "commit", "-q", "--allow-empty", "-m", "work")
+    assert stop(session).returncode == 2
+
+
+def test_a_new_untracked_file_counts_as_work(session):
+    (session / "notes.txt").write_text("new\n", encoding="utf-8")
+    assert stop(session).returncode == 2
+
+
+@pytest.mark.parametrize("payload", [
+    b'{"stop_hook_active":true}',
+    b'{"stop_hook_active": true}',
+    b'{ "stop_hook_active" :\n\ttrue }',
+    b'{"session_id": "s1", "stop_hook_active": true, "cwd": "C:\\\\Users\\\\me"}',
+    b'{"stop_hook_active": "true"}',
+])
+def test_passes_when_a_stop_hook_is_already_active(session, payload):
+    (session / "README.md").write_text("changed\n", encoding="utf-8")
+    assert stop(session, stdin=payload).returncode == 0
+
+
+def test_passes_outside_a_git_repository(plain_dir):
+    (plain_dir / ".claude").mkdir()
+    stale_handoff(plain_dir)
+    (plain_dir / "file.txt").write_text("work\n", encoding="utf-8")
+    assert stop(plain_dir).returncode == 0
+    assert sorted(os.listdir(str(plain_dir / ".claude"))) == ["session-state.md"]
+
+
+def test_throttle_44_minutes_passes(session):
+    set_age(session / STATE, 44 * 60 + 30)
+    (session / "README.md").write_text("changed\n", encoding="utf-8")
+    assert stop(session).returncode == 0
+
+
+def test_throttle_45_minutes_checks(session):
+    set_age(session / STATE, 45 * 60 + 30)
+    (session / "README.md").write_text("changed\n", encoding="utf-8")
+    assert stop(session).returncode == 2
+
+
+def test_throttle_can_be_changed(session):
+    set_age(session / STATE, 10 * 60 + 30)
+    (session / "README.md").write_text("changed\n", encoding="utf-8")
+    assert stop(session, MCP_THROTTLE_MIN="15").returncode == 0
+    assert stop(session, MCP_THROTTLE_MIN="10").returncode == 2
+
+
+@pytest.mark.parametrize("value", ["soon", "", "-1", "4.5"])
+def test_non_numeric_throttle_falls_back_to_45(session, value):
+    set_age(session / STATE, 30 * 60)
+    (session / "README.md").write_text("changed\n", encoding="utf-8")
+    assert stop(session, MCP_THROTTLE_MIN=value).returncode == 0
+
+
+def test_missing_state_file_counts_as_stale(project):
+    start(project)
+    (project / "README.md").write_text("changed\n", encoding="utf-8")
+    assert stop(project).returncode == 2
+
+
+def test_state_path_can_be_overridden(project):
+    start(project)
+    (project / "README.md").write_text("changed\n", encoding="utf-8")
+    (project / ".claude" / "handoff.md").write_text("fresh\n", encoding="utf-8")
+    done = stop(project, MCP_SESSION_STATE=".claude/handoff.md")
+    assert done.returncode == 0
+
+
+def test_message_names_the_configured_state_path(project):
+    start(project)
+    (project / "README.md").write_text("changed\n", encoding="utf-8")
+    done = stop(project, MCP_SESSION_STATE=".claude/handoff.md")
+    assert done.returncode == 2 and b".claude/handoff.md" in done.stderr
+
+
+def test_missing_baseline_with_changes_blocks_once(project):
+    stale_handoff(project)
+    (project / "README.md").write_text("changed\n", encoding="utf-8")
+    assert stop(project).returncode == 2
+    assert stop(project).returncode == 0
+
+
+def test_missing_baseline_on_a_clean_tree_passes(project):
+    stale_handoff(project)
+    assert stop(project).returncode == 0
+    assert (project / ".claude" / "hooks" / ".session-baseline.s1").is_file()
+
+
+def test_sessions_in_one_checkout_keep_their_own_baselines(project):
+    stale_handoff(project)
+    start(project, "alpha")
+    start(project, "beta")
+    (project / "README.md").write_text("changed\n", encoding="utf-8")
+    assert stop(project, "beta").returncode == 2
+    assert stop(project, "alpha").returncode == 2  # beta's block did not erase alpha's evidence
+    assert stop(project, "alpha").returncode == 0
+
+
+def test_resume_keeps_the_baseline_of_the_session(session):
+    (session / "README.md").write_text("changed before compaction\n", encoding="utf-8")
+    start(session, source="compact")
+    start(session, source="resume")
+    assert stop(session).returncode == 2
+
+
+def test_startup_and_clear_take_a_fresh_baseline(session):
+    (session / "README.md").write_text("changed\n", encoding="utf-8")
+    start(session, source="clear")
+    assert stop(session).returncode == 0
+
+
+def test_without_session_id_the_shared_baseline_is_used(project):
+    stale_handoff(project)
+    run_hook("session-start.py", project, stdin={"source": "startup"})
+    assert (project / ".claude" / "hooks" / ".session-baseline").is_file()
+    assert stop(project, stdin={}).returncode == 0
+    (project / "README.md").write_text("changed\n", encoding="utf-8")
+    assert stop(project, stdin={}).returncode == 2
+
+
+def test_own_files_are_not_work_even_when_not_ignored(tmp_path):
+    from conftest import make_repo
+    project = make_repo(tmp_path / "unignored")
+    (project / ".claude" / "hooks").mkdir(parents=True)
+    (project / ".claude" / "hooks" / "keep.txt").write_text("tracked\n", encoding="utf-8")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "hooks folder is tracked")
+    stale_handoff(project)
+    start(project, "a")
+    start(project, "b")
+    assert stop(project, "a").returncode == 0
+    assert stop(project, "b").returncode == 0
+
+
+def test_planted_symlink_baseline_is_replaced_not_followed(session, tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n", encoding="utf-8")
+    baseline = session / ".claude" / "hooks" / ".session-baseline.s1"
+    baseline.unlink()
+    baseline.symlink_to(victim)
+    (session / "README.md").write_text("changed\n", encoding="utf-8")
+    assert stop(session).returncode == 2
+    assert victim.read_text(encoding="utf-8") == "precious\n"
+    assert baseline.is_file() and not baseline.is_symlink()
+
+
+def test_never_writes_outside_dot_claude(project, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    hooks = project / ".claude" / "hooks"
+    hooks.rmdir()
+    hooks.symlink_to(elsewhere, target_is_directory=True)
+    stale_handoff(project)
+    (project / "README.md").write_text("changed\n", encoding="utf-8")
+    assert stop(project).returncode == 0  # a block it cannot record would repeat forever
+    assert os.listdir(str(elsewhere)) == []
+
+
+def test_baseline_outside_dot_claude_is_refused(project, tmp_path):
+    stale_handoff(project)
+    (project / "README.md").write_text("changed\n", encoding="utf-8")
+    outside = tmp_path / "outside-baseline"
+    assert stop(project, MCP_BASELINE=str(outside)).returncode == 0
+    assert not os.path.lexists(str(outside) + ".s1")
+
+
+@pytest.mark.parametrize("payload", [
+    b"", b"{", b"[1, 2]", b'"text"', b"\xff\xfe\x00garbage", b'{"session_id": 7}',
+    b'{"stop_hook_active": "yes"}', b"[" * 100000, b"null",
+])
+def test_bad_input_never_crashes(session, payload):
+    (session / "README.md").write_text("changed\n", encoding="utf-8")
+    done = stop(session, stdin=payload)
+    assert done.returncode in (0, 2)
+    assert b"Traceback" not in done.stderr
+
+
+def test_gives_up_on_a_stdin_that_never_closes(session):
+    env = clean_environment(session.parent / "home")
+    env["CLAUDE_PROJECT_DIR"] = str(session)
+    started = time.monotonic()
+    process = subprocess.Popen([sys.executable, "-I", "-S", str(HOOKS / "stop-handoff.py")],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, env=env)
+    try:
+        process.stdin.write(b'{"session_id": "s1", "stop_hook_act')
+        process.stdin.flush()
+        process.wait(timeout=15)
+    finally:
+        process.kill()
+        process.stdin.close()
+    assert process.returncode == 0
+    assert time.monotonic() - started < 10
+
+
+def test_does_not_wait_for_end_of_file_after_a_complete_object(session):
+    env = clean_environment(session.parent / "home")
+    env["CLAUDE_PROJECT_DIR"] = str(session)
+    process = subprocess.Popen([sys.executable, "-I", "-S", str(HOOKS / "stop-handoff.py")],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, env=env)
+    started = time.monotonic()
+    try:
+        process.stdin.write(b'{"session_id": "s1", "stop_hook_active": false}')
+        process.stdin.flush()
+        process.wait(timeout=15)
+    finally:
+        process.kill()
+        process.stdin.close()
+    assert process.returncode == 0
+    assert time.monotonic() - started < 1.5
+
+
+@pytest.mark.skipif(os.name != "posix", reason="needs a pseudo-terminal")
+def test_does_not_read_a_terminal(session):
+    import pty
+    leader, follower = pty.openpty()
+    env = clean_environment(session.parent / "home")
+    env["CLAUDE_PROJECT_DIR"] = str(session)
+    try:
+        done = subprocess.run([sys.executable, "-I", "-S", str(HOOKS / "stop-handoff.py")],
+                              stdin=follower, capture_output=True, env=env, timeout=10)
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert done.returncode == 0
+
+
+def test_missing_project_directory_passes(tmp_path):
+    done = run_hook("stop-handoff.py", tmp_path / "gone", stdin={"session_id": "x"})
+    assert done.returncode == 0 and done.stderr == b""
+
+
+def test_no_git_on_path_passes(session, tmp_path):
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    (session / "README.md").write_text("changed\n", encoding="utf-8")
+    assert stop(session, PATH=str(empty)).returncode == 0
