@@ -67,6 +67,11 @@ def shown_path(project, path):
     return path if relative.startswith(os.pardir) else relative.replace(os.sep, "/")
 
 
+def text_field(hook_input, name):
+    value = hook_input.get(name)
+    return value if isinstance(value, str) and value and "\0" not in value else None
+
+
 def regular_file_info(path):
     """stat of a regular file, or None: a FIFO, a folder or a dangling link is never opened."""
     try:
@@ -349,25 +354,38 @@ def write_stdout(text):
             pass
 
 
+def read_path(project, guard, hook_input, pruned=(), record=True):
+    """The injection for a session starting now; with `record`, also its baseline. `guard` is
+    the loaded stop-handoff.py, or None when it is missing: then there is no git section."""
+    git_reads = guard["start_commands"](guard["repository_reads"](project)) if guard else None
+    points = budget_points(project, text_field(hook_input, "transcript_path"))
+    facts = guard["repository_facts"](guard["finish_commands"](git_reads)) if guard else None
+    sections = []
+    if facts is not None:
+        head, commits, raw_status = facts
+        if record:
+            record_baseline(guard, project, hook_input, head, raw_status)
+        entries = guard["status_entries"](raw_status)
+        sections.append(git_section(commits, [describe_status_entry(e) for e in entries]))
+    sections += [s for s in (index_section(project), handoff_section(project, time.time())) if s]
+    return injection(points, list(pruned), sections)
+
+
+def preview_injection(project):
+    """What a session starting now would be shown, with nothing pruned or recorded: for
+    install.py --check, which weighs everything that loads before the first turn."""
+    return read_path(project, load_sibling("stop-handoff.py"), {}, record=False)
+
+
 def main():
     project = project_dir()
     if project is None:
         return
     guard = load_sibling("stop-handoff.py")
     hook_input = guard["read_hook_input"]() if guard else {}
-    cwd = guard["text_field"](hook_input, "cwd") if guard else None
+    cwd = text_field(hook_input, "cwd")
     pruned = prune_worktrees(project, [cwd] if cwd else [])
-    git_reads = guard["start_commands"](guard["repository_reads"](project)) if guard else None
-    points = budget_points(project, guard and guard["text_field"](hook_input, "transcript_path"))
-    facts = guard["repository_facts"](guard["finish_commands"](git_reads)) if guard else None
-    sections = []
-    if facts is not None:
-        head, commits, raw_status = facts
-        record_baseline(guard, project, hook_input, head, raw_status)
-        entries = guard["status_entries"](raw_status)
-        sections.append(git_section(commits, [describe_status_entry(e) for e in entries]))
-    sections += [s for s in (index_section(project), handoff_section(project, time.time())) if s]
-    write_stdout(injection(points, pruned, sections))
+    write_stdout(read_path(project, guard, hook_input, pruned))
 
 
 if __name__ == "__main__":

@@ -290,3 +290,15 @@ def test_a_missing_sibling_costs_only_its_part(project, tmp_path):
     done = run_hook("session-start.py", project, stdin={"session_id": "s1"}, hooks_dir=hooks)
     assert done.returncode == 0
     assert b"line 99" in done.stdout and b"/catchup" in done.stdout
+
+
+def test_preview_shows_the_injection_without_writing(project_with_history):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("session_start", str(HOOKS / "session-start.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    before = sorted(p.name for p in (project_with_history / ".claude" / "hooks").iterdir())
+    text = module.preview_injection(str(project_with_history))
+    assert "- [Topic](topic.md) — the pointer" in text and "## Git" in text
+    after = sorted(p.name for p in (project_with_history / ".claude" / "hooks").iterdir())
+    assert before == after == []
