@@ -52,8 +52,6 @@ The source files are found next to the real path of this script, so it may be
 run through a symbolic link to a clone.
 """
 
-from __future__ import print_function
-
 import argparse
 import hashlib
 import importlib.util
@@ -91,6 +89,7 @@ TEMPLATE_CLAUDEIGNORE = "templates/claudeignore"
 TEMPLATE_GITIGNORE = "templates/gitignore"
 TEMPLATE_SECTION = "templates/CLAUDE.md-section.md"
 
+SESSION_STATE = ".claude/session-state.md"
 DEFAULT_PYTHON = "python3"
 HOOK_TIMEOUT_SECONDS = 15
 
@@ -299,6 +298,8 @@ def file_mode_for(path, executable):
 
 
 def is_executable(path):
+    if os.name == "nt":  # Windows keeps no executable bit; git's index does (see plan_git_index)
+        return True
     try:
         return bool(os.stat(path).st_mode & stat.S_IXUSR)
     except OSError:
@@ -316,19 +317,21 @@ def remove_path(path):
         os.rmdir(path)
 
 
-def why_unsafe_to_change(root, rel, display):
+def why_unsafe_to_change(root, rel, display, removing=False):
     """Why changing root/rel could reach outside it (a symbolic link on the way,
-    or a file where a folder should be); None when it is safe."""
+    or a file where a folder should be); None when it is safe. Removing a link
+    itself is safe: it never touches what the link points to."""
     path = root
     parts = rel.split("/")
     for index, part in enumerate(parts):
         path = os.path.join(path, part)
+        last = index == len(parts) - 1
         shown = "/".join(parts[:index + 1]) if display is None else display
-        if os.path.islink(path):
+        if os.path.islink(path) and not (last and removing):
             return "{} is a symbolic link; refusing to write through it".format(shown)
         if not os.path.exists(path):
             return None
-        if index < len(parts) - 1 and not os.path.isdir(path):
+        if not last and not os.path.isdir(path):
             return "{} is not a directory".format(shown)
     return None
 
@@ -387,7 +390,7 @@ class Plan(object):
         self.refusals.append(reason)
 
     def change(self, verb, rel, note, change, shown=None):
-        reason = why_unsafe_to_change(self.root, rel, shown)
+        reason = why_unsafe_to_change(self.root, rel, shown, removing=verb == "remove")
         if reason:
             self.refuse(reason)
             return
@@ -442,14 +445,9 @@ def parse_settings(text, shown):
         return {}
     try:
         data = json.loads(text)
-    except ValueError as error:
-        where = ""
-        if hasattr(error, "lineno"):
-            where = " at line {}, column {}".format(error.lineno, error.colno)
-            reason = error.msg
-        else:
-            reason = str(error)
-        raise SettingsError("{} is not valid JSON{} ({})".format(shown, where, reason))
+    except json.JSONDecodeError as error:
+        raise SettingsError("{} is not valid JSON at line {}, column {} ({})".format(
+            shown, error.lineno, error.colno, error.msg))
     if not isinstance(data, dict):
         raise SettingsError("{} does not hold a JSON object".format(shown))
     hooks = data.get("hooks", {})
@@ -474,7 +472,7 @@ def settings_text(data, original):
     it (so an unchanged file stays byte-identical), else 2-space indented."""
     indent, final_newline = 2, True
     if original is not None and original.strip():
-        for candidate in (2, 4, "\t", 3, 1):
+        for candidate in (2, 4, "\t"):
             if json.dumps(json.loads(original.lstrip("\ufeff")), indent=candidate,
                           ensure_ascii=False) == original.rstrip("\r\n"):
                 indent, final_newline = candidate, original.endswith("\n")
@@ -530,7 +528,7 @@ def wire(settings, python, refresh):
                 group["matcher"] = wiring.matcher
         for other_group, duplicate in found[1:]:
             handlers_of(other_group).remove(duplicate)
-        drop_empty_groups(settings, wiring.event)
+        drop_emptied_groups(settings, wiring.event, [other for other, _ in found[1:]])
         if json.dumps(settings, sort_keys=True) != before:
             changed.append(wiring.event)
     return changed
@@ -545,20 +543,22 @@ def unwire(settings):
             continue
         for group, handler in found:
             handlers_of(group).remove(handler)
-        drop_empty_groups(settings, wiring.event)
+        drop_emptied_groups(settings, wiring.event, [group for group, _ in found])
         changed.append(wiring.event)
     if changed and settings.get("hooks") == {}:
         del settings["hooks"]
     return changed
 
 
-def drop_empty_groups(settings, event):
-    hooks = settings.get("hooks", {})
-    groups = [group for group in hooks.get(event, [])
-              if not (isinstance(group, dict) and group.get("hooks") == [])]
+def drop_emptied_groups(settings, event, touched):
+    """Remove the touched groups that lost their last handler, and the event
+    when no group is left; groups the user left empty stay as they are."""
+    hooks = settings["hooks"]
+    groups = [group for group in hooks[event]
+              if handlers_of(group) or not any(group is other for other in touched)]
     if groups:
         hooks[event] = groups
-    elif event in hooks:
+    else:
         del hooks[event]
 
 
@@ -601,7 +601,8 @@ def find_marked_block(lines, begin, end, body=()):
 
 
 def with_block(text, block):
-    """(new text, 'append' | 'repair' | None) for text holding the block once."""
+    """(new text, 'append' | 'repair' | None) for text holding the block once.
+    The lines from the begin marker to the end marker are the installer's."""
     newline = newline_of(text)
     lines = text.splitlines(True)
     wanted = [line + newline for line in block]
@@ -825,6 +826,8 @@ def plan_uninstall(source, project):
             plan.remove(rel, "now empty")
     if os.path.isdir(plan.path("memory")):
         plan.keep("memory/", "your memory; never removed")
+    if os.path.lexists(plan.path(SESSION_STATE)):
+        plan.keep(SESSION_STATE, "your handoff; never removed")
     return plan
 
 
@@ -919,7 +922,7 @@ def load_budget_module(source):
         spec = importlib.util.spec_from_file_location("mcp_context_budget", path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-    except Exception as error:  # a broken hook file must not give a traceback
+    except (Exception, SystemExit) as error:  # a broken hook file must not give a traceback
         raise Refusal("cannot load {}: {}".format(path, error))
     for name in ("budget_points", "format_report"):
         if not callable(getattr(module, name, None)):
@@ -929,7 +932,10 @@ def load_budget_module(source):
 
 def inspect_project(source, budget, project):
     """(findings, budget report) for one project."""
-    findings = hook_findings(source, project)
+    try:
+        findings = hook_findings(source, project)
+    except Refusal as error:
+        findings = [Finding("broken", str(error))]
     try:
         points = list(budget.budget_points(project, os.environ))
     except Exception as error:  # one unreadable project must not stop a whole estate
@@ -941,10 +947,7 @@ def inspect_project(source, budget, project):
 
 def hook_findings(source, project):
     present = [name for name in HOOKS if os.path.lexists(os.path.join(project, HOOK_DIR, name))]
-    try:
-        wired = wired_events(project)
-    except Refusal as error:
-        return [Finding("broken", str(error))]
+    wired = wired_events(project)
     if not present and not wired:
         return [Finding("missing", "protocol not installed")]
     findings = []
@@ -1119,6 +1122,9 @@ def closing_line(changes, dry_run):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):  # a path the console cannot encode is no crash
+            stream.reconfigure(errors="replace")
     try:
         return run(argv)
     except UsageError as error:

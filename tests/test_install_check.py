@@ -87,6 +87,15 @@ def test_invalid_settings_are_a_broken_finding(installer, project):
     assert "BROKEN   .claude/settings.json is not valid JSON at line 1, column 2" in done.stdout
 
 
+def test_a_folder_where_a_hook_belongs_is_a_finding_not_a_crash(installer, project):
+    installer.ok("--project", project)
+    os.remove(path_in(project, ".claude/hooks/stop-handoff.py"))
+    os.mkdir(path_in(project, ".claude/hooks/stop-handoff.py"))
+    done = installer.run("--check", project)
+    assert done.returncode == 1 and done.stderr == ""
+    assert "BROKEN" in done.stdout and "stop-handoff.py is a directory" in done.stdout
+
+
 def test_a_broken_budget_hook_in_the_source_is_one_line_exit_1(installer, project):
     write(installer.source_file("hooks/context-budget.py"), "def budget_points(:\n")
     done = installer.run("--check", project)

@@ -147,6 +147,7 @@ def test_uninstall_round_trip_leaves_tracked_files_as_they_were(installer, repo)
         assert after[rel][:2] == state[:2], rel
     assert read(path_in(repo, ".claude/session-state.md")) == b"# Session state\nworking on X\n"
     assert "  keep     memory/ (your memory; never removed)" in done.stdout
+    assert "  keep     .claude/session-state.md (your handoff; never removed)" in done.stdout
     assert "  removed  .claude/hooks (now empty)" in done.stdout
     assert not os.path.exists(path_in(repo, ".claudeignore"))
 
@@ -238,3 +239,22 @@ def test_dry_run_still_refuses_what_the_real_run_would_refuse(installer, project
     write(path_in(project, ".claude/settings.json"), "[1,")
     done = installer.run("--project", project, "--dry-run")
     assert done.returncode == 1 and "not valid JSON" in done.stderr
+
+
+def test_uninstall_removes_a_symlinked_baseline_but_not_its_target(installer, project, tmp_path):
+    installer.ok("--project", project)
+    target = tmp_path / "dotfile"
+    target.write_text("precious\n")
+    os.symlink(str(target), path_in(project, ".claude/hooks/.session-baseline"))
+    installer.ok("--uninstall", project)
+    assert not os.path.lexists(path_in(project, ".claude/hooks/.session-baseline"))
+    assert target.read_text() == "precious\n"
+
+
+def test_uninstall_leaves_a_group_the_user_left_empty(installer, project):
+    user = {"hooks": {"Stop": [{"hooks": []}]}}
+    write(path_in(project, ".claude/settings.json"), json.dumps(user, indent=2) + "\n")
+    installer.ok("--project", project)
+    installer.ok("--uninstall", project)
+    assert read(path_in(project, ".claude/settings.json")).decode("utf-8") == \
+        json.dumps(user, indent=2) + "\n"
