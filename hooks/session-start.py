@@ -157,7 +157,7 @@ def describe_status_entry(entry):
 def record_baseline(guard, project, hook_input, head, raw_status):
     """Snapshot the repository for this session's Stop hook. A resume or a compaction continues
     a session, so its baseline stays: work done before a compaction still counts at the stop."""
-    path = guard["baseline_path"](project, guard["text_field"](hook_input, "session_id"))
+    path = guard["baseline_path"](project, text_field(hook_input, "session_id"))
     continues_session = hook_input.get("source") in ("resume", "compact")
     if continues_session and regular_file_info(path) is not None:
         return
@@ -203,32 +203,25 @@ class Section:
 def strip_html_comments(text):
     """Remove comment text only: an inline comment leaves the rest of its line, a block
     disappears, an unclosed '<!--' is kept as text (it would otherwise hide everything after
-    it), and markers inside `code spans` are not comments."""
+    it), and markers inside `code spans` are not comments. Jumps from marker to marker, so a
+    large index costs a few string searches, not a loop over its characters."""
     kept = []
     position = 0
-    length = len(text)
-    while position < length:
-        char = text[position]
-        if char == "`":
-            run_end = position
-            while run_end < length and text[run_end] == "`":
-                run_end += 1
-            fence = text[position:run_end]
-            line_end = text.find("\n", run_end)
-            close = text.find(fence, run_end, length if line_end < 0 else line_end)
-            stop = close + len(fence) if close >= 0 else run_end
-            kept.append(text[position:stop])
-            position = stop
-        elif text.startswith("<!--", position):
-            close = text.find("-->", position + 4)
-            if close < 0:
-                kept.append(text[position:])
-                break
-            kept.append("\0")  # marks a line that held a comment
-            position = close + 3
-        else:
-            kept.append(char)
-            position += 1
+    while True:
+        opener = text.find("<!--", position)
+        tick = text.find("`", position, opener if opener >= 0 else 0)
+        if opener < 0:
+            kept.append(text[position:])
+            break
+        if tick >= 0:
+            position = skip_code_span(text, position, tick, kept)
+            continue
+        close = text.find("-->", opener + 4)
+        if close < 0:
+            kept.append(text[position:])
+            break
+        kept.append(text[position:opener] + "\0")  # \0 marks a line that held a comment
+        position = close + 3
     lines = []
     for line in "".join(kept).split("\n"):
         if "\0" in line:
@@ -237,6 +230,18 @@ def strip_html_comments(text):
                 continue
         lines.append(line.rstrip())
     return lines
+
+
+def skip_code_span(text, position, tick, kept):
+    """Copy text up to the end of the code span opening at `tick`; return where to go on."""
+    run_end = tick
+    while text.startswith("`", run_end):
+        run_end += 1
+    line_end = text.find("\n", run_end)
+    close = text.find(text[tick:run_end], run_end, line_end if line_end >= 0 else len(text))
+    stop = close + (run_end - tick) if close >= 0 else run_end
+    kept.append(text[position:stop])
+    return stop
 
 
 def clipped(line):
@@ -285,7 +290,7 @@ def handoff_section(project, now):
 
 def harness_length(text):
     """Length as the harness counts it: UTF-16 code units, so characters outside the BMP count twice."""
-    return len(text) + sum(1 for c in text if ord(c) > 0xFFFF)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def assemble(report_lines, pruned, sections, closing):
@@ -324,7 +329,8 @@ def cut_to_fit(sections, room):
 
 def injection(points, pruned, sections):
     closing = "Start with /catchup before answering the first prompt."
-    text = assemble(points and format_report(points).split("\n"), pruned, sections, closing)
+    report_lines = format_report(points).split("\n") if points else []
+    text = assemble(report_lines, pruned, sections, closing)
     if harness_length(text) <= INJECTION_LIMIT:
         return text
     points = points + ["- The session-start injection would be %d characters, over the harness's "
