@@ -14,7 +14,11 @@ What it promises
 ----------------
 * Nothing the user wrote is lost. `memory/`, the session-state file, the user's
   settings keys, hooks and permissions, and the user's `.gitignore` lines are
-  never overwritten, not even with `--force`.
+  never overwritten, not even with `--force`, which replaces only the
+  installer's own files (hooks and commands). What lies between the protocol's
+  marker lines (in `.gitignore` and the global CLAUDE.md) is the installer's.
+* --uninstall removes only what --project created: a command the user edited
+  stays, and so do `memory/` and the session-state file.
 * Everything is checked before anything is written. An invalid settings.json,
   a symbolic link where a file would be written, or a damaged marker block stops
   the run with one line on stderr, and no file is changed.
@@ -45,8 +49,9 @@ Git
 ---
 Hooks already tracked in git's index (added or committed) are marked 100755 in
 the index, because a hook committed without its executable bit breaks every
-fresh clone on Linux and macOS. New hooks are never staged: the script prints a
-note instead, and a later `--update` marks them once the user has added them.
+fresh clone on Linux and macOS. New hooks are never staged into the user's
+index: the script prints the `git add --chmod=+x` line to run instead, and any
+later --project or --update fixes a hook that was added without the bit.
 
 The source files are found next to the real path of this script, so it may be
 run through a symbolic link to a clone.
