@@ -167,17 +167,17 @@ def record_baseline(guard, project, hook_input, head, raw_status):
 
 
 def forget_stale_baselines(current, shared_path):
-    """Baselines of sessions that ended long ago, and temporary files a crash left behind."""
+    """Baselines of sessions that ended long ago, and temporary files a crash left behind
+    (they share the baselines' name prefix)."""
     folder = os.path.dirname(current)
-    shared = os.path.basename(shared_path)
+    prefix = os.path.basename(shared_path) + "."
     cutoff = time.time() - BASELINE_RETENTION_SECONDS
     try:
         entries = list(os.scandir(folder))
     except OSError:
         return
     for entry in entries:
-        ours = entry.name.startswith(shared + ".") or entry.name.startswith("." + shared)
-        if not ours or entry.path == current:
+        if not entry.name.startswith(prefix) or entry.path == current:
             continue
         try:
             if entry.stat(follow_symlinks=False).st_mtime < cutoff:

@@ -201,7 +201,7 @@ def write_inside_claude_folder(project, path, data):
     real_folder = os.path.realpath(folder)
     if real_folder != allowed and not real_folder.startswith(allowed + os.sep):
         return False
-    temporary = os.path.join(folder, ".%s.%d.tmp" % (os.path.basename(path), os.getpid()))
+    temporary = "%s.%d.tmp" % (path, os.getpid())  # matches the git-ignored baseline pattern
     try:
         os.makedirs(folder, exist_ok=True)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
@@ -363,10 +363,9 @@ def hook_file_prefixes(project, top):
     real_project = os.path.realpath(project)
     state = os.path.join(real_project, os.environ.get("MCP_SESSION_STATE") or DEFAULT_STATE)
     baseline = os.path.join(real_project, os.environ.get("MCP_BASELINE") or DEFAULT_BASELINE)
-    temporary = os.path.join(os.path.dirname(baseline), "." + os.path.basename(baseline))
     try:
         return tuple(os.fsencode(os.path.relpath(path, top).replace(os.sep, "/"))
-                     for path in (state, baseline, temporary))
+                     for path in (state, baseline))
     except ValueError:  # another drive on Windows: nothing of ours can be in this work tree
         return ()
 
