@@ -5,7 +5,7 @@ import os
 import time
 
 from installtools import (  # noqa: F401
-    HOOKS, installer, make_repo, path_in, project, read, snapshot, write,
+    installer, make_repo, path_in, project, read, snapshot, write,
 )
 
 

@@ -51,9 +51,10 @@ def hook_input(project, event, **extra):
     return payload
 
 
-def test_the_wired_hooks_work_as_the_harness_runs_them(installer, tmp_path):
+@pytest.mark.parametrize("folder", ["my project (v2)", "it's $HOME & `pwd`; \"quoted\""])
+def test_the_wired_hooks_work_as_the_harness_runs_them(installer, tmp_path, folder):
     env = installer.env
-    project = make_repo(str(tmp_path / "my project (v2)"), env,
+    project = make_repo(str(tmp_path / folder), env,
                         {"README.md": "# demo\n", "src/app.py": "print('hi')\n"})
     installer.ok("--project", project, "--python", shlex.quote(sys.executable))
     with open(path_in(project, "memory/MEMORY.md"), "a", encoding="utf-8") as handle:

@@ -6,7 +6,7 @@ import os
 import pytest
 
 from installtools import (  # noqa: F401
-    COMMANDS, HOOKS, expected_settings, git, installer, path_in, project, read, repo,
+    COMMANDS, expected_settings, git, installer, path_in, project, read, repo,
     settings_of, snapshot, template_text, write,
 )
 
