@@ -1,0 +1,402 @@
+#!/usr/bin/env python3
+"""session-start: the read path. Runs at every session start, resume, /clear and compaction.
+
+Why it exists: a fresh context window remembers nothing, and a context problem cannot be seen
+from inside the session that has it. Whatever this hook prints is in the agent's context before
+the first turn, at no tool call: the budget report, recent git history, the memory index and the
+last handoff.
+
+What it promises:
+- Exit status 0 on every path, and no traceback, whatever it is given.
+- The injection never exceeds the harness's 10,000-character limit: when it would, the budget
+  report and instructions stay first, the rest is cut at line boundaries, and the cut says which
+  file holds the whole text (and counts as a budget point).
+- Its siblings do their own parts in-process, loaded by path: prune-worktrees.py prunes merged
+  agent worktrees first (and what it pruned is shown), context-budget.py weighs the budgets,
+  and stop-handoff.py reads the hook input, runs the git reads and defines the baseline. A
+  sibling that is missing or broken costs only its own part of the injection.
+- It records this session's baseline, so the Stop hook can tell whether the session did work.
+  The baseline is keyed by session_id, so sessions sharing a checkout never erase each other's
+  evidence, and a resume or compaction keeps the baseline of the session it continues.
+- It writes only that baseline, only inside the project's .claude/ folder of a git repository,
+  atomically, and never through a symlink. Git runs without optional locks and without the
+  repository's fsmonitor program.
+
+Standard library only; Python 3.8 or newer; runs as `python3 -I -S session-start.py`.
+Configuration: CLAUDE_PROJECT_DIR, MCP_MEMORY_INDEX (memory/MEMORY.md), MCP_SESSION_STATE
+(.claude/session-state.md), MCP_BASELINE (.claude/hooks/.session-baseline), MCP_WORKTREE_DIR
+(.claude/worktrees), and every variable context-budget.py and prune-worktrees.py read.
+"""
+import os
+import stat
+import sys
+import time
+
+HOOK_DIR = os.path.dirname(os.path.abspath(__file__))
+INJECTION_LIMIT = 10000
+STATE_EXCERPT_LINES = 40
+STATUS_LINES = 15
+DISPLAY_LINE_CHARS = 300
+STALE_HANDOFF_DAYS = 2
+BASELINE_RETENTION_SECONDS = 7 * 86400
+READ_LIMIT = 256 * 1024  # far more than 10,000 characters, even after comments are removed
+DEFAULT_INDEX = "memory/MEMORY.md"
+DEFAULT_STATE = ".claude/session-state.md"
+DEFAULT_WORKTREE_DIR = ".claude/worktrees"
+
+
+# --- project and paths --------------------------------------------------------------------
+
+def project_dir():
+    try:
+        path = os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
+    except OSError:
+        return None
+    return os.path.abspath(path) if os.path.isdir(path) else None
+
+
+def setting_path(project, name, default):
+    return os.path.join(project, os.environ.get(name) or default)
+
+
+def shown_path(project, path):
+    try:
+        relative = os.path.relpath(path, project)
+    except ValueError:
+        return path
+    return path if relative.startswith(os.pardir) else relative.replace(os.sep, "/")
+
+
+def text_field(hook_input, name):
+    value = hook_input.get(name)
+    return value if isinstance(value, str) and value and "\0" not in value else None
+
+
+def regular_file_info(path):
+    """stat of a regular file, or None: a FIFO, a folder or a dangling link is never opened."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return info if stat.S_ISREG(info.st_mode) else None
+
+
+def read_text_head(path, limit=READ_LIMIT):
+    if regular_file_info(path) is None:
+        return None
+    try:
+        with open(path, "rb") as stream:
+            return stream.read(limit).decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+# --- siblings, loaded in-process ----------------------------------------------------------
+
+def load_sibling(file_name):
+    """A sibling hook file as a module, loaded by path: under `python -I` the hook folder is
+    not on sys.path, and nothing there may shadow the standard library. Its bytecode is cached
+    in __pycache__ beside it (git-ignored), which saves compiling it at every start; a
+    __pycache__ that is a symlink is never written through."""
+    path = os.path.join(HOOK_DIR, file_name)
+    name = "mcp_" + file_name[:-len(".py")].replace("-", "_")
+    try:
+        from importlib.machinery import SourceFileLoader
+        if os.path.islink(os.path.join(HOOK_DIR, "__pycache__")):
+            sys.dont_write_bytecode = True
+        module = type(sys)(name)
+        module.__file__ = path
+        SourceFileLoader(name, path).exec_module(module)
+    except Exception:
+        return None
+    return vars(module)
+
+
+def prune_worktrees(project, session_dirs):
+    """Lines saying what was pruned; the pruner is loaded only when there is a folder to prune."""
+    if not os.path.isdir(setting_path(project, "MCP_WORKTREE_DIR", DEFAULT_WORKTREE_DIR)):
+        return []
+    pruner = load_sibling("prune-worktrees.py")
+    if pruner is None:
+        return []
+    try:
+        return pruner["prune"](project, os.environ, session_dirs)
+    except Exception:
+        return []
+
+
+def budget_points(project, transcript):
+    budget = load_sibling("context-budget.py")
+    if budget is None:
+        return []
+    env = dict(os.environ)
+    if transcript:
+        env["MCP_TRANSCRIPT_PATH"] = transcript
+    try:
+        return list(budget["budget_points"](project, env))
+    except Exception:
+        return []
+
+
+def format_report(points):
+    return "## Context budget — over on %d point(s)\n%s" % (len(points), "\n".join(points))
+
+
+# --- git ---------------------------------------------------------------------------------
+
+def describe_status_entry(entry):
+    code, path, original = entry
+    name = path.decode("utf-8", "replace")
+    if original is not None:
+        name = "%s -> %s" % (original.decode("utf-8", "replace"), name)
+    return "%s %s" % (code, name)
+
+
+# --- the baseline -------------------------------------------------------------------------
+
+def record_baseline(guard, project, hook_input, head, raw_status):
+    """Snapshot the repository for this session's Stop hook. A resume or a compaction continues
+    a session, so its baseline stays: work done before a compaction still counts at the stop."""
+    path = guard["baseline_path"](project, text_field(hook_input, "session_id"))
+    continues_session = hook_input.get("source") in ("resume", "compact")
+    if continues_session and regular_file_info(path) is not None:
+        return
+    state = guard["repository_state"](project, head, raw_status)
+    if guard["write_inside_claude_folder"](project, path, state):
+        forget_stale_baselines(path, guard["baseline_path"](project, None))
+
+
+def forget_stale_baselines(current, shared_path):
+    """Baselines of sessions that ended long ago, and temporary files a crash left behind
+    (they share the baselines' name prefix)."""
+    folder = os.path.dirname(current)
+    prefix = os.path.basename(shared_path) + "."
+    cutoff = time.time() - BASELINE_RETENTION_SECONDS
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.name.startswith(prefix) or entry.path == current:
+            continue
+        try:
+            if entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                os.unlink(entry.path)
+        except OSError:
+            pass
+
+
+# --- the injection ------------------------------------------------------------------------
+
+class Section:
+    """A titled block of the injection. When the injection must be cut, sections with a lower
+    `keep_order` get their room first."""
+
+    def __init__(self, title, lines, source, keep_order, notes=()):
+        self.title = title
+        self.lines = lines
+        self.source = source
+        self.keep_order = keep_order
+        self.notes = list(notes)
+
+
+def strip_html_comments(text):
+    """Remove comment text only: an inline comment leaves the rest of its line, a block
+    disappears, an unclosed '<!--' is kept as text (it would otherwise hide everything after
+    it), and markers inside `code spans` are not comments. Jumps from marker to marker, so a
+    large index costs a few string searches, not a loop over its characters."""
+    kept = []
+    position = 0
+    while True:
+        opener = text.find("<!--", position)
+        tick = text.find("`", position, opener if opener >= 0 else 0)
+        if opener < 0:
+            kept.append(text[position:])
+            break
+        if tick >= 0:
+            position = skip_code_span(text, position, tick, kept)
+            continue
+        close = text.find("-->", opener + 4)
+        if close < 0:
+            kept.append(text[position:])
+            break
+        kept.append(text[position:opener] + "\0")  # \0 marks a line that held a comment
+        position = close + 3
+    lines = []
+    for line in "".join(kept).split("\n"):
+        if "\0" in line:
+            line = line.replace("\0", "")
+            if not line.strip():
+                continue
+        lines.append(line.rstrip())
+    return lines
+
+
+def skip_code_span(text, position, tick, kept):
+    """Copy text up to the end of the code span opening at `tick`; return where to go on."""
+    run_end = tick
+    while text.startswith("`", run_end):
+        run_end += 1
+    line_end = text.find("\n", run_end)
+    close = text.find(text[tick:run_end], run_end, line_end if line_end >= 0 else len(text))
+    stop = close + (run_end - tick) if close >= 0 else run_end
+    kept.append(text[position:stop])
+    return stop
+
+
+def clipped(line):
+    printable = "".join(c if c >= " " or c == "\t" else "?" for c in line)
+    return printable if len(printable) <= DISPLAY_LINE_CHARS else printable[:DISPLAY_LINE_CHARS] + "…"
+
+
+def git_section(commits, status_lines):
+    lines = [clipped(line) for line in commits]
+    lines += [clipped(line) for line in status_lines[:STATUS_LINES]]
+    if len(status_lines) > STATUS_LINES:
+        lines.append("… and %d more changed paths (git status)" % (len(status_lines) - STATUS_LINES))
+    return Section("## Git", lines, "git log and git status", keep_order=1)
+
+
+def index_section(project):
+    path = setting_path(project, "MCP_MEMORY_INDEX", DEFAULT_INDEX)
+    text = read_text_head(path)
+    if text is None:
+        return None
+    shown = shown_path(project, path)
+    title = "## Memory index (%s — shared, committed; HTML comments omitted)" % shown
+    while text.endswith("\n"):
+        text = text[:-1]
+    return Section(title, strip_html_comments(text), shown, keep_order=2)
+
+
+def handoff_section(project, now):
+    path = setting_path(project, "MCP_SESSION_STATE", DEFAULT_STATE)
+    info = regular_file_info(path)
+    text = read_text_head(path) if info else None
+    if text is None:
+        return None
+    shown = shown_path(project, path)
+    title = "## Last handoff (%s — local to this machine, first %d lines)" % (shown, STATE_EXCERPT_LINES)
+    lines = strip_html_comments(text)[:STATE_EXCERPT_LINES]
+    while lines and not lines[-1].strip():
+        lines.pop()
+    age_days = int((now - info.st_mtime) // 86400)
+    notes = []
+    if age_days >= STALE_HANDOFF_DAYS:
+        notes.append("WARNING: the handoff above is %d days old. Commits made since then are not "
+                     "in it: where it and `git log` disagree, trust git log." % age_days)
+    return Section(title, [clipped(line) for line in lines], shown, keep_order=0, notes=notes)
+
+
+def harness_length(text):
+    """Length as the harness counts it: UTF-16 code units, so characters outside the BMP count twice."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def assemble(report_lines, pruned, sections, closing):
+    lines = ["<project-memory source=\"SessionStart hook\">"]
+    if report_lines:
+        lines += report_lines + ["", "Tell the user about the budget report above in one line "
+                                     "before the first answer: a context problem is invisible from "
+                                     "inside the session that has it.", ""]
+    lines += pruned
+    for section in sections:
+        if lines[-1:] != [""] and len(lines) > 1:
+            lines.append("")
+        lines += [section.title] + section.lines + ([""] + section.notes if section.notes else [])
+    lines += ["", closing, "</project-memory>"]
+    return "\n".join(lines) + "\n"
+
+
+def cut_to_fit(sections, room):
+    """Give each section whole lines while room lasts: the handoff first, then git, then the
+    index, which is the file that grows and the one the agent can open itself."""
+    for section in sorted(sections, key=lambda s: s.keep_order):
+        notice = "[cut here: the injection limit is %d characters; read %s in full]" % (
+            INJECTION_LIMIT, section.source)
+        kept = []
+        for line in section.lines:
+            cost = harness_length(line) + 1
+            if cost > room - harness_length(notice) - 1:
+                kept.append(notice)
+                room -= harness_length(notice) + 1
+                break
+            kept.append(line)
+            room -= cost
+        section.lines = kept
+        room -= sum(harness_length(note) + 1 for note in section.notes)
+
+
+def injection(points, pruned, sections):
+    closing = "Start with /catchup before answering the first prompt."
+    report_lines = format_report(points).split("\n") if points else []
+    text = assemble(report_lines, pruned, sections, closing)
+    if harness_length(text) <= INJECTION_LIMIT:
+        return text
+    points = points + ["- The session-start injection would be %d characters, over the harness's "
+                       "limit of %d, beyond which the agent sees only a short preview. It was cut "
+                       "as marked below; shrink the memory index with /dream."
+                       % (harness_length(text), INJECTION_LIMIT)]
+    report_lines = format_report(points).split("\n")
+    frame = assemble(report_lines, pruned,
+                     [Section(s.title, [], s.source, s.keep_order, s.notes) for s in sections], closing)
+    cut_to_fit(sections, INJECTION_LIMIT - harness_length(frame))
+    text = assemble(report_lines, pruned, sections, closing)
+    while harness_length(text) > INJECTION_LIMIT:  # a last resort the sections above never reach
+        text = text[:text.rstrip("\n").rfind("\n") + 1]
+    return text
+
+
+# --- main -----------------------------------------------------------------------------------
+
+def write_stdout(text):
+    try:
+        sys.stdout.buffer.write(text.encode("utf-8"))
+        sys.stdout.buffer.flush()
+    except (OSError, ValueError, AttributeError):
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+        except OSError:
+            pass
+
+
+def read_path(project, guard, hook_input, pruned=(), record=True):
+    """The injection for a session starting now; with `record`, also its baseline. `guard` is
+    the loaded stop-handoff.py, or None when it is missing: then there is no git section."""
+    git_reads = guard["start_commands"](guard["repository_reads"](project)) if guard else None
+    points = budget_points(project, text_field(hook_input, "transcript_path"))
+    facts = guard["repository_facts"](guard["finish_commands"](git_reads)) if guard else None
+    sections = []
+    if facts is not None:
+        head, commits, raw_status = facts
+        if record:
+            record_baseline(guard, project, hook_input, head, raw_status)
+        entries = guard["status_entries"](raw_status)
+        sections.append(git_section(commits, [describe_status_entry(e) for e in entries]))
+    sections += [s for s in (index_section(project), handoff_section(project, time.time())) if s]
+    return injection(points, list(pruned), sections)
+
+
+def preview_injection(project):
+    """What a session starting now would be shown, with nothing pruned or recorded: for
+    install.py --check, which weighs everything that loads before the first turn."""
+    return read_path(project, load_sibling("stop-handoff.py"), {}, record=False)
+
+
+def main():
+    project = project_dir()
+    if project is None:
+        return
+    guard = load_sibling("stop-handoff.py")
+    hook_input = guard["read_hook_input"]() if guard else {}
+    cwd = text_field(hook_input, "cwd")
+    pruned = prune_worktrees(project, [cwd] if cwd else [])
+    write_stdout(read_path(project, guard, hook_input, pruned))
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except BaseException:  # the read path must never take the session down
+        pass
+    sys.exit(0)
