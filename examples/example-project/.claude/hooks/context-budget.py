@@ -1087,10 +1087,12 @@ def check_citations(project, citations, findings):
                      "update the fact to the current path, or delete it if it no longer holds")
 
 
-def newest_commits(project, paths, since):
-    """{cited path: (hash, date, subject)} of the newest commit touching each path (or anything
-    under it, for a folder), from ONE `git log` bounded by the oldest date any fact needs.
-    None when git or its history is not available."""
+def newest_commits(project, pairs, since):
+    """{(cited path, memory file): (hash, date, subject)}: the newest commit that touched the
+    path (or anything under it, for a folder) without touching the memory file that cites it.
+    A commit that changed both is taken as one whose author had the fact in front of them.
+    All from ONE `git log`, bounded by the oldest date any fact needs; None when git or its
+    history is not available."""
     import datetime
     import subprocess
     bound = datetime.date(int(since[:4]), int(since[5:7]), int(since[8:10])) - datetime.timedelta(1)
@@ -1103,7 +1105,9 @@ def newest_commits(project, paths, since):
         return None
     if done.returncode != 0:
         return None
-    wanted = set(paths)
+    citing = {}
+    for cited, memory in pairs:
+        citing.setdefault(cited, set()).add(memory)
     newest = {}
     for record in done.stdout.decode("utf-8", "replace").split("\x1e")[1:]:
         header, _, names = record.partition("\n")
@@ -1111,11 +1115,13 @@ def newest_commits(project, paths, since):
         if len(fields) < 3:
             continue
         commit = (fields[0], fields[1][:10], fields[2])
-        for name in names.split("\n"):
-            for prefix in path_and_folders(name.strip()):
-                if prefix in wanted and prefix not in newest:
-                    newest[prefix] = commit
-        if len(newest) == len(wanted):
+        touched = set(name.strip() for name in names.split("\n") if name.strip())
+        for name in touched:
+            for cited in path_and_folders(name):
+                for memory in citing.get(cited, ()):
+                    if memory not in touched:
+                        newest.setdefault((cited, memory), commit)
+        if len(newest) == len(pairs):
             break
     return newest
 
@@ -1130,12 +1136,14 @@ def check_dated_facts(project, citations, findings):
     dated = [c for c in citations if c.date and os.path.exists(os.path.join(project, c.path))]
     if not dated:
         return {"dated_facts": 0, "git": "not needed"}
-    newest = newest_commits(project, set(c.path for c in dated), min(c.date for c in dated))
+    memory_of = dict((c, inside_project(project, c.memory.path)) for c in dated)
+    pairs = set((c.path, memory_of[c]) for c in dated)
+    newest = newest_commits(project, pairs, min(c.date for c in dated))
     if newest is None:
         return {"dated_facts": len(dated), "git": "unavailable"}
     reported = set()
     for citation in dated:
-        commit = newest.get(citation.path)
+        commit = newest.get((citation.path, memory_of[citation]))
         key = (citation.memory.path, citation.line, citation.path)
         if commit is None or commit[1] <= citation.date or key in reported:
             continue
@@ -1436,6 +1444,8 @@ def format_health(health, at_most=NAMED_AT_MOST, skip_session_start=True):
         lines.append("## Memory health — %s%s" % (
             ", ".join("%d %s" % (n, "warning(s)" if s == "warning" else s) for s, n in counts if n),
             " (and %d in the budget report above)" % elsewhere if elsewhere else ""))
+        if health["index"]:
+            lines.append("  %s" % describe_index(health["index"], health["topic_files"]))
         by_check = {}
         for finding in shown:
             by_check.setdefault(finding["check"], []).append(finding)
@@ -1449,6 +1459,13 @@ def format_health(health, at_most=NAMED_AT_MOST, skip_session_start=True):
                              % (len(group) - at_most, check))
     lines += format_load(health["load"])
     return "\n".join(lines) + "\n"
+
+
+def describe_index(index, topic_files):
+    return ("%s: %d lines: %d pointer line(s), %d other content line(s), %d line(s) of history "
+            "in comments; %d topic file(s) beside it" % (
+                index["file"], index["lines"], index["pointer_lines"], index["other_lines"],
+                index["hidden_history_lines"], topic_files))
 
 
 def format_load(load):

@@ -1,0 +1,54 @@
+"""The README's quick start must work on a fresh clone: its first command runs against the
+shipped example, its second is the Test section's command, which .ci/run runs."""
+import os
+import re
+import subprocess
+import sys
+
+from installtools import REPO, sealed_env
+
+README = os.path.join(REPO, "README.md")
+
+
+def section(title):
+    with open(README, encoding="utf-8") as handle:
+        text = handle.read()
+    match = re.search(r"^## " + re.escape(title) + r"\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+    assert match, "README has no '## {}' section".format(title)
+    return match.group(1)
+
+
+def first_code_block(body):
+    match = re.search(r"^```[^\n]*\n(.*?)^```\s*$", body, re.M | re.S)
+    assert match, "no code block"
+    return [line.strip() for line in match.group(1).splitlines() if line.strip()]
+
+
+def quick_start():
+    commands = first_code_block(section("Quick start"))
+    assert len(commands) == 2, commands
+    return commands
+
+
+def test_quick_start_has_exactly_two_commands_and_the_second_is_the_test_command():
+    check, tests = quick_start()
+    assert first_code_block(section("Test")) == [tests]
+    assert tests == "python3 -m pip install -r requirements-dev.txt && python3 -m pytest"
+    with open(os.path.join(REPO, ".ci", "run"), encoding="utf-8") as handle:
+        ci = handle.read()
+    ci_commands = [line.strip() for line in ci.splitlines() if "pytest" in line and not line.startswith("#")]
+    assert ci_commands, ".ci/run runs no pytest"
+    # .ci/run may quieten pip with -q; otherwise it is the same command
+    assert [c.replace("pip install -q ", "pip install ") for c in ci_commands] == [tests]
+
+
+def test_quick_start_first_command_runs_against_the_example(tmp_path):
+    check, _ = quick_start()
+    assert check == "python3 install.py --check examples/example-project"
+    argv = check.split()
+    assert argv[0] == "python3"
+    done = subprocess.run([sys.executable] + argv[1:], cwd=REPO, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True,
+                          env=sealed_env(str(tmp_path / "home")))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("ok:"), done.stdout
