@@ -35,13 +35,15 @@ Modes (exactly one)
   --update DIR      bring an installed DIR up to this version
   --uninstall DIR   remove what --project added; memory/ and the handoff stay
   --global          add the protocol section to the user's CLAUDE.md
-  --check [DIR]     budgets, hooks, wiring and drift for DIR (default ".")
+  --check [DIR]     budgets, memory health, hooks, wiring and drift for DIR (default ".")
+  --check --json [DIR]         the same as one JSON document, for scripts and CI
   --check --recursive [ROOT]   the same for every git repository under ROOT
 
 Exit codes (stable)
 -------------------
-  0  done, or the check found nothing
-  1  the check found something, or a step was refused or failed
+  0  done, or the check found nothing worse than memory-health warnings
+  1  the check found something over budget, broken, drifted, unwired or not
+     installed, or a step was refused or failed
   2  usage error: unknown option, two modes, missing or non-directory target
   130 interrupted
 
@@ -159,11 +161,13 @@ modes (exactly one):
   --uninstall DIR      remove what --project added (never memory/ or the handoff)
   --global             add the protocol section to ~/.claude/CLAUDE.md
                        ($CLAUDE_CONFIG_DIR/CLAUDE.md when that is set)
-  --check [DIR]        report budgets, and whether the hooks are installed,
-                       wired and current in DIR (default: .)
+  --check [DIR]        report budgets, memory health, what loads before the
+                       first turn, and whether the hooks are installed, wired
+                       and current in DIR (default: .)
 
 options:
   --recursive          with --check: every git repository under DIR, worst first
+  --json               with --check DIR: the whole report as JSON
   --dry-run            print what would change; change nothing
   --force              with --project/--update: replace hooks and commands that
                        differ, including commands you edited (never memory/,
@@ -174,7 +178,11 @@ options:
   --version            show the version and exit
 
 exit codes: 0 ok; 1 the check found something, or a step was refused or
-failed; 2 usage error.
+failed; 2 usage error. Broken memory (a dead pointer, an unclosed comment,
+auto memory past the harness's cap, a cited path that no longer exists) and
+anything over budget exit 1; memory-health warnings (possibly stale facts,
+orphans, duplicates, history in comments, missing dates or feedback parts)
+are printed but exit 0.
 """
 
 
@@ -906,11 +914,14 @@ def plan_global(source):
 
 # -------------------------------------------------------------------- check
 
-RANKS = {"broken": 4, "over": 3, "drift": 2, "unwired": 2, "missing": 1}
+RANKS = {"broken": 4, "over": 3, "drift": 2, "unwired": 2, "missing": 1, "warn": 0}
 LABELS = {"broken": "BROKEN", "over": "OVER", "drift": "DRIFT", "unwired": "UNWIRED",
-          "missing": "NONE", None: "ok"}
+          "missing": "NONE", "warn": "WARN", None: "ok"}
 SUMMARY_WORDS = {"broken": "broken", "over": "over budget", "drift": "drifted",
-                 "unwired": "not wired", "missing": "without the protocol", None: "ok"}
+                 "unwired": "not wired", "missing": "without the protocol",
+                 "warn": "with warnings", None: "ok"}
+# Memory-health severities as check findings; a warning alone does not fail the check.
+HEALTH_KINDS = (("broken", "broken"), ("over", "over"), ("warning", "warn"))
 
 
 class Finding(object):
@@ -936,7 +947,7 @@ def load_budget_module(source):
 
 
 def inspect_project(source, budget, project):
-    """(findings, budget report) for one project."""
+    """(findings, budget points) for one project."""
     try:
         findings = hook_findings(source, project)
     except Refusal as error:
@@ -944,10 +955,31 @@ def inspect_project(source, budget, project):
     try:
         points = list(budget.budget_points(project, os.environ))
     except Exception as error:  # one unreadable project must not stop a whole estate
-        return findings + [Finding("broken", "budget check failed: {}".format(error))], ""
+        return findings + [Finding("broken", "budget check failed: {}".format(error))], []
     if points:
         findings.insert(0, Finding("over", "over budget on {} point(s)".format(len(points))))
-    return findings, budget.format_report(points) if points else ""
+    return findings, points
+
+
+def inspect_memory(budget, project):
+    """(findings, report) from the hook file's memory_health(); the findings it shares with the
+    budget points (found at every session start) are counted there, not twice."""
+    health = getattr(budget, "memory_health", None)
+    if not callable(health):
+        return [], None
+    try:
+        report = health(project, os.environ)
+    except Exception as error:
+        return [Finding("broken", "memory health check failed: {}".format(error))], None
+    findings = []
+    for severity, kind in HEALTH_KINDS:
+        found = [item for item in report["findings"]
+                 if item["severity"] == severity and not item["at_session_start"]]
+        if found:
+            checks = sorted(set(item["check"] for item in found))
+            findings.append(Finding(kind, "memory health: {} {} ({})".format(
+                len(found), "warning(s)" if kind == "warn" else severity, ", ".join(checks))))
+    return findings, report
 
 
 def hook_findings(source, project):
@@ -974,9 +1006,19 @@ def worst_kind(findings):
     return max(kinds, key=RANKS.get) if kinds else None
 
 
-def check_one(source, project, out):
+def check_one(source, project, out, as_json=False):
     budget = load_budget_module(source)
-    findings, report = inspect_project(source, budget, project)
+    findings, points = inspect_project(source, budget, project)
+    memory_findings, health = inspect_memory(budget, project)
+    findings += memory_findings
+    code = EXIT_FINDINGS if any(finding.kind != "warn" for finding in findings) else EXIT_OK
+    if as_json:
+        out(json.dumps({
+            "project": project, "status": SUMMARY_WORDS[worst_kind(findings)], "exit": code,
+            "findings": [{"kind": finding.kind, "text": finding.text} for finding in findings],
+            "budget_points": points, "memory_health": health,
+        }, indent=2, ensure_ascii=False))
+        return code
     if not findings:
         out("ok: {} - hooks installed, wired and current; every budget within its limit".format(
             project))
@@ -984,13 +1026,15 @@ def check_one(source, project, out):
     out("{} - {} finding(s):".format(project, len(findings)))
     for finding in findings:
         out("  {:<8} {}".format(LABELS[finding.kind], finding.text))
-    if report:
-        out(report.rstrip("\n"))
+    if points:
+        out(budget.format_report(points).rstrip("\n"))
+    if health:
+        out(budget.format_health(health).rstrip("\n"))
     if any(finding.kind in ("drift", "unwired") for finding in findings):
         out("fix: python3 install.py --update {}".format(project))
     elif any(finding.kind == "missing" for finding in findings):
         out("fix: python3 install.py --project {}".format(project))
-    return EXIT_FINDINGS
+    return code
 
 
 def find_repositories(root):
@@ -1050,7 +1094,7 @@ class Parser(argparse.ArgumentParser):
 def parse_arguments(argv):
     parser = Parser(prog="install.py", add_help=False, allow_abbrev=False)
     for flag in ("--project", "--update", "--uninstall", "--global", "--check",
-                 "--recursive", "--dry-run", "--force", "--version"):
+                 "--recursive", "--json", "--dry-run", "--force", "--version"):
         parser.add_argument(flag, action="store_true")
     parser.add_argument("-h", "--help", action="store_true")
     parser.add_argument("--python")
@@ -1068,6 +1112,8 @@ def parse_arguments(argv):
     args.mode = modes[0]
     if args.recursive and args.mode != "check":
         raise UsageError("--recursive works only with --check")
+    if args.json and (args.mode != "check" or args.recursive):
+        raise UsageError("--json works only with --check DIR (not with --recursive)")
     if (args.force or args.python is not None) and args.mode not in ("project", "update"):
         raise UsageError("--force and --python work only with --project or --update")
     if args.python is not None and (not args.python.strip() or re.search(r'["\n\r]', args.python)):
@@ -1097,7 +1143,7 @@ def run(argv, out=print):
     if args.mode == "check":
         if args.recursive:
             return check_recursively(source, args.target, out)
-        return check_one(source, args.target, out)
+        return check_one(source, args.target, out, args.json)
     if args.mode == "global":
         plan = plan_global(source)
         heading = "protocol section for {}".format(os.path.join(*global_claude_md()))

@@ -212,7 +212,7 @@ def test_non_utf8_index_is_injected_without_crashing(project):
 # --- the 10,000-character limit -----------------------------------------------------------
 
 def test_large_index_is_cut_and_the_cut_is_reported(project_with_history):
-    write_lines(project_with_history / "memory" / "MEMORY.md", 2000, "- [Topic {i}](t{i}.md) — x")
+    write_lines(project_with_history / "memory" / "MEMORY.md", 2000, "- [Topic {i}](topic.md) — x")
     text = inject(project_with_history)
     assert harness_length(text) <= LIMIT
     assert "over on 2 point(s)" in text  # the 2,000-line index, and the cut itself
@@ -230,12 +230,12 @@ def test_characters_beyond_the_basic_plane_count_twice(project):
 
 def test_injection_of_exactly_the_limit_is_not_cut(project):
     index = project / "memory" / "MEMORY.md"
-    index.write_text("# I\n- [A](a.md) — x\n", encoding="utf-8")
+    index.write_text("# I\n- [A](topic.md) — x\n", encoding="utf-8")
     natural = harness_length(inject(project))
-    index.write_text("# I\n- [A](a.md) — x" + "y" * (LIMIT - natural) + "\n", encoding="utf-8")
+    index.write_text("# I\n- [A](topic.md) — x" + "y" * (LIMIT - natural) + "\n", encoding="utf-8")
     at_limit = inject(project)
     assert harness_length(at_limit) == LIMIT and "Context budget" not in at_limit
-    index.write_text("# I\n- [A](a.md) — x" + "y" * (LIMIT - natural + 1) + "\n", encoding="utf-8")
+    index.write_text("# I\n- [A](topic.md) — x" + "y" * (LIMIT - natural + 1) + "\n", encoding="utf-8")
     over = inject(project)
     assert "over on 1 point(s)" in over and "in full" in over
 
