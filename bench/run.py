@@ -79,6 +79,8 @@ def percentile(values, fraction):
 
 
 def summary(samples):
+    if not samples:
+        return {"median_ms": None, "p10_ms": None, "p90_ms": None, "mad_ms": None, "runs": 0}
     median = statistics.median(samples)
     return {
         "median_ms": round(median, 3),
@@ -185,8 +187,12 @@ def quiet_git(repo, *args, env=None):
     return done.stdout.decode("utf-8", "replace")
 
 
+TOPICS = 80
+
+
 def index_text(lines):
-    """An index of pointer lines, with an HTML comment block now and then, `lines` lines long."""
+    """An index of pointer lines, with an HTML comment block now and then, `lines` lines long.
+    Every pointer resolves (to one of TOPICS topic files): a long index, not a broken one."""
     out = ["# Project Memory Index"]
     number = 0
     while len(out) < lines:
@@ -195,7 +201,7 @@ def index_text(lines):
                     "and why; kept out of the injection -->"]
             continue
         out.append("- [Topic %d](topics/topic-%d.md) — how part %d works and where it lives"
-                   % (number, number, number))
+                   % (number, number % TOPICS, number))
         number += 1
     return "\n".join(out[:lines]) + "\n"
 
@@ -260,7 +266,7 @@ class Repository:
     def _build(self):
         path = self.path
         os.makedirs(path)
-        count = max(self.files - 12, 1)  # the protocol files below make up the rest
+        count = max(self.files - 12 - TOPICS, 1)  # the protocol files below make up the rest
         for number in range(count):
             folder = os.path.join("src", "pkg%03d" % (number // FILES_PER_FOLDER))
             if number % FILES_PER_FOLDER == 0:
@@ -277,8 +283,11 @@ class Repository:
             with open(os.path.join(memory, name), "w", encoding="utf-8") as stream:
                 stream.write(index_text(lines))
             self.indexes[lines] = "memory/" + name
-        with open(os.path.join(memory, "topic.md"), "w", encoding="utf-8") as stream:
-            stream.write("# Topic\n")
+        os.makedirs(os.path.join(memory, "topics"))
+        for number in range(TOPICS):
+            with open(os.path.join(memory, "topics", "topic-%d.md" % number), "w",
+                      encoding="utf-8") as stream:
+                stream.write("# Topic %d\n\nWhat part %d does.\n" % (number, number))
         with open(os.path.join(path, "CLAUDE.md"), "w", encoding="utf-8") as stream:
             stream.write("# Project\n" + "Instruction line for the agent.\n" * 60)
         with open(os.path.join(path, ".gitignore"), "w", encoding="utf-8") as stream:
@@ -362,8 +371,9 @@ class Case:
     """One thing to time on the current fixture: a hook with its input, or a floor."""
 
     def __init__(self, key, hook, label, steps, stale_state=True, target=None, base=None,
-                 fixture=None):
+                 fixture=None, inner=False):
         self.key = key
+        self.inner = inner  # the sample is the time the command reports on stdout
         self.hook = hook
         self.label = label
         self.steps = steps  # [(argv, env, stdin)] run one after the other, times summed
@@ -435,6 +445,15 @@ def build_cases(repo, python, phase, session_id="bench"):
             [(hook_argv("context-budget.py"), budget_env, b"")],
             target="context-budget", base=None if key == base_key else base_key,
             fixture=fixture(index, transcript)))
+    for index, transcript in variants:
+        budget_env = with_env(MCP_TRANSCRIPT_PATH=repo.ws.transcripts[transcript])
+        if index != 80:
+            budget_env["MCP_MEMORY_INDEX"] = repo.indexes[index]
+        cases.append(Case(
+            "budget-inproc:%d:%s" % (index, transcript), "context-budget (in-process)",
+            variant(index, transcript),
+            [([python, "-I", "-S", "-c", IN_PROCESS_BUDGET, os.path.join(hooks, "context-budget.py")],
+              budget_env, b"")], fixture=fixture(index, transcript), inner=True))
     cases.append(Case("stop-handoff:git", "stop-handoff", "must look at git (handoff stale)",
                       [(hook_argv("stop-handoff.py"), env, stop_input)],
                       target="stop-handoff (git)", fixture=fixture()))
@@ -448,6 +467,21 @@ def build_cases(repo, python, phase, session_id="bench"):
                       fixture=fixture()))
     prime = (hook_argv("session-start.py"), env, start_input(repo.ws.transcripts["1KB"], "bench-stop"))
     return cases, prime
+
+
+# budget_points() timed inside the interpreter: the check's own cost, without start-up. The module
+# is loaded by path as session-start.py loads it, so its bytecode comes from __pycache__.
+IN_PROCESS_BUDGET = """\
+import os, sys, time
+from importlib.machinery import SourceFileLoader
+path = sys.argv[1]
+module = type(sys)("mcp_context_budget")
+module.__file__ = path
+SourceFileLoader("mcp_context_budget", path).exec_module(module)
+started = time.perf_counter()
+module.budget_points(os.environ["CLAUDE_PROJECT_DIR"], os.environ)
+sys.stdout.write("%.4f" % ((time.perf_counter() - started) * 1000.0))
+"""
 
 
 def set_state_age(repo, stale):
@@ -473,6 +507,13 @@ def measure_phase(runner, repo, cases, prime, runs, warmup, rng):
                 total += elapsed
             if round_number < warmup:
                 continue
+            if case.inner:
+                try:
+                    total = float(out.decode("ascii"))
+                except ValueError:  # the check failed to run: no sample, keep its stderr
+                    case.stderr_tail = err[-300:]
+                    continue
+                out = b""
             case.samples.append(total)
             if not case.hook.startswith("floor"):
                 case.codes.add(code)
@@ -505,6 +546,12 @@ def evaluate(cases, phase_name, repo_label):
         floor_kind = "python+git" if floor is floor_git else "python"
         if case.hook.startswith("floor"):
             floor, floor_kind = stats, case.hook[len("floor ("):-1]
+        if case.inner or stats["median_ms"] is None:
+            row.update(floor_kind=None, floor_ms=None, ratio=None)
+            row["target"], row["pass"] = ("-", None) if stats["median_ms"] is not None \
+                else ("failed to run", False)
+            rows.append(row)
+            continue
         row["floor_kind"] = floor_kind
         row["floor_ms"] = floor["median_ms"]
         row["ratio"] = round(stats["median_ms"] / floor["median_ms"], 3) if floor["median_ms"] else None
@@ -540,10 +587,12 @@ def format_table(rows):
     for row in rows:
         result = "" if row["pass"] is None else ("pass" if row["pass"] else "MISS")
         inject = str(row.get("stdout_utf16_max", "")) if row["hook"] == "session-start" else ""
-        lines.append([row["hook"], row["fixture_label"], "%.1f" % row["median_ms"],
-                      "%.1f-%.1f" % (row["p10_ms"], row["p90_ms"]), "%.1f" % row["mad_ms"],
-                      "%.1f" % row["floor_ms"], "%.2f" % row["ratio"] if row["ratio"] else "",
-                      inject, row["target"], result])
+        def ms(value):
+            return "" if value is None else "%.2f" % value if value < 10 else "%.1f" % value
+        spread = "" if row["p10_ms"] is None else "%s-%s" % (ms(row["p10_ms"]), ms(row["p90_ms"]))
+        lines.append([row["hook"], row["fixture_label"], ms(row["median_ms"]), spread,
+                      ms(row["mad_ms"]), ms(row["floor_ms"]),
+                      "%.2f" % row["ratio"] if row["ratio"] else "", inject, row["target"], result])
     widths = [max(len(h), *(len(l[i]) for l in lines)) if lines else len(h)
               for i, h in enumerate(headers)]
     out = ["| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths)) + " |",
