@@ -1,0 +1,673 @@
+"""Memory health: every finding seen to fire and seen to stay silent, on memories built here.
+
+Three of the checks also run at every session start (dead pointers, an unclosed comment, the
+auto-memory cap) and appear there as budget points; the rest run only in install.py --check.
+"""
+import importlib.util
+import json
+import os
+import subprocess
+
+import pytest
+
+from conftest import HOOKS, clean_environment, make_repo, run_hook, write_lines
+from installtools import installer  # noqa: F401  (a fixture)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OLD = "2026-10-01T12:00:00+00:00"
+
+
+def load_hook():
+    spec = importlib.util.spec_from_file_location("mcp_context_budget_under_test",
+                                                  str(HOOKS / "context-budget.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+HOOK = load_hook()
+
+
+def encoded(path):
+    return "".join(c if c.isascii() and c.isalnum() else "-" for c in str(path))
+
+
+def write(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def commit(repo, message, date=OLD):
+    """Commit everything in the work tree with a fixed date, and return the short hash."""
+    env = clean_environment(repo.parent / "home")
+    env.update(GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
+    for args in (["add", "-A"], ["commit", "-q", "--allow-empty", "-m", message]):
+        subprocess.run(["git", "-C", str(repo)] + args, check=True, env=env, capture_output=True)
+    done = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short", "HEAD"], env=env,
+                          capture_output=True, check=True)
+    return done.stdout.decode().strip()
+
+
+HEALTHY_INDEX = """\
+# Project Memory Index
+<!-- Last dream: 2026-10-01 -->
+<!-- An index, not a store: one pointer line per topic file. -->
+
+## Active Context
+Working on the retry policy; next: the backoff.
+
+## Topics
+- [Retry policy](retry.md) — how the worker retries
+
+## Feedback from the owner
+- [Verify before claiming done](feedback_verify.md) — run the gate and quote it
+"""
+
+HEALTHY_TOPIC = """\
+# Retry policy
+<!-- Last updated: 2026-10-01 -->
+
+- 2026-10-01: `src/worker.py` retries three times. Check: `grep RETRIES src/worker.py`.
+"""
+
+HEALTHY_FEEDBACK = """\
+# Verify before claiming done
+<!-- Last updated: 2026-10-01 -->
+
+**The lesson.** Run the gate before saying a change is done.
+
+**Why:** 2026-09-30: a change was declared done while a test failed.
+
+**How to apply:** run `python3 -m pytest` and quote its last line.
+"""
+
+
+@pytest.fixture
+def env(tmp_path):
+    """The variables memory_health reads, pointing into this test's own folders."""
+    (tmp_path / "home").mkdir(exist_ok=True)
+    (tmp_path / "projects").mkdir(exist_ok=True)
+    return {"HOME": str(tmp_path / "home"), "MCP_PROJECTS_DIR": str(tmp_path / "projects")}
+
+
+@pytest.fixture
+def repo(tmp_path):
+    """A git repository with a healthy memory, all committed on 2026-10-01."""
+    root = make_repo(tmp_path / "project")
+    write(root / "src" / "worker.py", "RETRIES = 3\n")
+    write(root / "memory" / "MEMORY.md", HEALTHY_INDEX)
+    write(root / "memory" / "retry.md", HEALTHY_TOPIC)
+    write(root / "memory" / "feedback_verify.md", HEALTHY_FEEDBACK)
+    commit(root, "memory and worker")
+    return root
+
+
+def health(project, env, **options):
+    report = HOOK.memory_health(str(project), env, preview=options.pop("preview", False))
+    json.dumps(report)  # the report is for scripts: it must always serialise
+    return report
+
+
+def findings(report, check=None):
+    return [f for f in report["findings"] if check is None or f["check"] == check]
+
+
+def points(project, env):
+    return HOOK.budget_points(str(project), env)
+
+
+def index(project):
+    return project / "memory" / "MEMORY.md"
+
+
+# --- healthy memory is silent -------------------------------------------------------------
+
+def test_a_healthy_memory_has_no_findings(repo, env):
+    report = health(repo, env)
+    assert report["findings"] == [] and report["status"] == "ok"
+    assert report["index"]["pointer_lines"] == 2
+    assert report["citations"]["git"] == "checked"
+    assert points(repo, env) == []
+
+
+def test_the_index_template_of_a_fresh_install_is_healthy(repo, env):
+    with open(os.path.join(ROOT, "templates", "MEMORY.md"), encoding="utf-8") as handle:
+        write(index(repo), handle.read())
+    for name in ("retry.md", "feedback_verify.md"):
+        (repo / "memory" / name).unlink()
+    assert health(repo, env)["findings"] == []
+
+
+# --- dead pointers --------------------------------------------------------------------------
+
+def test_a_dead_pointer_is_broken_and_named_with_its_line(repo, env):
+    with open(str(index(repo)), "a", encoding="utf-8") as handle:
+        handle.write("- [Deploy](deploy.md) — how a release ships\n")
+    found = findings(health(repo, env), "dead-pointer")
+    assert [(f["file"], f["line"], f["severity"]) for f in found] == [("memory/MEMORY.md", 13, "broken")]
+    assert "`deploy.md`" in found[0]["message"] and found[0]["at_session_start"]
+    [point] = points(repo, env)
+    assert point.startswith("- memory/MEMORY.md points to 1 file(s) that do not exist")
+    assert "line 13 `deploy.md`" in point
+
+
+def test_links_resolve_from_the_index_folder_and_only_local_links_count(repo, env):
+    write(repo / "memory" / "deep" / "notes.md", "# Notes\n<!-- Last updated: 2026-10-01 -->\n")
+    with open(str(index(repo)), "a", encoding="utf-8") as handle:
+        handle.write("- [Notes](deep/notes.md) — in a sub-folder\n"
+                     "- [Worker](../src/worker.py) — the code itself\n"
+                     "- [Docs](https://example.com/missing.md) — on the web\n"
+                     "- [Mail](mailto:owner@example.com) — the owner\n"
+                     "- [Here](#topics) — an anchor\n"
+                     "- [Anchored](retry.md#backoff \"title\") — anchor and title\n")
+    assert findings(health(repo, env), "dead-pointer") == []
+    assert points(repo, env) == []
+
+
+def test_a_dead_link_in_a_comment_or_code_span_is_not_a_pointer(repo, env):
+    with open(str(index(repo)), "a", encoding="utf-8") as handle:
+        handle.write("- [Retry again](retry.md) — uses `[x](gone.md)` <!-- [y](gone.md) -->\n")
+    assert findings(health(repo, env), "dead-pointer") == []
+    assert points(repo, env) == []
+
+
+# --- an unclosed comment --------------------------------------------------------------------
+
+def test_an_unclosed_comment_is_broken_and_its_line_named(repo, env):
+    with open(str(index(repo)), "a", encoding="utf-8") as handle:
+        handle.write("<!-- a note that never ends\n- [Later](retry.md) — hidden\nmore\n")
+    [found] = findings(health(repo, env), "unclosed-comment")
+    assert (found["line"], found["severity"]) == (13, "broken")
+    assert "2 line(s) below it" in found["message"]
+    [point] = points(repo, env)
+    assert point.startswith("- memory/MEMORY.md line 13 opens an HTML comment (`<!--`) that never closes")
+
+
+def test_closed_comments_and_markers_in_code_spans_are_silent(repo, env):
+    with open(str(index(repo)), "a", encoding="utf-8") as handle:
+        handle.write("- [Retry](retry.md) — strip `<!--` markers <!-- closed -->\n")
+    report = health(repo, env)
+    assert findings(report, "unclosed-comment") == []
+    assert points(repo, env) == []
+
+
+# --- the Paper 002 index: 539 lines, one pointer, history in comments ----------------------
+
+def paper_002_index(project):
+    lines = ["# Project Memory Index", "<!-- Last dream: 2026-09-21 -->", "", "## Topics",
+             "- [Deployment](deployment.md) — how a release reaches production"]
+    for block in range(29):  # 290 lines of session history, filed as comments
+        lines.append("<!-- Session %d: summary of the day" % (block + 1))
+        lines += ["  worked on item %d.%d" % (block + 1, n) for n in range(8)]
+        lines.append("-->")
+    while len(lines) < 539:
+        lines.append("Session note %d: the deploy needed a retry." % len(lines))
+    write(index(project), "\n".join(lines) + "\n")
+    for name in ["deployment"] + ["topic-%02d" % n for n in range(16)]:
+        write(project / "memory" / (name + ".md"), "# %s\n<!-- Last updated: 2026-09-21 -->\n" % name)
+
+
+def test_the_539_line_index_with_one_pointer_line(repo, env):
+    for name in ("retry.md", "feedback_verify.md"):
+        (repo / "memory" / name).unlink()
+    paper_002_index(repo)
+    report = health(repo, env)
+    summary = report["index"]
+    assert (summary["lines"], summary["pointer_lines"], summary["hidden_history_lines"]) == (539, 1, 290)
+    assert summary["other_lines"] == 539 - 5 - 290
+    assert report["topic_files"] == 17
+    history = findings(report, "hidden-history")
+    assert len(history) == 29 and all(f["severity"] == "warning" for f in history)
+    assert history[0]["line"] == 6 and "lines 6-15 (10 lines)" in history[0]["message"]
+    assert "Session 1: summary of the day" in history[0]["message"]
+    assert len(findings(report, "orphan")) == 16
+    assert len(findings(report, "not-a-pointer")) == 539 - 5 - 290
+    assert any("is 539 lines (budget 80)" in point for point in points(repo, env))
+    text = HOOK.format_health(report)
+    assert "539 lines: 1 pointer line(s), 244 other content line(s), 290 line(s) of history" in text
+    assert "... and 24 more hidden-history finding(s)" in text
+
+
+def test_stamps_and_one_guidance_comment_are_not_history(repo, env):
+    text = HEALTHY_INDEX.replace("## Active Context", "<!-- a second one-line note -->\n## Active Context")
+    write(index(repo), text)
+    [found] = findings(health(repo, env), "hidden-history")
+    assert found["line"] == 5 and "a second one-line note" in found["message"]
+    write(index(repo), HEALTHY_INDEX)
+    assert findings(health(repo, env), "hidden-history") == []
+
+
+# --- pointer lines, duplicates and orphans --------------------------------------------------
+
+def test_content_that_is_not_a_pointer_is_a_warning_outside_active_context(repo, env):
+    write(index(repo), HEALTHY_INDEX.replace("## Topics\n", "## Topics\nThe worker is slow.\n"))
+    [found] = findings(health(repo, env), "not-a-pointer")
+    assert (found["line"], found["severity"]) == (9, "warning")
+    assert "The worker is slow." in found["message"]
+    write(index(repo), HEALTHY_INDEX.replace("next: the backoff.", "next: the backoff.\nAlso: logs."))
+    assert findings(health(repo, env), "not-a-pointer") == []
+
+
+def test_a_duplicate_pointer_is_named_with_the_first(repo, env):
+    with open(str(index(repo)), "a", encoding="utf-8") as handle:
+        handle.write("- [Retries again](./retry.md) — the same file\n")
+    [found] = findings(health(repo, env), "duplicate-pointer")
+    assert found["line"] == 13 and "first at line 9" in found["message"]
+    write(index(repo), HEALTHY_INDEX)
+    assert findings(health(repo, env), "duplicate-pointer") == []
+
+
+def test_a_topic_file_no_index_line_links_is_an_orphan(repo, env):
+    write(repo / "memory" / "lonely.md", "# Lonely\n<!-- Last updated: 2026-10-01 -->\n")
+    [found] = findings(health(repo, env), "orphan")
+    assert (found["file"], found["line"], found["severity"]) == ("memory/lonely.md", 1, "warning")
+
+
+def test_a_link_only_inside_a_comment_leaves_the_file_an_orphan(repo, env):
+    write(repo / "memory" / "lonely.md", "# Lonely\n<!-- Last updated: 2026-10-01 -->\n")
+    with open(str(index(repo)), "a", encoding="utf-8") as handle:
+        handle.write("<!-- - [Lonely](lonely.md) — commented out -->\n")
+    assert [f["file"] for f in findings(health(repo, env), "orphan")] == ["memory/lonely.md"]
+
+
+# --- topic and feedback files ---------------------------------------------------------------
+
+def test_a_topic_file_without_last_updated_is_a_warning(repo, env):
+    write(repo / "memory" / "retry.md", HEALTHY_TOPIC.replace("<!-- Last updated: 2026-10-01 -->\n", ""))
+    [found] = findings(health(repo, env), "missing-date")
+    assert (found["file"], found["line"]) == ("memory/retry.md", 1)
+    write(repo / "memory" / "retry.md", HEALTHY_TOPIC.replace("2026-10-01 -->", "YYYY-MM-DD -->"))
+    assert len(findings(health(repo, env), "missing-date")) == 1  # a placeholder is no date
+
+
+def test_a_feedback_file_missing_its_parts_is_named(repo, env):
+    text = HEALTHY_FEEDBACK.replace("**Why:**", "**Because:**").replace("**How to apply:**", "Then:")
+    write(repo / "memory" / "feedback_verify.md", text)
+    [found] = findings(health(repo, env), "feedback-parts")
+    assert "**Why** and **How to apply**" in found["message"]
+    write(repo / "memory" / "feedback_verify.md", HEALTHY_FEEDBACK)
+    assert findings(health(repo, env), "feedback-parts") == []
+
+
+# --- stale references -----------------------------------------------------------------------
+
+def test_a_cited_path_missing_from_the_tree_is_broken_with_file_and_line(repo, env):
+    with open(str(repo / "memory" / "retry.md"), "a", encoding="utf-8") as handle:
+        handle.write("- The old loop lived in `src/old_worker.py:12`.\n"
+                     "- See [the worker](../src/gone.py) for the rest.\n")
+    found = findings(health(repo, env), "missing-path")
+    assert [(f["file"], f["line"], f["severity"]) for f in found] == [
+        ("memory/retry.md", 5, "broken"), ("memory/retry.md", 6, "broken")]
+    assert "`src/old_worker.py`" in found[0]["message"]
+    assert not found[0]["at_session_start"]
+    assert points(repo, env) == []  # never at session start
+
+
+def test_words_that_only_look_like_paths_are_not_cited(repo, env):
+    with open(str(repo / "memory" / "retry.md"), "a", encoding="utf-8") as handle:
+        handle.write("- Branches `origin/main`; type `application/json`; run `npm test`; "
+                     "`https://example.com/x.py`, `~/notes/x.md`, `/etc/hosts.conf`, "
+                     "`example.com/a.js`, `src/**/*.py`, `<dir>/file.md`.\n")
+    assert findings(health(repo, env), "missing-path") == []
+
+
+def test_a_fact_dated_before_a_later_commit_to_its_file_is_possibly_stale(repo, env):
+    write(repo / "src" / "worker.py", "RETRIES = 5\n")
+    later = commit(repo, "Retry five times", "2026-11-02T09:00:00+00:00")
+    [found] = findings(health(repo, env), "possibly-stale")
+    assert (found["file"], found["line"], found["severity"]) == ("memory/retry.md", 4, "warning")
+    assert "dated 2026-10-01" in found["message"] and "`src/worker.py`" in found["message"]
+    assert ("newest commit %s on 2026-11-02, \"Retry five times\"" % later) in found["message"]
+
+
+def test_a_fact_without_a_date_on_its_line_takes_the_files_last_updated(repo, env):
+    write(repo / "memory" / "retry.md",
+          HEALTHY_TOPIC.replace("- 2026-10-01: `src/worker.py`", "- `src/worker.py`"))
+    commit(repo, "undated fact")
+    write(repo / "src" / "worker.py", "RETRIES = 5\n")
+    commit(repo, "Retry five times", "2026-11-02T09:00:00+00:00")
+    [found] = findings(health(repo, env), "possibly-stale")
+    assert "dated 2026-10-01" in found["message"]
+
+
+def test_no_commit_after_the_date_and_a_commit_that_updated_the_memory_are_silent(repo, env):
+    assert findings(health(repo, env), "possibly-stale") == []
+    write(repo / "src" / "worker.py", "RETRIES = 5\n")
+    write(repo / "memory" / "retry.md", HEALTHY_TOPIC + "- Reviewed with the change.\n")
+    commit(repo, "Retry five times, memory updated with it", "2026-11-02T09:00:00+00:00")
+    assert findings(health(repo, env), "possibly-stale") == []
+
+
+def test_a_cited_folder_is_stale_when_a_file_under_it_changed(repo, env):
+    with open(str(repo / "memory" / "retry.md"), "a", encoding="utf-8") as handle:
+        handle.write("- 2026-10-01: everything about retries lives in `src/`.\n")
+    commit(repo, "cite the folder")
+    write(repo / "src" / "backoff.py", "BASE = 2\n")
+    commit(repo, "Add backoff", "2026-11-03T09:00:00+00:00")
+    assert [f["line"] for f in findings(health(repo, env), "possibly-stale")] == [5]
+
+
+def test_all_dated_facts_cost_one_git_call(repo, env, monkeypatch):
+    lines = "".join("- 2026-10-%02d: `src/mod%d.py` holds part %d.\n" % (n + 1, n, n) for n in range(20))
+    for n in range(20):
+        write(repo / "src" / ("mod%d.py" % n), "PART = %d\n" % n)
+    write(repo / "memory" / "retry.md", HEALTHY_TOPIC + lines)
+    commit(repo, "twenty facts")
+    for n in range(0, 20, 2):
+        write(repo / "src" / ("mod%d.py" % n), "PART = -1\n")
+    commit(repo, "Change the even parts", "2026-11-05T09:00:00+00:00")
+    calls = []
+    real_run = subprocess.run
+
+    def counting_run(command, *args, **kwargs):
+        calls.append(command)
+        return real_run(command, *args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "run", counting_run)
+    report = health(repo, env)
+    assert len([c for c in calls if "log" in c]) == 1 and len(calls) == 1
+    assert len(findings(report, "possibly-stale")) == 10  # the ten parts changed since
+
+
+def test_outside_git_the_dated_facts_are_skipped_not_failed(tmp_path, env):
+    project = tmp_path / "plain"
+    write(project / "src" / "worker.py", "RETRIES = 3\n")
+    write(project / "memory" / "MEMORY.md", HEALTHY_INDEX)
+    write(project / "memory" / "retry.md", HEALTHY_TOPIC)
+    write(project / "memory" / "feedback_verify.md", HEALTHY_FEEDBACK)
+    report = health(project, env)
+    assert report["citations"]["git"] == "unavailable" and report["findings"] == []
+
+
+# --- silencing a false positive -------------------------------------------------------------
+
+def test_the_ignore_marker_silences_the_findings_on_its_line(repo, env):
+    with open(str(index(repo)), "a", encoding="utf-8") as handle:
+        handle.write("- [Deploy](deploy.md) — planned <!-- mcp-health: ignore -->\n")
+    with open(str(repo / "memory" / "retry.md"), "a", encoding="utf-8") as handle:
+        handle.write("- `src/old_worker.py` was removed. <!-- mcp-health: ignore -->\n")
+    write(repo / "memory" / "lonely.md", "# Lonely <!-- mcp-health: ignore -->\n"
+                                         "<!-- Last updated: 2026-10-01 -->\n")
+    assert health(repo, env)["findings"] == []
+    assert points(repo, env) == []
+
+
+def test_without_the_marker_the_same_lines_are_reported(repo, env):
+    with open(str(index(repo)), "a", encoding="utf-8") as handle:
+        handle.write("- [Deploy](deploy.md) — planned\n")
+    write(repo / "memory" / "lonely.md", "# Lonely\n<!-- Last updated: 2026-10-01 -->\n")
+    checks = sorted(f["check"] for f in health(repo, env)["findings"])
+    assert checks == ["dead-pointer", "orphan"]
+
+
+# --- the harness's auto-memory cap ----------------------------------------------------------
+
+def auto_memory(env, base, text):
+    path = os.path.join(env["MCP_PROJECTS_DIR"], encoded(base), "memory", "MEMORY.md")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        handle.write(text)
+    return path
+
+
+def entries(count, start=1):
+    return "".join("- [Entry %d](entry-%d.md) — a note\n" % (n, n) for n in range(start, start + count))
+
+
+def test_an_auto_memory_of_260_lines_loses_60_and_names_the_first(repo, env):
+    auto_memory(env, repo, "# Auto memory\n" + entries(259))
+    report = health(repo, env)
+    [found] = findings(report, "auto-memory-overflow")
+    assert (found["line"], found["severity"]) == (201, "broken")
+    assert "60 of its 260 counted lines never load" in found["message"]
+    assert "line 201 \"Entry 200\"" in found["message"]
+    assert report["auto_memory"]["lost_lines"] == 60
+    assert report["auto_memory"]["cut_by"] == "lines"
+    assert report["auto_memory"]["first_lost"][0] == "line 201 \"Entry 200\""
+    [point] = points(repo, env)
+    assert "holds 260 lines" in point and "60 line(s) never load" in point
+    assert "line 201 \"Entry 200\"" in point and "only its first 200 lines" in point
+
+
+@pytest.mark.parametrize("lines, lost", [(200, 0), (201, 1)])
+def test_the_line_cap_boundary(repo, env, lines, lost):
+    auto_memory(env, repo, entries(lines))
+    assert health(repo, env)["auto_memory"]["lost_lines"] == lost
+    assert len(points(repo, env)) == lost
+
+
+@pytest.mark.parametrize("size, lost", [(25600, 0), (25601, 1)])
+def test_the_byte_cap_boundary_is_25600_bytes(repo, env, size, lost):
+    lines = ["x" * 255 + "\n"] * 99  # 99 lines of 256 bytes: 25,344 bytes
+    lines.append("y" * (size - 25344 - 1) + "\n")
+    text = "".join(lines)
+    assert len(text.encode("utf-8")) == size
+    auto_memory(env, repo, text)
+    report = health(repo, env)["auto_memory"]
+    assert (report["lines"], report["lost_lines"]) == (100, lost)
+    assert len(points(repo, env)) == lost
+
+
+def test_the_byte_cap_fires_before_200_lines_when_lines_are_long(repo, env):
+    auto_memory(env, repo, "".join("- Entry %03d %s\n" % (n, "z" * 287) for n in range(120)))
+    report = health(repo, env)["auto_memory"]  # 300 bytes a line: 85 fit in 25,600
+    assert (report["loaded_lines"], report["lost_lines"], report["cut_by"]) == (85, 35, "bytes")
+    [point] = points(repo, env)
+    assert "only its first 25,600 bytes" in point and "35 line(s) never load" in point
+    assert "line 86 \"Entry 085" in point
+
+
+def test_frontmatter_and_comments_do_not_count_against_the_cap(repo, env):
+    text = ("---\nname: index\ntype: project\n---\n" + "<!--\n" + "old line\n" * 40 + "-->\n"
+            + entries(200))
+    auto_memory(env, repo, text)
+    report = health(repo, env)["auto_memory"]
+    assert (report["lines"], report["lost_lines"]) == (200, 0)
+    assert points(repo, env) == []
+
+
+def test_auto_memory_is_found_under_the_repository_root(repo, env):
+    sub = repo / "services" / "api"
+    write(sub / "memory" / "MEMORY.md", "# Index\n")
+    auto_memory(env, repo, entries(230))
+    assert health(sub, env)["auto_memory"]["lost_lines"] == 30
+    assert "30 line(s) never load" in points(sub, env)[0]
+
+
+def test_a_linked_worktree_shares_the_main_checkouts_auto_memory(repo, env):
+    worktree = repo.parent / "worktree"
+    subprocess.run(["git", "-C", str(repo), "worktree", "add", "-q", "-b", "side", str(worktree)],
+                   check=True, env=clean_environment(repo.parent / "home"), capture_output=True)
+    auto_memory(env, repo, entries(210))
+    assert health(worktree, env)["auto_memory"]["lost_lines"] == 10
+
+
+def test_disabled_auto_memory_is_not_checked(repo, env):
+    auto_memory(env, repo, entries(300))
+    env["CLAUDE_CODE_DISABLE_AUTO_MEMORY"] = "1"
+    assert health(repo, env)["auto_memory"] is None and points(repo, env) == []
+
+
+# --- at session start -----------------------------------------------------------------------
+
+def test_session_start_shows_the_cheap_findings_as_budget_points(repo, tmp_path):
+    with open(str(index(repo)), "a", encoding="utf-8") as handle:
+        handle.write("- [Deploy](deploy.md) — how a release ships\n<!-- never closed\n")
+    projects = tmp_path / "hook-projects"
+    auto_memory({"MCP_PROJECTS_DIR": str(projects)}, repo, entries(260))
+    done = run_hook("session-start.py", repo, stdin={"session_id": "s1", "source": "startup"},
+                    env={"MCP_PROJECTS_DIR": str(projects)})
+    text = done.stdout.decode("utf-8")
+    assert done.returncode == 0 and done.stderr == b""
+    assert "## Context budget — over on 3 point(s)" in text
+    assert "- memory/MEMORY.md points to 1 file(s) that do not exist" in text
+    assert "- memory/MEMORY.md line 14 opens an HTML comment" in text
+    assert "60 line(s) never load" in text
+    standalone = run_hook("context-budget.py", repo, env={"MCP_PROJECTS_DIR": str(projects)})
+    assert "over on 3 point(s)" in standalone.stdout.decode("utf-8")
+
+
+def test_session_start_is_silent_about_a_healthy_memory(repo, tmp_path):
+    projects = tmp_path / "hook-projects"
+    auto_memory({"MCP_PROJECTS_DIR": str(projects)}, repo, entries(200))
+    done = run_hook("session-start.py", repo, stdin={"session_id": "s1", "source": "startup"},
+                    env={"MCP_PROJECTS_DIR": str(projects)})
+    assert "Context budget" not in done.stdout.decode("utf-8")
+    assert run_hook("context-budget.py", repo, env={"MCP_PROJECTS_DIR": str(projects)}).stdout == b""
+
+
+def test_session_start_parses_only_the_head_of_a_huge_index(repo, env):
+    write_lines(index(repo), 20000, "- [Topic {i}](missing-{i}.md) — x")
+    [lines, dead] = points(repo, env)
+    assert "is 20000 lines" in lines
+    assert "that do not exist" in dead and "and " in dead
+
+
+# --- the start-of-session load table ----------------------------------------------------------
+
+def rows(report):
+    return dict((part["file"], part) for part in report["load"]["parts"]
+                if not part["file"] or not part["file"].startswith(("/etc/", "/Library/")))
+
+
+def test_the_load_table_follows_the_harness(repo, env, tmp_path):
+    home = tmp_path / "home"
+    config = tmp_path / "config"
+    env["CLAUDE_CONFIG_DIR"] = str(config)
+    write(config / "CLAUDE.md", "# Mine\n@~/shared/style.md\n")
+    write(home / ".claude" / "CLAUDE.md", "not read: CLAUDE_CONFIG_DIR moves the user file\n")
+    write(home / "shared" / "style.md", "Style.\n@one.md\n")
+    for n in range(1, 6):  # a chain of imports five deep: only four hops load
+        write(home / "shared" / ("%s.md" % ("one", "two", "three", "four", "five")[n - 1]),
+              "hop %d\n@%s.md\n" % (n, ("two", "three", "four", "five", "six")[n - 1]))
+    write(home / "shared" / "six.md", "too deep\n")
+    write(repo.parent / "CLAUDE.md", "Parent folder instructions.\n")
+    write(repo / "CLAUDE.md", "# Project\nUse `@not-an-import.md`.\n```\n@also-not.md\n```\n"
+                              "See @docs/guide.md. And @" + str(repo / "docs" / "abs.md") + "\n")
+    write(repo / ".claude" / "CLAUDE.md", "More project instructions, @CLAUDE.md again.\n")
+    write(repo / "CLAUDE.local.md", "Mine only.\n")
+    write(repo / "docs" / "guide.md", "Guide. @../CLAUDE.local.md\n")
+    write(repo / "docs" / "abs.md", "Absolute.\n")
+    write(repo / "not-an-import.md", "x\n")
+    write(repo / "also-not.md", "x\n")
+    write(repo / ".claude" / "rules" / "always.md", "Always.\n")
+    write(repo / ".claude" / "rules" / "deep" / "nested.md", "Nested.\n")
+    write(repo / ".claude" / "rules" / "scoped.md", "---\npaths:\n  - src/**\n---\nScoped.\n")
+    write(config / "rules" / "mine.md", "My rule.\n")
+    auto_memory(env, repo, entries(250))
+    report = health(repo, env)
+    table = rows(report)
+    assert list(table) == [
+        str(config / "CLAUDE.md"), "~/shared/style.md", "~/shared/one.md", "~/shared/two.md",
+        "~/shared/three.md", str(repo.parent / "CLAUDE.md"), "CLAUDE.md", "docs/guide.md",
+        "CLAUDE.local.md", "docs/abs.md", ".claude/CLAUDE.md", str(config / "rules" / "mine.md"),
+        ".claude/rules/always.md", ".claude/rules/deep/nested.md",
+        os.path.join(env["MCP_PROJECTS_DIR"], encoded(repo), "memory", "MEMORY.md")]
+    assert table["~/shared/three.md"]["note"] == "hop 4, from ~/shared/two.md"
+    assert table["docs/guide.md"]["part"] == "import"
+    assert table["CLAUDE.md"]["cap"].startswith("protocol budget 8 KB")
+    assert not table["CLAUDE.md"]["over"]
+    auto = report["load"]["parts"][-1]
+    assert auto["over"] and auto["characters"] == len("".join(entries(200)))
+    for part in report["load"]["parts"]:
+        assert part["tokens"] == -(-part["characters"] // 4)
+    total = report["load"]["total"]
+    assert total["characters"] == sum(p["characters"] for p in report["load"]["parts"])
+    assert total["tokens"] == -(-total["characters"] // 4)
+    assert "characters / 4" in report["load"]["estimate"]
+
+
+def test_the_user_file_is_under_home_without_claude_config_dir(repo, env, tmp_path):
+    write(tmp_path / "home" / ".claude" / "CLAUDE.md", "# Mine\n")
+    assert rows(health(repo, env))["~/.claude/CLAUDE.md"]["part"] == "user instructions"
+
+
+def test_an_import_cycle_loads_each_file_once(repo, env):
+    write(repo / "CLAUDE.md", "@a.md\n")
+    write(repo / "a.md", "@b.md\n")
+    write(repo / "b.md", "@a.md @CLAUDE.md\n")
+    assert list(rows(health(repo, env))) == ["CLAUDE.md", "a.md", "b.md"]
+
+
+def test_an_instruction_file_over_the_protocol_budget_is_marked(repo, env):
+    write(repo / "CLAUDE.md", "x" * 9216)
+    part = rows(health(repo, env))["CLAUDE.md"]
+    assert part["over"] and part["characters"] == 9216
+
+
+# --- install.py --check ------------------------------------------------------------------------
+
+def installed(installer, repo):
+    installer.ok("--project", repo)
+    return repo
+
+
+def test_check_is_one_line_when_memory_is_healthy(installer, repo):
+    installed(installer, repo)
+    done = installer.run("--check", repo)
+    assert done.returncode == 0 and len(done.stdout.splitlines()) == 1
+    assert done.stdout.startswith("ok: ")
+
+
+def test_warnings_are_shown_and_exit_0(installer, repo):
+    installed(installer, repo)
+    write(repo / "memory" / "lonely.md", "# Lonely\n")
+    done = installer.run("--check", repo)
+    assert done.returncode == 0, done.stdout
+    assert "WARN     memory health: 2 warning(s) (missing-date, orphan)" in done.stdout
+    assert "## Memory health — 2 warning(s)" in done.stdout
+    assert "## Loaded before the first turn" in done.stdout
+    assert "session-start injection" in done.stdout
+
+
+def test_broken_memory_exits_1_and_is_not_listed_twice(installer, repo):
+    installed(installer, repo)
+    with open(str(index(repo)), "a", encoding="utf-8") as handle:
+        handle.write("- [Deploy](deploy.md) — how a release ships\n")
+    with open(str(repo / "memory" / "retry.md"), "a", encoding="utf-8") as handle:
+        handle.write("- The old loop lived in `src/old_worker.py`.\n")
+    done = installer.run("--check", repo)
+    assert done.returncode == 1
+    assert "BROKEN   memory health: 1 broken (missing-path)" in done.stdout
+    assert done.stdout.count("deploy.md") == 1  # in the budget report only
+    assert "(and 1 in the budget report above)" in done.stdout
+
+
+def test_check_json_is_the_whole_report(installer, repo):
+    installed(installer, repo)
+    write(repo / "src" / "worker.py", "RETRIES = 5\n")
+    commit(repo, "Retry five times", "2026-11-02T09:00:00+00:00")
+    done = installer.run("--check", "--json", repo)
+    report = json.loads(done.stdout)
+    assert done.returncode == report["exit"] == 0
+    health_report = report["memory_health"]
+    assert [f["check"] for f in health_report["findings"]] == ["possibly-stale"]
+    assert health_report["load"]["parts"][-1]["part"] == "session-start injection"
+    assert health_report["load"]["parts"][-1]["characters"] > 0
+    assert report["budget_points"] == [] and report["status"] == "with warnings"
+
+
+def test_check_json_exits_1_when_broken(installer, repo):
+    installed(installer, repo)
+    write(index(repo), HEALTHY_INDEX + "<!-- unclosed\n")
+    done = installer.run("--check", "--json", repo)
+    report = json.loads(done.stdout)
+    assert done.returncode == report["exit"] == 1
+    assert any("opens an HTML comment" in point for point in report["budget_points"])
+
+
+def test_an_injection_cut_at_the_hook_limit_is_over_budget(installer, repo):
+    installed(installer, repo)
+    with open(str(index(repo)), "a", encoding="utf-8") as handle:
+        handle.write("".join("- [Retry %d](retry.md) — %s\n" % (n, "w" * 150) for n in range(70)))
+    report = json.loads(installer.run("--check", "--json", repo).stdout)
+    [cut] = [f for f in report["memory_health"]["findings"] if f["check"] == "injection-cut"]
+    assert cut["severity"] == "over" and report["exit"] == 1
+    assert report["memory_health"]["load"]["parts"][-1]["over"]
+
+
+@pytest.mark.parametrize("args", [["--check", "--json", "--recursive"], ["--project", "--json"]])
+def test_json_works_only_with_check_of_one_folder(installer, repo, args):
+    done = installer.run(*(args + [repo]))
+    assert done.returncode == 2 and "--json works only with --check DIR" in done.stderr
