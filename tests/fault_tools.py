@@ -188,7 +188,7 @@ def drain_without_closing(process):
     return collected["out"], collected["err"]
 
 
-def assert_run_properties(done):
+def assert_run_properties(done, seconds=RUN_SECONDS):
     """The promises every hook keeps on every input."""
     label = "%s (exit %s, stderr %r)" % (done.name, done.returncode, done.stderr[-500:])
     assert done.returncode in OK_CODES[done.name], label
@@ -196,18 +196,36 @@ def assert_run_properties(done):
     text = done.stdout.decode("utf-8", "replace")
     assert harness_length(text) <= INJECTION_LIMIT, "%s printed %d characters" % (
         done.name, harness_length(text))
-    assert done.seconds < RUN_SECONDS, "%s took %.1f s" % (done.name, done.seconds)
+    assert done.seconds < seconds, "%s took %.1f s" % (done.name, done.seconds)
 
 
-def run_every_hook(estate, stdin=None, hooks=HOOK_NAMES, **options):
-    """Run the hooks one after the other on the same fault; check every property, including
-    that nothing outside .claude/ changed. Returns {hook name: Finished}."""
+def run_every_hook(estate, stdin=None, hooks=HOOK_NAMES, parallel=False, **options):
+    """Run the hooks on the same fault, one after the other (or all at once when `parallel`,
+    for faults that make each wait); check every property, including that nothing outside
+    .claude/ changed. Returns {hook name: Finished}."""
     if stdin is None:
         stdin = estate.standard_input()
     before = outside_claude(estate)
     results = {}
+    if parallel:
+        outcomes = {}
+
+        def work(name):
+            try:
+                outcomes[name] = launch(estate, name, stdin=stdin, **options)
+            except BaseException as error:  # re-raised on the main thread
+                outcomes[name] = error
+
+        threads = [threading.Thread(target=work, args=(name,)) for name in hooks]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        for name in hooks:
+            if isinstance(outcomes[name], BaseException):
+                raise outcomes[name]
     for name in hooks:
-        done = launch(estate, name, stdin=stdin, **options)
+        done = outcomes[name] if parallel else launch(estate, name, stdin=stdin, **options)
         assert_run_properties(done)
         results[name] = done
     after = outside_claude(estate)
