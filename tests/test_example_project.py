@@ -1,6 +1,7 @@
 """The shipped example project: its installed files equal a fresh install (so it cannot drift),
 the installer's check passes on it, its memory follows the file format, and the files its hooks
 write at run time stay out of this repository."""
+import json
 import os
 import re
 import shutil
@@ -83,6 +84,18 @@ def test_install_check_is_healthy_on_the_example(tmp_path):
     done = run([sys.executable, "install.py", "--check", "examples/example-project"],
                sealed_env(str(tmp_path / "home")))
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_examples_memory_passes_the_health_check(tmp_path):
+    done = run([sys.executable, "install.py", "--check", "--json", "examples/example-project"],
+               sealed_env(str(tmp_path / "home")))
+    report = json.loads(done.stdout)
+    health = report.get("memory_health")
+    if health is None:
+        pytest.skip("this install.py reports no memory health")
+    assert health["findings"] == [], (
+        "the example's memory should be a clean model; if a cited file changed, re-check the fact "
+        "against it and update its date: {}".format(health["findings"]))
 
 
 def test_refresh_script_agrees_that_the_example_is_current():
