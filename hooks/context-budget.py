@@ -636,21 +636,27 @@ def home_shown(path, env):
     return path
 
 
+def overflow_cause(load):
+    """Which cap stopped the load, in the words of the reports."""
+    if load["cut_by"] == "lines":
+        return "its first %d lines" % AUTO_MEMORY_LINES
+    return "its first %s bytes" % format(AUTO_MEMORY_BYTES, ",")
+
+
 def auto_memory_point(project, env, index=None):
     path = auto_memory_index(project, env)
     if path is None or cannot_overflow(path):
         return None
-    load = auto_memory_load(read_text(path) or "")
-    if not load["lost_lines"] or is_silenced(load["lost"][0][1]):
+    text = read_text(path) or ""
+    load = auto_memory_load(text)
+    if not load["lost_lines"] or is_silenced(text.split("\n")[load["lost"][0][0] - 1]):
         return None
-    cause = ("its first %d lines" % AUTO_MEMORY_LINES if load["cut_by"] == "lines"
-             else "its first %s bytes" % format(AUTO_MEMORY_BYTES, ","))
     return (
         "- The harness's auto memory for this project, %s, holds %d lines (comments and "
         "frontmatter not counted); each session loads only %s, so %d line(s) never load, from %s. "
         "What falls off the end is usually the newest, often a correction: move the detail into "
         "topic files and keep that index to one short line per entry."
-        % (home_shown(path, env), load["lines"], cause, load["lost_lines"],
+        % (home_shown(path, env), load["lines"], overflow_cause(load), load["lost_lines"],
            named_list(first_lost_entries(load["lost"]), 3))
     )
 
@@ -723,7 +729,11 @@ class MemoryFile(object):
         self.text = text
         self.lines = text.split("\n")
         self.comments, self.spans, self.unclosed = hidden_spans(text)
-        self.starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+        self.starts = [0]
+        newline = text.find("\n")
+        while newline != -1:
+            self.starts.append(newline + 1)
+            newline = text.find("\n", newline + 1)
 
     def line_of(self, offset):
         import bisect
@@ -754,23 +764,23 @@ class Findings(object):
         })
 
 
+PATTERNS = {}
+
+
 def patterns():
     """The regular expressions of the full report, compiled on first use only: the session-start
     path never pays for the re module."""
-    global PATTERNS
-    try:
-        return PATTERNS
-    except NameError:
+    if not PATTERNS:
         import re
-        PATTERNS = {
+        PATTERNS.update({
             "date": re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?![\d])"),
             "last-updated": re.compile(r"last[ _-]?updated\W{0,6}(\d{4}-\d{2}-\d{2})", re.I),
             "code-span": re.compile(r"(`+)([^`\n]+?)\1"),
             "import": re.compile(r"(?:^|\s)@(\S+)"),
             "extension": re.compile(r"\.[A-Za-z0-9_]{1,10}$"),
             "line-suffix": re.compile(r"(:\d+(-\d+)?(:\d+)?|#L\d+(-L?\d+)?)$"),
-        }
-        return PATTERNS
+        })
+    return PATTERNS
 
 
 # --- the files of the memory folder -----------------------------------------------------------
@@ -794,7 +804,7 @@ def memory_files(project, folder, index_path):
             index = record
         else:
             topics.append(record)
-    if index is None and os.path.dirname(os.path.abspath(index_path)) != os.path.abspath(folder):
+    if index is None:  # an index named by MCP_MEMORY_INDEX need not end in .md
         text = read_text(index_path)
         index = MemoryFile(project, index_path, text) if text is not None else None
     return index, topics
@@ -886,7 +896,7 @@ def lint_index(project, index, folder, topics, findings):
                      "close it with `-->`, or delete the stray `<!--`")
     linked = index_links(project, index, folder, findings)
     for topic in topics:
-        if os.path.normcase(topic.path) not in linked:
+        if os.path.normcase(os.path.normpath(topic.path)) not in linked:
             findings.add("orphan", topic, 1,
                          "no line of %s links this file, so no session learns it exists"
                          % index.shown,
@@ -1006,12 +1016,15 @@ def citations_in(project, memory, is_index, fallback_date):
     on the line (the newest, if several), else the file's `Last updated`."""
     found = []
     fenced = False
-    hidden = sorted(memory.comments) if is_index else []
-    for number, line in enumerate(memory.lines, start=1):
+    if is_index:  # what the injection shows: comments gone, lines of comment only skipped
+        numbered = [(number, rest) for number, rest, _ in visible_lines(memory.text, memory.comments)]
+    else:
+        numbered = list(enumerate(memory.lines, start=1))
+    for number, line in numbered:
         if line.lstrip().startswith(("```", "~~~")):
             fenced = not fenced
             continue
-        if fenced or (is_index and not line_is_visible(memory, number, hidden)):
+        if fenced:
             continue
         dates = [valid_date(m.group(0)) for m in patterns()["date"].finditer(line)]
         dates = [d for d in dates if d]
@@ -1027,12 +1040,6 @@ def citations_in(project, memory, is_index, fallback_date):
             if path:
                 found.append(Citation(memory, number, written, path, date))
     return found
-
-
-def line_is_visible(memory, number, comments):
-    start = memory.starts[number - 1]
-    end = start + len(memory.lines[number - 1])
-    return not any(s <= start and e >= end for s, e in comments)
 
 
 def code_span_paths(line):
@@ -1119,10 +1126,10 @@ def newest_commits(project, pairs, since):
         for name in touched:
             for cited in path_and_folders(name):
                 for memory in citing.get(cited, ()):
-                    if memory not in touched:
-                        newest.setdefault((cited, memory), commit)
-        if len(newest) == len(pairs):
-            break
+                    key = (cited, memory)
+                    # log order is not date order after a rebase: keep the latest date
+                    if memory not in touched and (key not in newest or commit[1] > newest[key][1]):
+                        newest[key] = commit
     return newest
 
 
@@ -1167,12 +1174,9 @@ def auto_memory_report(project, env, findings):
     load = auto_memory_load(text)
     shown = home_shown(path, env)
     if load["lost_lines"]:
-        number = load["lost"][0][0]
-        cause = ("%d lines" % AUTO_MEMORY_LINES if load["cut_by"] == "lines"
-                 else "%s bytes" % format(AUTO_MEMORY_BYTES, ","))
-        findings.add("auto-memory-overflow", shown, number,
-                     "%d of its %d counted lines never load (the harness stops at %s), from %s"
-                     % (load["lost_lines"], load["lines"], cause,
+        findings.add("auto-memory-overflow", shown, load["lost"][0][0],
+                     "%d of its %d counted lines never load (the harness reads %s), from %s"
+                     % (load["lost_lines"], load["lines"], overflow_cause(load),
                         named_list(first_lost_entries(load["lost"]), 3)),
                      "move detail into topic files and keep one short line per entry; the lines "
                      "that fall off are usually the newest", lines=text.split("\n"))
@@ -1281,8 +1285,8 @@ def import_target(written, folder, home):
 def add_with_imports(parts, seen, part, path, env, project, hops=0, via=None, cap=None, over=False):
     """Add a file that loads, then what it imports, to at most MAX_IMPORT_HOPS hops; each file once."""
     key = os.path.normcase(os.path.realpath(path))
-    text = read_text(path)
-    if key in seen or text is None:
+    text = None if key in seen else read_text(path)
+    if text is None:
         return
     seen.add(key)
     note = "hop %d, from %s" % (hops, display_path(via, env, project)) if via else None
@@ -1328,7 +1332,7 @@ def session_start_preview(project):
         return None, "preview failed: %s" % error
 
 
-def start_of_session_load(project, env, findings, preview=True):
+def start_of_session_load(project, env, findings, auto, preview=True):
     parts, seen = [], set()
     budget_kb = number_setting(env, "MCP_CLAUDE_KB", 8)
     measured = os.path.normcase(os.path.realpath(instruction_file(project, env)))
@@ -1350,16 +1354,14 @@ def start_of_session_load(project, env, findings, preview=True):
             if key not in seen:
                 seen.add(key)
                 parts.append(load_part(part, path, text, env, project))
-    auto = auto_memory_index(project, env)
     if auto:
-        load = auto_memory_load(read_text(auto) or "")
-        part = load_part("auto memory, the part that loads", auto, "", env, project,
-                         "harness loads %d lines / %s bytes" % (AUTO_MEMORY_LINES,
-                                                          format(AUTO_MEMORY_BYTES, ",")),
-                         load["lost_lines"] > 0)
-        part["characters"] = load["loaded_characters"]
-        part["tokens"] = estimated_tokens(part["characters"])
-        parts.append(part)
+        parts.append({
+            "part": "auto memory, the part that loads", "file": auto["file"],
+            "characters": auto["loaded_characters"],
+            "tokens": estimated_tokens(auto["loaded_characters"]),
+            "cap": "harness loads %d lines / %s bytes" % (AUTO_MEMORY_LINES,
+                                                        format(AUTO_MEMORY_BYTES, ",")),
+            "over": auto["lost_lines"] > 0, "note": None})
     if preview:
         parts.append(injection_part(project, env, findings))
     total = sum(part["characters"] for part in parts)
@@ -1405,7 +1407,7 @@ def memory_health(project, env, preview=True):
     check_citations(project, citations, findings)
     facts = check_dated_facts(project, citations, findings)
     auto = auto_memory_report(project, env, findings)
-    load = start_of_session_load(project, env, findings, preview)
+    load = start_of_session_load(project, env, findings, auto, preview)
     items = sorted(findings.items, key=finding_order)
     counts = dict((severity, sum(1 for f in items if f["severity"] == severity))
                   for severity in ("broken", "over", "warning"))

@@ -483,6 +483,12 @@ def test_a_linked_worktree_shares_the_main_checkouts_auto_memory(repo, env):
     assert health(worktree, env)["auto_memory"]["lost_lines"] == 10
 
 
+def test_the_marker_on_the_first_lost_line_silences_the_overflow(repo, env):
+    auto_memory(env, repo, entries(200) + "- [Kept aside](aside.md) — x <!-- mcp-health: ignore -->\n")
+    assert findings(health(repo, env), "auto-memory-overflow") == []
+    assert points(repo, env) == []
+
+
 def test_disabled_auto_memory_is_not_checked(repo, env):
     auto_memory(env, repo, entries(300))
     env["CLAUDE_CODE_DISABLE_AUTO_MEMORY"] = "1"
