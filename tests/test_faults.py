@@ -67,7 +67,8 @@ def hundred_mb_line(tmp_path_factory):
     with open(str(path), "wb") as stream:
         for _ in range(100):
             stream.write(chunk)
-    return path
+    yield path
+    os.unlink(str(path))  # with the tests' links gone too, the 100 MB is freed at once
 
 
 def place_big_file(source, target):
@@ -258,10 +259,14 @@ def make_fault(estate, target, kind, big_file):
 @pytest.mark.parametrize("target,kind", FILE_CASES, ids=["%s-%s" % c for c in FILE_CASES])
 def test_broken_file(estate, request, target, kind):
     big = request.getfixturevalue("hundred_mb_line") if kind == "100mb-single-line" else None
-    make_fault(estate, target, kind, big)
+    path = make_fault(estate, target, kind, big)
     transcript = str(estate.sentinel / "transcript.jsonl")
-    results = run_every_hook(estate, stdin=estate.standard_input(transcript_path=transcript),
-                             env={"MCP_TRANSCRIPT_PATH": transcript})
+    try:
+        results = run_every_hook(estate, stdin=estate.standard_input(transcript_path=transcript),
+                                 env={"MCP_TRANSCRIPT_PATH": transcript})
+    finally:
+        if big is not None and path.is_file() and path.stat().st_ino == big.stat().st_ino:
+            path.unlink()
     if target == "state" and kind in TYPE_KINDS:
         # Not a readable regular file: no handoff to show, and no exception instead of one.
         assert results["session-start.py"].returncode == 0
