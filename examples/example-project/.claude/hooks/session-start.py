@@ -125,8 +125,7 @@ def prune_worktrees(project, session_dirs):
         return []
 
 
-def budget_points(project, transcript):
-    budget = load_sibling("context-budget.py")
+def budget_points(budget, project, transcript):
     if budget is None:
         return []
     env = dict(os.environ)
@@ -200,48 +199,27 @@ class Section:
         self.notes = list(notes)
 
 
-def strip_html_comments(text):
-    """Remove comment text only: an inline comment leaves the rest of its line, a block
-    disappears, an unclosed '<!--' is kept as text (it would otherwise hide everything after
-    it), and markers inside `code spans` are not comments. Jumps from marker to marker, so a
-    large index costs a few string searches, not a loop over its characters."""
-    kept = []
+def without_comments(text, budget):
+    """The lines of a Markdown file as the agent should read them: comment text removed (an
+    inline comment leaves the rest of its line, a block disappears). context-budget.py owns the
+    reading of comments and code spans, so the injection and its unclosed-comment report agree:
+    an unclosed '<!--' hides nothing here, and it is reported there. Without that sibling the
+    text goes in as written."""
+    comments = budget["hidden_spans"](text)[0] if budget else []
+    pieces = []
     position = 0
-    while True:
-        opener = text.find("<!--", position)
-        tick = text.find("`", position, opener if opener >= 0 else 0)
-        if opener < 0:
-            kept.append(text[position:])
-            break
-        if tick >= 0:
-            position = skip_code_span(text, position, tick, kept)
-            continue
-        close = text.find("-->", opener + 4)
-        if close < 0:
-            kept.append(text[position:])
-            break
-        kept.append(text[position:opener] + "\0")  # \0 marks a line that held a comment
-        position = close + 3
+    for start, end in comments:
+        pieces.append(text[position:start] + "\0")  # \0 marks a line that held a comment
+        position = end
+    pieces.append(text[position:])
     lines = []
-    for line in "".join(kept).split("\n"):
+    for line in "".join(pieces).split("\n"):
         if "\0" in line:
             line = line.replace("\0", "")
             if not line.strip():
                 continue
         lines.append(line.rstrip())
     return lines
-
-
-def skip_code_span(text, position, tick, kept):
-    """Copy text up to the end of the code span opening at `tick`; return where to go on."""
-    run_end = tick
-    while text.startswith("`", run_end):
-        run_end += 1
-    line_end = text.find("\n", run_end)
-    close = text.find(text[tick:run_end], run_end, line_end if line_end >= 0 else len(text))
-    stop = close + (run_end - tick) if close >= 0 else run_end
-    kept.append(text[position:stop])
-    return stop
 
 
 def clipped(line):
@@ -257,7 +235,7 @@ def git_section(commits, status_lines):
     return Section("## Git", lines, "git log and git status", keep_order=1)
 
 
-def index_section(project):
+def index_section(project, budget):
     path = setting_path(project, "MCP_MEMORY_INDEX", DEFAULT_INDEX)
     text = read_text_head(path)
     if text is None:
@@ -266,10 +244,10 @@ def index_section(project):
     title = "## Memory index (%s — shared, committed; HTML comments omitted)" % shown
     while text.endswith("\n"):
         text = text[:-1]
-    return Section(title, strip_html_comments(text), shown, keep_order=2)
+    return Section(title, without_comments(text, budget), shown, keep_order=2)
 
 
-def handoff_section(project, now):
+def handoff_section(project, budget, now):
     path = setting_path(project, "MCP_SESSION_STATE", DEFAULT_STATE)
     info = regular_file_info(path)
     text = read_text_head(path) if info else None
@@ -277,7 +255,7 @@ def handoff_section(project, now):
         return None
     shown = shown_path(project, path)
     title = "## Last handoff (%s — local to this machine, first %d lines)" % (shown, STATE_EXCERPT_LINES)
-    lines = strip_html_comments(text)[:STATE_EXCERPT_LINES]
+    lines = without_comments(text, budget)[:STATE_EXCERPT_LINES]
     while lines and not lines[-1].strip():
         lines.pop()
     age_days = int((now - info.st_mtime) // 86400)
@@ -364,7 +342,8 @@ def read_path(project, guard, hook_input, pruned=(), record=True):
     """The injection for a session starting now; with `record`, also its baseline. `guard` is
     the loaded stop-handoff.py, or None when it is missing: then there is no git section."""
     git_reads = guard["start_commands"](guard["repository_reads"](project)) if guard else None
-    points = budget_points(project, text_field(hook_input, "transcript_path"))
+    budget = load_sibling("context-budget.py")
+    points = budget_points(budget, project, text_field(hook_input, "transcript_path"))
     facts = guard["repository_facts"](guard["finish_commands"](git_reads)) if guard else None
     sections = []
     if facts is not None:
@@ -373,7 +352,8 @@ def read_path(project, guard, hook_input, pruned=(), record=True):
             record_baseline(guard, project, hook_input, head, raw_status)
         entries = guard["status_entries"](raw_status)
         sections.append(git_section(commits, [describe_status_entry(e) for e in entries]))
-    sections += [s for s in (index_section(project), handoff_section(project, time.time())) if s]
+    sections += [s for s in (index_section(project, budget),
+                             handoff_section(project, budget, time.time())) if s]
     return injection(points, list(pruned), sections)
 
 
