@@ -25,24 +25,40 @@ import os
 import sys
 import time
 
-GIT_SECONDS = 20.0
+GIT_SECONDS = 20.0  # for the whole prune when run on its own
 STDIN_SECONDS = 2.0
 DEFAULT_WORKTREE_DIR = ".claude/worktrees"
 GIT = ("git", "--no-pager", "--no-optional-locks", "-c", "core.fsmonitor=false")
 
 
-def run_git(project, *args):
-    """(exit code, stdout) of one git command, or None when git cannot run at all."""
-    argv = GIT + ("-C", project) + args
-    try:
-        if hasattr(os, "posix_spawnp"):
-            return run_with_posix_spawn(argv)
-        return run_with_subprocess(argv)
-    except Exception:
-        return None
+class Git:
+    """git without optional locks or the repository's fsmonitor, and never past one deadline
+    for the whole prune: the session waits for this hook."""
+
+    def __init__(self, seconds):
+        self.deadline = time.monotonic() + seconds
+
+    def run(self, cwd, *args):
+        """(exit code, stdout), or None when git cannot run or the time is up."""
+        if time.monotonic() >= self.deadline:
+            return None
+        argv = GIT + ("-C", cwd) + args
+        try:
+            if hasattr(os, "posix_spawnp"):
+                return run_with_posix_spawn(argv, self.deadline)
+            return run_with_subprocess(argv, self.deadline)
+        except Exception:
+            return None
+
+    def output(self, cwd, *args):
+        """Standard output of a command that succeeded, as text; None otherwise."""
+        result = self.run(cwd, *args)
+        if result is None or result[0] != 0:
+            return None
+        return result[1].decode("utf-8", "surrogateescape")
 
 
-def run_with_posix_spawn(argv):
+def run_with_posix_spawn(argv, deadline):
     """posix_spawn and a pipe: the subprocess module alone costs more than a git call."""
     import select
     read_end, write_end = os.pipe()
@@ -57,10 +73,9 @@ def run_with_posix_spawn(argv):
     finally:
         os.close(write_end)
     chunks = []
-    deadline = time.monotonic() + GIT_SECONDS
     finished = False
     while time.monotonic() < deadline:
-        if select.select([read_end], [], [], deadline - time.monotonic())[0]:
+        if select.select([read_end], [], [], max(0.0, deadline - time.monotonic()))[0]:
             chunk = os.read(read_end, 65536)
             if not chunk:
                 finished = True
@@ -74,28 +89,20 @@ def run_with_posix_spawn(argv):
     return code, b"".join(chunks)
 
 
-def run_with_subprocess(argv):
+def run_with_subprocess(argv, deadline):
     import subprocess
     try:
         done = subprocess.run(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, timeout=GIT_SECONDS,
+                              stderr=subprocess.DEVNULL, timeout=max(0.1, deadline - time.monotonic()),
                               creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0))
     except (OSError, subprocess.SubprocessError):
         return None
     return done.returncode, done.stdout
 
 
-def git_output(project, *args):
-    """Standard output of a git command that succeeded, as text; None otherwise."""
-    result = run_git(project, *args)
-    if result is None or result[0] != 0:
-        return None
-    return result[1].decode("utf-8", "surrogateescape")
-
-
-def listed_worktrees(project):
+def listed_worktrees(git, project):
     """`git worktree list --porcelain`, one dict per worktree."""
-    listing = git_output(project, "worktree", "list", "--porcelain")
+    listing = git.output(project, "worktree", "list", "--porcelain")
     worktrees = []
     current = None
     for line in (listing or "").split("\n"):
@@ -140,12 +147,12 @@ def is_candidate(worktree, worktree_dir, session_dirs):
     )
 
 
-def base_branch(project, env):
+def base_branch(git, project, env):
     """The branch that work lands on, as a ref git can resolve."""
     named = (env.get("MCP_BASE_BRANCH") or "").strip()
     if named:
         return named
-    refs = git_output(project, "for-each-ref", "--format=%(refname) %(symref)",
+    refs = git.output(project, "for-each-ref", "--format=%(refname) %(symref)",
                       "refs/remotes/origin/HEAD", "refs/heads/") or ""
     heads = set()
     remote_head = None
@@ -158,54 +165,56 @@ def base_branch(project, env):
     if remote_head:
         local = remote_head[len("refs/remotes/origin/"):]
         return local if local in heads else remote_head
-    preferred = (git_output(project, "config", "--get", "init.defaultBranch") or "").strip()
+    preferred = (git.output(project, "config", "--get", "init.defaultBranch") or "").strip()
     for name in (preferred, "main", "master"):
         if name and name in heads:
             return name
     return None
 
 
-def merged_branches(project, base):
-    listing = git_output(project, "for-each-ref", "--merged", base, "--format=%(refname)",
+def merged_branches(git, project, base):
+    listing = git.output(project, "for-each-ref", "--merged", base, "--format=%(refname)",
                          "refs/heads/")
     prefix = "refs/heads/"
     return {line[len(prefix):] for line in (listing or "").splitlines() if line.startswith(prefix)}
 
 
-def holds_nothing_of_its_own(worktree):
+def holds_nothing_of_its_own(git, worktree):
     """No change, no untracked file and no ignored file: nothing that removal would destroy."""
-    result = run_git(worktree["path"], "status", "--porcelain", "--ignored", "-z")
+    result = git.run(worktree["path"], "status", "--porcelain", "--ignored", "-z")
     return result is not None and result[0] == 0 and not result[1].strip(b"\0")
 
 
-def remove_worktree(project, worktree):
-    removed = run_git(project, "worktree", "remove", worktree["path"])
+def remove_worktree(git, project, worktree):
+    removed = git.run(project, "worktree", "remove", worktree["path"])
     if removed is None or removed[0] != 0:
         return False
     # Only if the branch still points where it did: its commits are all in the base branch.
-    run_git(project, "update-ref", "-d", "refs/heads/" + worktree["branch"], worktree["head"])
+    git.run(project, "update-ref", "-d", "refs/heads/" + worktree["branch"], worktree["head"])
     return True
 
 
-def prune(project, env, session_dirs=()):
-    """Remove merged, clean agent worktrees; the lines to show, or [] when nothing was removed."""
+def prune(project, env, session_dirs=(), seconds=GIT_SECONDS):
+    """Remove merged, clean agent worktrees within `seconds`; the lines to show, or [] when
+    nothing was removed."""
     worktree_dir = os.path.join(project, env.get("MCP_WORKTREE_DIR") or DEFAULT_WORKTREE_DIR)
     if not os.path.isdir(worktree_dir):
         return []
     session_dirs = [project] + list(session_dirs)
-    candidates = [w for w in listed_worktrees(project)
+    git = Git(seconds)
+    candidates = [w for w in listed_worktrees(git, project)
                   if is_candidate(w, worktree_dir, session_dirs)]
-    base = base_branch(project, env) if candidates else None
+    base = base_branch(git, project, env) if candidates else None
     if not base:
         return []
-    merged = merged_branches(project, base)
+    merged = merged_branches(git, project, base)
     base_name = base[len("refs/heads/"):] if base.startswith("refs/heads/") else base
     removed = []
     for worktree in candidates:
         branch = worktree["branch"]
         if branch == base_name or branch not in merged:
             continue
-        if holds_nothing_of_its_own(worktree) and remove_worktree(project, worktree):
+        if holds_nothing_of_its_own(git, worktree) and remove_worktree(git, project, worktree):
             removed.append(os.path.basename(worktree["path"]))
     if not removed:
         return []

@@ -39,6 +39,10 @@ STATUS_LINES = 15
 DISPLAY_LINE_CHARS = 300
 STALE_HANDOFF_DAYS = 2
 BASELINE_RETENTION_SECONDS = 7 * 86400
+# The harness kills this hook after the 15 s install.py writes into settings.json; the slowest
+# path (stdin held open 2 s, a hanging git) must end well before that.
+PRUNE_SECONDS = 4.0
+GIT_READ_SECONDS = 6.0
 READ_LIMIT = 256 * 1024  # far more than 10,000 characters, even after comments are removed
 DEFAULT_INDEX = "memory/MEMORY.md"
 DEFAULT_STATE = ".claude/session-state.md"
@@ -120,7 +124,7 @@ def prune_worktrees(project, session_dirs):
     if pruner is None:
         return []
     try:
-        return pruner["prune"](project, os.environ, session_dirs)
+        return pruner["prune"](project, os.environ, session_dirs, PRUNE_SECONDS)
     except Exception:
         return []
 
@@ -344,7 +348,8 @@ def read_path(project, guard, hook_input, pruned=(), record=True):
     git_reads = guard["start_commands"](guard["repository_reads"](project)) if guard else None
     budget = load_sibling("context-budget.py")
     points = budget_points(budget, project, text_field(hook_input, "transcript_path"))
-    facts = guard["repository_facts"](guard["finish_commands"](git_reads)) if guard else None
+    facts = guard["repository_facts"](guard["finish_commands"](git_reads, GIT_READ_SECONDS)) \
+        if guard else None
     sections = []
     if facts is not None:
         head, commits, raw_status = facts

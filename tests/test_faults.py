@@ -410,11 +410,6 @@ HARNESS_TIMEOUT = 15  # seconds: the "timeout" install.py writes into settings.j
 
 
 @pytest.mark.skipif(os.name != "posix", reason="fake git is a shell script")
-@pytest.mark.xfail(strict=True, reason=(
-    "hook bug: with a git that never answers, session-start.py runs for about 30 s (the pruner's "
-    "20-s GIT_SECONDS for `git worktree list`, then the 10-s wait for the status and log reads, "
-    "one after the other), past the 15-s timeout the harness enforces, so the session starts "
-    "with no injection at all"))
 def test_git_that_never_answers_costs_less_than_the_harness_timeout(estate, tmp_path):
     fake = tmp_path / "hanging-bin"
     fake.mkdir()
@@ -550,10 +545,6 @@ def test_huge_commit_subjects(estate):
     run_every_hook(estate)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "hook bug: stop-handoff.py repository_state() signs a collapsed untracked folder "
-    "(`?? .claude/hooks/`) with the folder's own mtime, which every baseline write changes, so "
-    "a session that did nothing is blocked at every stop once the throttle has run out"))
 def test_stop_settles_while_the_installed_hooks_are_not_yet_committed(tmp_path):
     """Right after an install into a project that already tracks .claude/settings.json, the hooks
     folder is untracked and git lists it as one collapsed entry. A session that changes nothing

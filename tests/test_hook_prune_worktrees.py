@@ -233,7 +233,8 @@ def test_branch_that_moved_is_not_deleted(repo):
     git(repo, "commit", "-q", "--allow-empty", "-m", "main moves on")
     git(repo, "update-ref", "refs/heads/moving", "main")  # it moves after it was listed
     worktree = {"path": str(path), "branch": "moving", "head": first}
-    assert load_pruner().remove_worktree(str(repo), worktree)
+    pruner = load_pruner()
+    assert pruner.remove_worktree(pruner.Git(20), str(repo), worktree)
     assert "moving" in branches(repo)
 
 

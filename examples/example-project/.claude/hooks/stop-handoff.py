@@ -248,21 +248,21 @@ def spawn_with_pipe(argv):
         os.close(write_end)
 
 
-def finish_commands(started):
-    """Each command's (exit code, stdout), or None where it could not run."""
+def finish_commands(started, seconds=GIT_SECONDS):
+    """Each command's (exit code, stdout), or None where it could not run within `seconds`."""
+    deadline = time.monotonic() + seconds
     try:
         if hasattr(os, "posix_spawnp"):
-            return collect_spawned(started)
-        return run_with_subprocess(started)
+            return collect_spawned(started, deadline)
+        return run_with_subprocess(started, deadline)
     except Exception:
         return [None] * len(started)
 
 
-def collect_spawned(started):
+def collect_spawned(started, deadline):
     import select
     output = {job[1]: [] for job in started if job}
     open_ends = set(output)
-    deadline = time.monotonic() + GIT_SECONDS
     while open_ends:
         remaining = deadline - time.monotonic()
         ready = select.select(list(open_ends), [], [], remaining)[0] if remaining > 0 else []
@@ -291,14 +291,14 @@ def collect_spawned(started):
     return results
 
 
-def run_with_subprocess(commands):
+def run_with_subprocess(commands, deadline):
     import subprocess
     results = []
     for argv in commands:
         try:
             done = subprocess.run(
                 list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL, timeout=GIT_SECONDS,
+                stderr=subprocess.DEVNULL, timeout=max(0.1, deadline - time.monotonic()),
                 creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0))
             results.append((done.returncode, done.stdout))
         except (OSError, subprocess.SubprocessError):
@@ -359,13 +359,17 @@ def work_tree_top(project):
 
 
 def hook_file_prefixes(project, top):
-    """Status paths of the files the hooks and /handoff write: they are not the session's work."""
+    """Status paths of what the hooks and /handoff write (the state file, the baselines, the
+    hooks' bytecode cache): they are not the session's work."""
     real_project = os.path.realpath(project)
-    state = os.path.join(real_project, os.environ.get("MCP_SESSION_STATE") or DEFAULT_STATE)
-    baseline = os.path.join(real_project, os.environ.get("MCP_BASELINE") or DEFAULT_BASELINE)
+    own_files = (
+        os.path.join(real_project, os.environ.get("MCP_SESSION_STATE") or DEFAULT_STATE),
+        os.path.join(real_project, os.environ.get("MCP_BASELINE") or DEFAULT_BASELINE),
+        os.path.join(os.path.realpath(os.path.dirname(os.path.abspath(__file__))), "__pycache__"),
+    )
     try:
         return tuple(os.fsencode(os.path.relpath(path, top).replace(os.sep, "/"))
-                     for path in (state, baseline))
+                     for path in own_files)
     except ValueError:  # another drive on Windows: nothing of ours can be in this work tree
         return ()
 
@@ -388,8 +392,12 @@ def repository_state(project, head, raw_status):
     for code, path, original in status_entries(raw_status):
         if own_files and path.startswith(own_files):
             continue
+        # An untracked folder listed whole that holds our own files changes its mtime at every
+        # write of theirs: only its presence counts.
+        holds_own_files = path.endswith(b"/") and any(f.startswith(path) for f in own_files)
+        signature = b"-" if holds_own_files else file_signature(top, path)
         parts.append(b" ".join((code.encode("ascii", "replace"), path, original or b"-",
-                                file_signature(top, path))))
+                                signature)))
     return b"\0".join(parts) + b"\n"
 
 
