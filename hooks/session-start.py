@@ -272,6 +272,8 @@ def handoff_section(project, budget, now):
 
 def harness_length(text):
     """Length as the harness counts it: UTF-16 code units, so characters outside the BMP count twice."""
+    if text.isascii():
+        return len(text)
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 

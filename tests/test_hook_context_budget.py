@@ -233,3 +233,10 @@ def test_python_interface_matches_the_command(project):
     assert len(points) == 1 and points[0].startswith("- memory/MEMORY.md is 81 lines")
     assert module.format_report(points) == budget(project)
     assert module.format_report([]) == ""
+
+
+def test_worktree_walk_stops_once_over_budget(project):
+    for name in ("a", "b", "c"):
+        write_bytes(project / ".claude" / "worktrees" / name / "blob", 2 * MIB)
+    report = budget(project, MCP_WORKTREE_MB="1")
+    assert ".claude/worktrees is over 1 MB (budget 1 MB)" in report

@@ -260,8 +260,11 @@ def transcript_point(project, env, index=None):
     )
 
 
-def disk_usage(folder):
-    """Bytes allocated under a folder, as `du` counts them: blocks, hard links once, links not followed."""
+def disk_usage(folder, enough=None):
+    """(bytes allocated under a folder, whether every entry was counted), as `du` counts them:
+    blocks, hard links once, links not followed. The walk stops once the total passes
+    `enough`: past the budget, the exact figure is not worth a walk through every file of
+    every worktree at every session start."""
     total = 0
     seen = set()
     pending = [folder]
@@ -272,6 +275,8 @@ def disk_usage(folder):
         except OSError:
             continue
         for entry in entries:
+            if enough is not None and total > enough:
+                return total, False
             try:
                 info = entry.stat(follow_symlinks=False)
             except OSError:
@@ -287,7 +292,7 @@ def disk_usage(folder):
         total += allocated_bytes(os.stat(folder))
     except OSError:
         pass
-    return total
+    return total, True
 
 
 def allocated_bytes(info):
@@ -300,14 +305,16 @@ def worktree_point(project, env, index=None):
     folder = project_path(project, env, "MCP_WORKTREE_DIR", DEFAULT_WORKTREE_DIR)
     if not os.path.isdir(folder):
         return None
-    size = mib_rounded_up(disk_usage(folder))
+    total, counted_all = disk_usage(folder, enough=budget * MIB)
+    size = mib_rounded_up(total)
     if size <= budget:
         return None
+    measure = "is %d MB" % size if counted_all else "is over %d MB" % budget
     return (
-        "- %s is %d MB (budget %d MB). Each agent worktree is a full checkout. Merged, clean "
+        "- %s %s (budget %d MB). Each agent worktree is a full checkout. Merged, clean "
         "ones are pruned at session start, so what is left holds unmerged commits, uncommitted "
         "or ignored files, or a lock: finish that work, then `git worktree remove` it."
-        % (shown_path(project, folder), size, budget)
+        % (shown_path(project, folder), measure, budget)
     )
 
 
@@ -390,6 +397,15 @@ def is_relative_file_link(target):
     return ":" not in target.split("/")[0]
 
 
+def first_lines(text, count):
+    end = -1
+    for _ in range(count):
+        end = text.find("\n", end + 1)
+        if end < 0:
+            return text
+    return text[:end + 1]
+
+
 def line_number(text, offset):
     return text.count("\n", 0, offset) + 1
 
@@ -423,11 +439,14 @@ def dead_links(text, folder):
     folder of the file that holds them, as a Markdown viewer resolves them."""
     comments, spans, _ = hidden_spans(text)
     hidden = sorted(comments + spans)
+    exists = {}
     dead = []
     for offset, target in markdown_links(text, hidden):
         if not is_relative_file_link(target):
             continue
-        if not os.path.exists(os.path.join(folder, os.path.normpath(target))):
+        if target not in exists:
+            exists[target] = os.path.exists(os.path.join(folder, os.path.normpath(target)))
+        if not exists[target]:
             dead.append((offset, target))
     return dead
 
@@ -435,10 +454,13 @@ def dead_links(text, folder):
 def dead_pointer_point(project, env, index):
     if not index.head:
         return None
+    # Only the lines within the index budget: past it, the index is reported already and
+    # install.py --check reads it whole, so this check costs the same at every size.
+    text = first_lines(index.head, number_setting(env, "MCP_MEM_LINES", 80))
     folder = os.path.dirname(index.path)
-    dead = [(line_number(index.head, offset), target)
-            for offset, target in dead_links(index.head, folder)
-            if not is_silenced(line_text(index.head, offset))]
+    dead = [(line_number(text, offset), target)
+            for offset, target in dead_links(text, folder)
+            if not is_silenced(line_text(text, offset))]
     if not dead:
         return None
     shown = shown_path(project, index.path)

@@ -94,8 +94,10 @@ def read_with_thread(fd, deadline):
 
 
 def json_object(data):
+    if data.startswith(b"\xef\xbb\xbf"):  # by hand: the utf-8-sig codec is one more import
+        data = data[3:]
     try:
-        text = data.decode("utf-8-sig").strip()
+        text = data.decode("utf-8").strip()
         value = parse_json(text) if text else {}
     except Exception:  # malformed, truncated, binary or absurdly nested: all mean "no input"
         return {}
