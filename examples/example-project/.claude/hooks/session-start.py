@@ -101,19 +101,31 @@ def load_sibling(file_name):
     """A sibling hook file as a module, loaded by path: under `python -I` the hook folder is
     not on sys.path, and nothing there may shadow the standard library. Its bytecode is cached
     in __pycache__ beside it (git-ignored), which saves compiling it at every start; a
-    __pycache__ that is a symlink is never written through."""
+    __pycache__ that is a symlink is never written through, and a damaged cache entry only
+    costs a compile from source."""
     path = os.path.join(HOOK_DIR, file_name)
     name = "mcp_" + file_name[:-len(".py")].replace("-", "_")
-    try:
-        from importlib.machinery import SourceFileLoader
-        if os.path.islink(os.path.join(HOOK_DIR, "__pycache__")):
-            sys.dont_write_bytecode = True
+    if os.path.islink(os.path.join(HOOK_DIR, "__pycache__")):
+        sys.dont_write_bytecode = True
+    for run in (run_from_bytecode_cache, run_from_source):
         module = type(sys)(name)
         module.__file__ = path
-        SourceFileLoader(name, path).exec_module(module)
-    except Exception:
-        return None
-    return vars(module)
+        try:
+            run(module, path)
+            return vars(module)
+        except Exception:
+            continue
+    return None
+
+
+def run_from_bytecode_cache(module, path):
+    from importlib.machinery import SourceFileLoader
+    SourceFileLoader(module.__name__, path).exec_module(module)
+
+
+def run_from_source(module, path):
+    with open(path, "rb") as stream:
+        exec(compile(stream.read(), path, "exec"), vars(module))
 
 
 def prune_worktrees(project, session_dirs):
