@@ -255,40 +255,33 @@ def test_bad_input_never_crashes(session, payload):
     assert b"Traceback" not in done.stderr
 
 
-def test_gives_up_on_a_stdin_that_never_closes(session):
-    env = clean_environment(session.parent / "home")
-    env["CLAUDE_PROJECT_DIR"] = str(session)
+def stop_with_stdin_left_open(project, written):
+    """Run the Stop hook with `written` on a stdin that is never closed: (exit code, seconds)."""
+    env = clean_environment(project.parent / "home")
+    env["CLAUDE_PROJECT_DIR"] = str(project)
     started = time.monotonic()
     process = subprocess.Popen([sys.executable, "-I", "-S", str(HOOKS / "stop-handoff.py")],
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, env=env)
     try:
-        process.stdin.write(b'{"session_id": "s1", "stop_hook_act')
+        process.stdin.write(written)
         process.stdin.flush()
         process.wait(timeout=15)
     finally:
         process.kill()
         process.stdin.close()
-    assert process.returncode == 0
-    assert time.monotonic() - started < 10
+    return process.returncode, time.monotonic() - started
+
+
+def test_gives_up_on_a_stdin_that_never_closes(session):
+    code, seconds = stop_with_stdin_left_open(session, b'{"session_id": "s1", "stop_hook_act')
+    assert code == 0 and seconds < 10
 
 
 def test_does_not_wait_for_end_of_file_after_a_complete_object(session):
-    env = clean_environment(session.parent / "home")
-    env["CLAUDE_PROJECT_DIR"] = str(session)
-    process = subprocess.Popen([sys.executable, "-I", "-S", str(HOOKS / "stop-handoff.py")],
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, env=env)
-    started = time.monotonic()
-    try:
-        process.stdin.write(b'{"session_id": "s1", "stop_hook_active": false}')
-        process.stdin.flush()
-        process.wait(timeout=15)
-    finally:
-        process.kill()
-        process.stdin.close()
-    assert process.returncode == 0
-    assert time.monotonic() - started < 1.5
+    code, seconds = stop_with_stdin_left_open(
+        session, b'{"session_id": "s1", "stop_hook_active": false}')
+    assert code == 0 and seconds < 1.5
 
 
 @pytest.mark.skipif(os.name != "posix", reason="needs a pseudo-terminal")
