@@ -210,7 +210,9 @@ def write_inside_claude_folder(project, path, data):
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
         fd = os.open(temporary, flags, 0o600)
         try:
-            os.write(fd, data)
+            remaining = memoryview(data)
+            while remaining:  # os.write may write less than it is given
+                remaining = remaining[os.write(fd, remaining):]
         finally:
             os.close(fd)
         os.replace(temporary, path)
