@@ -1,0 +1,111 @@
+"""The code paths Windows takes (no posix_spawn, no select on pipes), run here in-process so
+they are proven on every machine, not only where they are needed."""
+import importlib.util
+import os
+import threading
+import time
+
+import pytest
+
+from conftest import HOOKS, git, make_repo
+
+
+def load(file_name):
+    spec = importlib.util.spec_from_file_location(file_name.replace("-", "_")[:-3],
+                                                  str(HOOKS / file_name))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def guard():
+    return load("stop-handoff.py")
+
+
+@pytest.fixture
+def without_posix_spawn(monkeypatch):
+    if hasattr(os, "posix_spawnp"):
+        monkeypatch.delattr(os, "posix_spawnp")
+
+
+def test_git_reads_without_posix_spawn(guard, tmp_path, without_posix_spawn):
+    repo = make_repo(tmp_path / "repo")
+    (repo / "README.md").write_text("changed\n", encoding="utf-8")
+    started = guard.start_commands(guard.repository_reads(str(repo)))
+    head, commits, raw_status = guard.repository_facts(guard.finish_commands(started))
+    assert head == git(repo, "rev-parse", "HEAD")
+    assert commits[0].endswith("first commit")
+    assert guard.status_entries(raw_status) == [(" M", b"README.md", None)]
+
+
+def test_both_ways_of_running_git_record_the_same_state(guard, tmp_path, monkeypatch):
+    repo = make_repo(tmp_path / "repo")
+    (repo / "new.txt").write_text("x\n", encoding="utf-8")
+    with_spawn = guard.current_state(str(repo))
+    monkeypatch.delattr(os, "posix_spawnp", raising=False)
+    assert guard.current_state(str(repo)) == with_spawn
+
+
+def test_missing_git_without_posix_spawn(guard, tmp_path, monkeypatch, without_posix_spawn):
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert guard.finish_commands(guard.start_commands([("git", "--version")])) == [None]
+
+
+def test_thread_reader_returns_the_object(guard):
+    read_end, write_end = os.pipe()
+    os.write(write_end, b'{"session_id": "abc", "stop_hook_active": true}')
+    os.close(write_end)
+    try:
+        assert guard.read_with_thread(read_end, time.monotonic() + 2) == {
+            "session_id": "abc", "stop_hook_active": True}
+    finally:
+        os.close(read_end)
+
+
+def test_thread_reader_gives_up_on_a_pipe_that_stays_open(guard):
+    read_end, write_end = os.pipe()
+    os.write(write_end, b'{"session_id": "ab')
+    started = time.monotonic()
+    try:
+        assert guard.read_with_thread(read_end, time.monotonic() + 0.5) == {}
+        assert time.monotonic() - started < 2
+    finally:
+        os.close(write_end)
+        os.close(read_end)
+
+
+def test_pruner_runs_git_without_posix_spawn(tmp_path, without_posix_spawn):
+    pruner = load("prune-worktrees.py")
+    repo = make_repo(tmp_path / "repo")
+    path = repo / ".claude" / "worktrees" / "landed"
+    git(repo, "worktree", "add", "-q", "-b", "landed", str(path))
+    assert pruner.prune(str(repo), {}, []) == ["pruned 1 merged agent worktree(s): landed"]
+    assert not path.exists()
+
+
+def test_pruner_stops_at_its_deadline(tmp_path):
+    pruner = load("prune-worktrees.py")
+    repo = make_repo(tmp_path / "repo")
+    expired = pruner.Git(0)
+    assert expired.run(str(repo), "status") is None
+
+
+def test_write_refuses_a_folder_outside_dot_claude(guard, tmp_path):
+    project = make_repo(tmp_path / "repo")
+    outside = tmp_path / "outside" / "baseline"
+    assert not guard.write_inside_claude_folder(str(project), str(outside), b"head x\n")
+    assert not outside.parent.exists()
+
+
+def test_concurrent_writers_leave_one_whole_file(guard, tmp_path):
+    project = make_repo(tmp_path / "repo")
+    target = project / ".claude" / "hooks" / ".session-baseline.s"
+    payloads = [(b"head %d\n" % n) * 5000 for n in range(8)]
+    threads = [threading.Thread(target=guard.write_inside_claude_folder,
+                                args=(str(project), str(target), payload)) for payload in payloads]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert target.read_bytes() in payloads
