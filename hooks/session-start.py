@@ -154,8 +154,8 @@ def budget_points(budget, project, transcript):
 
 
 def format_report(points):
-    """The heading context-budget.py prints, kept here for the injection's own point, which is
-    added when that sibling has already formatted nothing; scripts match its wording."""
+    """The heading context-budget.py prints. The injection formats it itself because it may add
+    a point of its own, the cut, to the sibling's points; scripts match the wording."""
     return "## Context budget — over on %d point(s)\n%s" % (len(points), "\n".join(points))
 
 
