@@ -127,7 +127,7 @@ class Wiring(object):
         return group
 
     def is_ours(self, handler):
-        return isinstance(handler, dict) and self.marker in str(handler.get("command", ""))
+        return self.marker in str(handler.get("command", ""))
 
 
 WIRINGS = (
@@ -248,22 +248,38 @@ def command_is_unmodified(source, name, data):
 
 # ------------------------------------------------------------ the filesystem
 
-def read_bytes(path):
-    """The file's bytes, or None when there is no file."""
+def read_bytes(path, shown):
+    """The file's bytes, or None when there is no file. Anything but a regular
+    file (a folder, a FIFO, a device) is refused, without waiting on it; errors
+    name the file as shown."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
+        descriptor = os.open(path, flags)
     except FileNotFoundError:
         return None
-    except IsADirectoryError:
-        raise Refusal("{} is a directory, not a file".format(path))
     except OSError as error:
-        raise Refusal("cannot read {}: {}".format(path, error.strerror or error))
+        raise Refusal("cannot read {}: {}".format(shown, error.strerror or error))
+    try:
+        mode = os.fstat(descriptor).st_mode
+        if stat.S_ISDIR(mode):
+            raise Refusal("{} is a directory, not a file".format(shown))
+        if not stat.S_ISREG(mode):
+            raise Refusal("{} is not a regular file".format(shown))
+        chunks = []
+        while True:
+            chunk = os.read(descriptor, 1 << 20)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    except OSError as error:
+        raise Refusal("cannot read {}: {}".format(shown, error.strerror or error))
+    finally:
+        os.close(descriptor)
 
 
-def read_text(path):
+def read_text(path, shown):
     """The file as text, line endings untouched, or None when there is no file."""
-    data = read_bytes(path)
+    data = read_bytes(path, shown)
     return None if data is None else data.decode("utf-8", "surrogateescape")
 
 
@@ -453,30 +469,65 @@ class SettingsError(Refusal):
 
 def parse_settings(text, shown):
     """The settings as a dict (an empty file counts as {}); a SettingsError
-    naming line and column otherwise."""
+    otherwise, naming what is wrong and where. Duplicate keys and NaN are
+    refused too: a rewrite would silently drop the first key, and the harness
+    reads NaN as no JSON at all."""
     if not text.strip():
         return {}
+
+    def unique_keys(pairs):
+        keys = [key for key, _ in pairs]
+        for key in keys:
+            if keys.count(key) > 1:
+                raise SettingsError('{}: the key "{}" appears twice in one object'.format(
+                    shown, key))
+        return dict(pairs)
+
+    def no_constant(name):
+        raise SettingsError("{}: {} is not JSON".format(shown, name))
+
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=unique_keys, parse_constant=no_constant)
     except json.JSONDecodeError as error:
         raise SettingsError("{} is not valid JSON at line {}, column {} ({})".format(
             shown, error.lineno, error.colno, error.msg))
     if not isinstance(data, dict):
         raise SettingsError("{} does not hold a JSON object".format(shown))
-    hooks = data.get("hooks", {})
-    if not isinstance(hooks, dict):
-        raise SettingsError('{}: "hooks" is not an object'.format(shown))
-    for wiring in WIRINGS:
-        if not isinstance(hooks.get(wiring.event, []), list):
-            raise SettingsError('{}: "hooks.{}" is not a list'.format(shown, wiring.event))
+    problem = hooks_shape_problem(data.get("hooks", {}))
+    if problem:
+        raise SettingsError("{}: {}".format(shown, problem))
     return data
+
+
+def hooks_shape_problem(hooks):
+    """What keeps "hooks" from the shape the harness reads (an object of lists
+    of groups, each with a "hooks" list of handler objects); None when sound."""
+    if not isinstance(hooks, dict):
+        return '"hooks" is not an object'
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            return '"hooks.{}" is not a list'.format(event)
+        for index, group in enumerate(groups):
+            where = "hooks.{}[{}]".format(event, index)
+            if not isinstance(group, dict):
+                return '"{}" is not an object'.format(where)
+            if not isinstance(group.get("hooks"), list):
+                return '"{}" has no "hooks" list'.format(where)
+            if not all(isinstance(handler, dict) for handler in group["hooks"]):
+                return '"{}.hooks" holds something other than objects'.format(where)
+    return None
 
 
 def load_settings(path, shown):
     """(settings, original text); ({}, None) when the file does not exist."""
-    text = read_text(path)
-    if text is None:
+    data = read_bytes(path, shown)
+    if data is None:
         return {}, None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise SettingsError("{} is not UTF-8 text (byte {} at offset {})".format(
+            shown, hex(data[error.start]), error.start))
     return parse_settings(text.lstrip("\ufeff"), shown), text
 
 
@@ -493,19 +544,10 @@ def settings_text(data, original):
     return json.dumps(data, indent=indent, ensure_ascii=False) + ("\n" if final_newline else "")
 
 
-def groups_of(settings, event):
-    return settings.get("hooks", {}).get(event, [])
-
-
-def handlers_of(group):
-    handlers = group.get("hooks") if isinstance(group, dict) else None
-    return handlers if isinstance(handlers, list) else []
-
-
 def our_handlers(settings, wiring):
     """(group, handler) for every handler of ours under the wiring's event."""
-    return [(group, handler) for group in groups_of(settings, wiring.event)
-            for handler in handlers_of(group) if wiring.is_ours(handler)]
+    return [(group, handler) for group in settings.get("hooks", {}).get(wiring.event, [])
+            for handler in group["hooks"] if wiring.is_ours(handler)]
 
 
 def interpreter_in(command):
@@ -534,13 +576,13 @@ def wire(settings, python, refresh):
         before = json.dumps(settings, sort_keys=True)
         handler.clear()
         handler.update(wanted)
-        if len(handlers_of(group)) == 1:
+        if len(group["hooks"]) == 1:
             if wiring.matcher is None:
                 group.pop("matcher", None)
             else:
                 group["matcher"] = wiring.matcher
         for other_group, duplicate in found[1:]:
-            handlers_of(other_group).remove(duplicate)
+            other_group["hooks"].remove(duplicate)
         drop_emptied_groups(settings, wiring.event, [other for other, _ in found[1:]])
         if json.dumps(settings, sort_keys=True) != before:
             changed.append(wiring.event)
@@ -555,7 +597,7 @@ def unwire(settings):
         if not found:
             continue
         for group, handler in found:
-            handlers_of(group).remove(handler)
+            group["hooks"].remove(handler)
         drop_emptied_groups(settings, wiring.event, [group for group, _ in found])
         changed.append(wiring.event)
     if changed and settings.get("hooks") == {}:
@@ -568,7 +610,7 @@ def drop_emptied_groups(settings, event, touched):
     when no group is left; groups the user left empty stay as they are."""
     hooks = settings["hooks"]
     groups = [group for group in hooks[event]
-              if handlers_of(group) or not any(group is other for other in touched)]
+              if group["hooks"] or not any(group is other for other in touched)]
     if groups:
         hooks[event] = groups
     else:
@@ -728,7 +770,7 @@ def plan_owned_file(plan, source, rel, data, options, hook):
     if not os.path.lexists(path):
         plan.write("write", rel, data, executable=hook)
         return
-    existing = read_bytes(path)
+    existing = read_bytes(path, rel)
     if existing == data:
         if hook and not is_executable(path):
             plan.change("chmod", rel, "", lambda: os.chmod(path, 0o755))
@@ -778,7 +820,7 @@ def plan_copy_if_absent(plan, rel, data):
 
 
 def plan_gitignore_block(plan, block):
-    text = read_text(plan.path(GITIGNORE))
+    text = read_text(plan.path(GITIGNORE), GITIGNORE)
     new_text, verb = with_block(text or "", block)
     if verb is None:
         plan.keep(GITIGNORE, "local-only lines present")
@@ -824,7 +866,7 @@ def plan_uninstall(source, project):
         plan.remove(HOOK_DIR + "/" + name, "local file the hooks wrote")
     for name in COMMANDS:
         rel = COMMAND_DIR + "/" + name
-        existing = read_bytes(plan.path(rel))
+        existing = read_bytes(plan.path(rel), rel)
         if existing is None:
             continue
         if command_is_unmodified(source, name, existing):
@@ -853,7 +895,7 @@ def leftovers_of_the_hooks(hook_dir):
 
 
 def plan_remove_if_identical(plan, rel, data):
-    existing = read_bytes(plan.path(rel))
+    existing = read_bytes(plan.path(rel), rel)
     if existing is None:
         return
     if existing == data:
@@ -879,7 +921,7 @@ def plan_settings_unwiring(plan):
 
 
 def plan_gitignore_unblocking(plan, block):
-    text = read_text(plan.path(GITIGNORE))
+    text = read_text(plan.path(GITIGNORE), GITIGNORE)
     new_text = None if text is None else without_block(text, block)
     if new_text is None:
         return
@@ -902,7 +944,7 @@ def plan_global(source):
     plan = Plan(config_dir)
     shown = os.path.join(config_dir, name)
     section = source.marked_template(TEMPLATE_SECTION)
-    text = read_text(plan.path(name)) or ""
+    text = read_text(plan.path(name), shown) or ""
     new_text, verb = with_section(text, section, shown)
     if verb is None:
         plan.keep(shown, "protocol section up to date")
@@ -992,7 +1034,8 @@ def hook_findings(source, project):
     if missing:
         findings.append(Finding("drift", "hooks missing: " + ", ".join(missing)))
     drifted = [name for name in present
-               if read_bytes(os.path.join(project, HOOK_DIR, name)) != source.hook(name)]
+               if read_bytes(os.path.join(project, HOOK_DIR, name), HOOK_DIR + "/" + name)
+               != source.hook(name)]
     if drifted:
         findings.append(Finding("drift", "hooks differ from this version: " + ", ".join(drifted)))
     unwired = [wiring.event for wiring in WIRINGS if wiring.event not in wired]

@@ -181,7 +181,7 @@ def test_a_hook_that_lost_its_executable_bit_gets_it_back(installer, project):
 # ------------------------------------------------------------------ settings.json merge
 
 def write_settings(project, data):
-    text = data if isinstance(data, str) else json.dumps(data, indent=2) + "\n"
+    text = data if isinstance(data, (str, bytes)) else json.dumps(data, indent=2) + "\n"
     write(path_in(project, ".claude/settings.json"), text)
 
 
@@ -266,14 +266,72 @@ def test_invalid_settings_are_reported_and_nothing_is_installed(installer, proje
     assert read(path_in(project, ".claude/settings.json")).decode("utf-8") == text
 
 
-@pytest.mark.parametrize("text", ["[]", '{"hooks": []}', '{"hooks": {"Stop": {}}}'])
+WRONG_SHAPES = [
+    "[]",
+    '{"hooks": []}',
+    '{"hooks": "x"}',
+    '{"hooks": {"Stop": {}}}',
+    '{"hooks": {"PreToolUse": "x"}}',
+    '{"hooks": {"Stop": [{"matcher": "x"}]}}',
+    '{"hooks": {"Stop": ["x"]}}',
+    '{"hooks": {"SessionStart": [{"hooks": "x"}]}}',
+    '{"hooks": {"Stop": [{"hooks": [1]}]}}',
+    '{"model": "a", "model": "b"}',
+    '{"hooks": {}, "hooks": {}}',
+    '{"timeout": NaN}',
+    '{"model": "caf\xe9"}'.encode("latin-1"),
+]
+
+
+@pytest.mark.parametrize("text", WRONG_SHAPES)
 def test_settings_of_the_wrong_shape_are_refused(installer, project, text):
     write_settings(project, text)
+    before = snapshot(project)
     done = installer.run("--project", project)
     assert done.returncode == 1
     assert len(done.stderr.splitlines()) == 1
-    assert read(path_in(project, ".claude/settings.json")).decode("utf-8") == text
+    assert done.stderr.startswith("install.py: error: .claude/settings.json")
+    assert done.stderr.rstrip().endswith("nothing was changed")
+    assert snapshot(project) == before
     assert not os.path.exists(path_in(project, ".claude/hooks"))
+
+
+@pytest.mark.parametrize("mode", ["--update", "--uninstall"])
+def test_other_modes_refuse_settings_of_the_wrong_shape_too(installer, project, mode):
+    installer.ok("--project", project)
+    write_settings(project, '{"hooks": {"Stop": [{"matcher": "x"}]}}')
+    before = snapshot(project)
+    done = installer.run(mode, project)
+    assert done.returncode == 1 and len(done.stderr.splitlines()) == 1
+    assert '"hooks.Stop[0]" has no "hooks" list' in done.stderr
+    assert snapshot(project) == before
+
+
+def make_special_file(path, kind):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if kind == "a folder":
+        os.mkdir(path)
+    elif kind == "a FIFO":
+        if not hasattr(os, "mkfifo"):
+            pytest.skip("no FIFOs here")
+        os.mkfifo(path)
+    else:
+        if not os.path.exists("/dev/zero"):
+            pytest.skip("no /dev/zero here")
+        os.symlink("/dev/zero", path)
+
+
+@pytest.mark.parametrize("kind", ["a folder", "a FIFO", "a link to an endless device"])
+def test_settings_that_are_not_a_regular_file_are_refused_without_waiting(installer, project, kind):
+    make_special_file(path_in(project, ".claude/settings.json"), kind)
+    done = installer.run("--project", project, timeout=30)
+    assert done.returncode == 1 and done.stdout == ""
+    assert len(done.stderr.splitlines()) == 1
+    assert done.stderr.startswith("install.py: error: .claude/settings.json is ")
+    assert sorted(os.listdir(path_in(project, ".claude"))) == ["settings.json"]
+    check = installer.run("--check", project, timeout=30)
+    assert check.returncode == 1 and check.stderr == ""
+    assert "BROKEN   .claude/settings.json is " in check.stdout
 
 
 def test_a_symlinked_settings_file_is_refused_and_its_target_untouched(installer, project, tmp_path):
