@@ -65,6 +65,7 @@ import importlib.util
 import json
 import os
 import re
+import shlex
 import shutil
 import stat
 import subprocess
@@ -173,7 +174,8 @@ options:
                        differ, including commands you edited (never memory/,
                        your settings or your .gitignore lines)
   --python CMD         interpreter in the hook commands (default: python3;
-                       e.g. python, or "py -3" on Windows)
+                       e.g. python, or "py -3" on Windows; a path with spaces
+                       or backslashes goes in single quotes)
   -h, --help           show this help and exit
   --version            show the version and exit
 
@@ -806,10 +808,12 @@ def plan_git_index(plan, project):
 
 
 def plan_interpreter_note(plan, python):
-    program = python.split()[0]
-    if shutil.which(program) is None:
-        plan.note("{} is not on this machine's PATH; the hooks fail wherever it is missing".format(
-            program))
+    words = shlex.split(python)  # check_interpreter let through only what sh reads this way
+    program = next((word for word in words if not re.match(r"[A-Za-z_]\w*=", word)), words[0])
+    if shutil.which(os.path.expanduser(program)) is None:
+        where = "does not exist on this machine" if re.search(r"[/\\]", program) \
+            else "is not on this machine's PATH"
+        plan.note("{} {}; the hooks fail wherever it is missing".format(program, where))
 
 
 def plan_copy_if_absent(plan, rel, data):
@@ -1134,15 +1138,48 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+class StoreOnce(argparse.Action):
+    """An option with a value that may be given only once."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if getattr(namespace, self.dest) is not None:
+            raise UsageError("{} given twice".format(option_string))
+        setattr(namespace, self.dest, values)
+
+
+# One word of an interpreter command that every shell the harness uses (sh -c,
+# Git Bash) runs as written: plain characters, or anything but a quote or a
+# line break between single quotes. Backslashes, $, globs and the like would
+# be rewritten or run as code.
+SHELL_WORD = r"(?:[A-Za-z0-9_.,:@%+=~^/-]+|'[^'\r\n]*')+"
+INTERPRETER = re.compile(r"\s*{0}(?:[ \t]+{0})*\s*\Z".format(SHELL_WORD))
+
+
+def check_interpreter(python):
+    if not INTERPRETER.match(python):
+        raise UsageError("--python {!r} would not run as written in a hook command: use plain "
+                         "words, and single quotes around a path with spaces or backslashes "
+                         "(e.g. \"'/opt/my python/bin/python3'\")".format(python))
+    if "'" not in python and len(python.split()) > 1 and os.path.isfile(python.strip()):
+        raise UsageError("--python {!r} is one path with spaces; put it in single quotes "
+                         "(\"'{}'\")".format(python, python.strip()))
+
+
 def parse_arguments(argv):
     parser = Parser(prog="install.py", add_help=False, allow_abbrev=False)
     for flag in ("--project", "--update", "--uninstall", "--global", "--check",
                  "--recursive", "--json", "--dry-run", "--force", "--version"):
         parser.add_argument(flag, action="store_true")
     parser.add_argument("-h", "--help", action="store_true")
-    parser.add_argument("--python")
+    parser.add_argument("--python", action=StoreOnce)
     parser.add_argument("target", nargs="?")
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    unknown = [arg for arg in extra if arg.startswith("-")]
+    if unknown:
+        raise UsageError("unknown option: " + " ".join(unknown))
+    if extra:
+        raise UsageError("one directory at a time: got {} and {}".format(
+            args.target, " ".join(extra)))
     if args.help or args.version:
         return args
     modes = [flag for flag in ("project", "update", "uninstall", "global", "check")
@@ -1159,8 +1196,9 @@ def parse_arguments(argv):
         raise UsageError("--json works only with --check DIR (not with --recursive)")
     if (args.force or args.python is not None) and args.mode not in ("project", "update"):
         raise UsageError("--force and --python work only with --project or --update")
-    if args.python is not None and (not args.python.strip() or re.search(r'["\n\r]', args.python)):
-        raise UsageError("--python needs a command without double quotes or newlines")
+    if args.python is not None:
+        check_interpreter(args.python)
+        args.python = args.python.strip()
     if args.mode == "global" and args.target is not None:
         raise UsageError("--global takes no directory (got {})".format(args.target))
     if args.mode == "check" and args.target is None:

@@ -3,7 +3,10 @@
 import ast
 import json
 import os
+import shlex
+import shutil
 import stat
+import subprocess
 import sys
 
 import pytest
@@ -45,17 +48,37 @@ def test_version_and_help_exit_zero(installer):
     ["--project", "{dir}", "extra", "--force"],
     ["--proj", "{dir}"],
     ["--python"],
+    ["--project", "{dir}", "{dir}"],
+    ["--project", "{dir}", "--python", "python3", "--python", "python"],
+    ["--project", "{dir}", "--python", ""],
+    ["--project", "{dir}", "--python", " "],
+    ["--project", "{dir}", "--python", "py '3"],
+    ["--project", "{dir}", "--python", "py\n3"],
+    ["--project", "{dir}", "--python", "python3;rm -rf ~"],
+    ["--project", "{dir}", "--python", "python3 #"],
+    ["--project", "{dir}", "--python", "python3 &"],
+    ["--project", "{dir}", "--python", "$(which python3)"],
+    ["--project", "{dir}", "--python", "`which python3`"],
+    ["--project", "{dir}", "--python", "C:\\Python312\\python.exe"],
+    ["--project", "{dir}", "--python", "python3*"],
+    ["--update", "{dir}", "--python", "{spaced}"],
 ])
 def test_usage_errors_exit_2_with_one_line_and_no_traceback(installer, tmp_path, args):
     a_file = tmp_path / "a file.txt"
     a_file.write_text("x")
-    names = {"dir": str(tmp_path), "missing": str(tmp_path / "missing"), "file": str(a_file)}
+    spaced = tmp_path / "my python" / "python3"
+    spaced.parent.mkdir()
+    spaced.write_text("")
+    names = {"dir": str(tmp_path), "missing": str(tmp_path / "missing"), "file": str(a_file),
+             "spaced": str(spaced)}
+    before = snapshot(str(tmp_path))
     done = installer.run(*[arg.format(**names) for arg in args])
     assert done.returncode == 2, done
     assert done.stdout == ""
     assert len(done.stderr.splitlines()) == 1
     assert done.stderr.startswith("install.py: error: ")
     assert "Traceback" not in done.stderr
+    assert snapshot(str(tmp_path)) == before
 
 
 def test_runs_through_a_symlink_to_the_script(installer, project, tmp_path):
@@ -66,7 +89,6 @@ def test_runs_through_a_symlink_to_the_script(installer, project, tmp_path):
     assert done.returncode == 0
     run_via_link = installer.run("--check", project, cwd=str(tmp_path))
     assert run_via_link.returncode == 0, run_via_link
-    import subprocess
     via = subprocess.run([sys.executable, str(link), "--check", project], env=installer.env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
     assert via.returncode == 0, via.stderr
@@ -139,6 +161,37 @@ def test_project_twice_changes_nothing(installer, project):
 def test_python_option_chooses_the_interpreter(installer, project):
     installer.ok("--project", project, "--python", sys.executable)
     assert settings_of(project) == expected_settings(sys.executable)
+
+
+@pytest.mark.skipif(shutil.which("sh") is None, reason="needs a POSIX sh, as the harness uses")
+@pytest.mark.parametrize("python", [
+    "py -3", "'/opt/my python/bin/python3'", "C:/Python312/python.exe", "/usr/bin/env python3",
+    "'C:\\Program Files\\Python312\\python.exe'", "PYTHONUTF8=1 python3", "~/venv/bin/python",
+])
+def test_an_accepted_interpreter_reaches_sh_word_for_word(installer, project, python):
+    installer.ok("--project", project, "--python", python)
+    for group in settings_of(project)["hooks"].values():
+        command = group[0]["hooks"][0]["command"]
+        hook = command.rsplit("/", 1)[1].rstrip('"')
+        shown = subprocess.run(["sh", "-c", "printf '%s\\n' " + command], stdout=subprocess.PIPE,
+                               env=dict(installer.env, CLAUDE_PROJECT_DIR=project),
+                               universal_newlines=True, check=True).stdout
+        words = [word.replace("~", installer.env["HOME"], 1) if word.startswith("~") else word
+                 for word in shlex.split(python)]
+        assert shown.splitlines() == words + ["-I", "-S", project + "/.claude/hooks/" + hook]
+
+
+@pytest.mark.skipif(shutil.which("sh") is None, reason="needs a POSIX sh, as the harness uses")
+def test_an_interpreter_path_with_spaces_runs_when_single_quoted(installer, project, tmp_path):
+    folder = tmp_path / "my python"
+    folder.mkdir()
+    os.symlink(sys.executable, str(folder / "python"))
+    installer.ok("--project", project, "--python", "'{}'".format(folder / "python"))
+    handler = settings_of(project)["hooks"]["SessionStart"][0]["hooks"][0]
+    done = subprocess.run(["sh", "-c", handler["command"]], input=b'{"source": "startup"}',
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=project,
+                          env=dict(installer.env, CLAUDE_PROJECT_DIR=project), timeout=30)
+    assert done.returncode == 0, done.stderr
 
 
 def test_a_missing_interpreter_is_noted_not_fatal(installer, project):
