@@ -731,8 +731,6 @@ SEVERITY = {
     "missing-date": "warning",
     "feedback-parts": "warning",
 }
-# The checks that also run at every session start, where they appear as budget points.
-AT_SESSION_START = frozenset(("dead-pointer", "unclosed-comment", "auto-memory-overflow"))
 MAX_IMPORT_HOPS = 4
 CHARACTERS_PER_TOKEN = 4
 INJECTION_LIMIT = 10000
@@ -782,7 +780,7 @@ class Findings(object):
             shown = source
         self.items.append({
             "check": check, "severity": SEVERITY[check], "file": shown, "line": line,
-            "message": message, "repair": repair, "at_session_start": check in AT_SESSION_START,
+            "message": message, "repair": repair, "at_session_start": False,
         })
 
 
@@ -1430,6 +1428,9 @@ def memory_health(project, env, preview=True):
     facts = check_dated_facts(project, citations, findings)
     auto = auto_memory_report(project, env, findings)
     load = start_of_session_load(project, env, findings, auto, preview)
+    index_size = regular_file_size(index_path)
+    for finding in findings.items:
+        finding["at_session_start"] = reported_at_session_start(finding, index_size, env)
     items = sorted(findings.items, key=finding_order)
     counts = dict((severity, sum(1 for f in items if f["severity"] == severity))
                   for severity in ("broken", "over", "warning"))
@@ -1446,6 +1447,19 @@ def memory_health(project, env, preview=True):
         "auto_memory": auto,
         "load": load,
     }
+
+
+def reported_at_session_start(finding, index_size, env):
+    """Whether budget_points() shows this finding too, so a report for a person need not repeat
+    it. Only when that is certain: the start-time checks read the index's first
+    INDEX_HEAD_BYTES, and look for dead pointers only within the index budget's lines."""
+    check = finding["check"]
+    whole_index_read = index_size is not None and index_size <= INDEX_HEAD_BYTES
+    if check == "dead-pointer":
+        return whole_index_read and finding["line"] <= number_setting(env, "MCP_MEM_LINES", 80)
+    if check == "unclosed-comment":
+        return whole_index_read
+    return check == "auto-memory-overflow"
 
 
 SEVERITY_ORDER = {"broken": 0, "over": 1, "warning": 2}

@@ -25,7 +25,8 @@ input, run the git reads and record the baseline, so both hooks compute the stat
 
 Standard library only; Python 3.8 or newer; runs as `python3 -I -S stop-handoff.py`.
 Configuration: CLAUDE_PROJECT_DIR, MCP_SESSION_STATE (.claude/session-state.md), MCP_BASELINE
-(.claude/hooks/.session-baseline, one file per session_id), MCP_THROTTLE_MIN (45).
+(.claude/hooks/.session-baseline, one file per session_id), MCP_THROTTLE_MIN (45), and
+MCP_MEMORY_INDEX (memory/MEMORY.md), whose folder the instructions name.
 """
 import os
 import stat
@@ -36,6 +37,7 @@ STDIN_SECONDS = 2.0
 STDIN_LIMIT = 64 * 1024 * 1024
 GIT_SECONDS = 10.0
 DEFAULT_STATE = ".claude/session-state.md"
+DEFAULT_INDEX = "memory/MEMORY.md"
 DEFAULT_BASELINE = ".claude/hooks/.session-baseline"
 DEFAULT_THROTTLE_MINUTES = 45
 GIT = ("git", "--no-pager", "--no-optional-locks", "-c", "core.fsmonitor=false",
@@ -420,14 +422,15 @@ def current_state(project):
 
 def instructions(project):
     state = os.environ.get("MCP_SESSION_STATE") or DEFAULT_STATE
+    memory = os.path.dirname(os.environ.get("MCP_MEMORY_INDEX") or DEFAULT_INDEX) or "."
     return (
         "[memory-context-protocol] This session changed the repository and its handoff (%s) is "
         "older than %d minutes. Save the session now, without asking the user:\n"
         "1. Run /handoff: rewrite %s with the current state only (replace the file, do not "
         "append).\n"
-        "2. Run /dream: merge what this session learned into memory/ (merge, never overwrite).\n"
+        "2. Run /dream: merge what this session learned into %s/ (merge, never overwrite).\n"
         "Keep both brief and factual. If both already ran in this turn, just stop.\n"
-        % (state, throttle_minutes(), state)
+        % (state, throttle_minutes(), state, memory)
     )
 
 

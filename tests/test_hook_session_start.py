@@ -302,3 +302,16 @@ def test_preview_shows_the_injection_without_writing(project_with_history):
     assert "- [Topic](topic.md) — the pointer" in text and "## Git" in text
     after = sorted(p.name for p in (project_with_history / ".claude" / "hooks").iterdir())
     assert before == after == []
+
+
+def test_control_characters_in_the_index_are_shown_as_question_marks(project):
+    (project / "memory" / "MEMORY.md").write_text("- [A](topic.md) — bell\x07 and escape\x1b[31m\n",
+                                                   encoding="utf-8")
+    text = inject(project)
+    assert "- [A](topic.md) — bell? and escape?[31m" in text and "\x07" not in text
+
+
+def test_a_cut_uses_all_the_room_there_is(project_with_history):
+    write_lines(project_with_history / "memory" / "MEMORY.md", 2000, "- [Topic {i}](t{i}.md) — x")
+    text = inject(project_with_history)
+    assert LIMIT - 40 < harness_length(text) <= LIMIT

@@ -309,3 +309,10 @@ def test_no_git_on_path_passes(session, tmp_path):
     empty.mkdir()
     (session / "README.md").write_text("changed\n", encoding="utf-8")
     assert stop(session, PATH=str(empty)).returncode == 0
+
+
+def test_message_names_the_configured_memory_folder(project):
+    start(project)
+    (project / "README.md").write_text("changed\n", encoding="utf-8")
+    done = stop(project, MCP_MEMORY_INDEX="notes/INDEX.md")
+    assert done.returncode == 2 and b"into notes/ (merge" in done.stderr

@@ -152,6 +152,17 @@ def test_a_dead_pointer_is_broken_and_named_with_its_line(repo, env):
     assert "line 13 `deploy.md`" in point
 
 
+def test_a_dead_pointer_past_the_index_budget_is_left_to_the_full_report(repo, env):
+    lines = index(repo).read_text(encoding="utf-8").splitlines()
+    lines += ["- [Topic %d](retry.md) — filler" % n for n in range(90 - len(lines))]
+    lines.append("- [Late](late.md) — a pointer past line 80")
+    write(index(repo), "\n".join(lines) + "\n")
+    [found] = findings(health(repo, env), "dead-pointer")
+    assert found["line"] == 91 and not found["at_session_start"]
+    assert not any("do not exist" in p for p in points(repo, env))
+    assert "`late.md`" in HOOK.format_health(health(repo, env))
+
+
 def test_links_resolve_from_the_index_folder_and_only_local_links_count(repo, env):
     write(repo / "memory" / "deep" / "notes.md", "# Notes\n<!-- Last updated: 2026-10-01 -->\n")
     with open(str(index(repo)), "a", encoding="utf-8") as handle:

@@ -18,9 +18,10 @@ What it promises:
 - It records this session's baseline, so the Stop hook can tell whether the session did work.
   The baseline is keyed by session_id, so sessions sharing a checkout never erase each other's
   evidence, and a resume or compaction keeps the baseline of the session it continues.
-- It writes only that baseline, only inside the project's .claude/ folder of a git repository,
-  atomically, and never through a symlink. Git runs without optional locks and without the
-  repository's fsmonitor program.
+- It writes only baselines, only inside the project's .claude/ folder of a git repository,
+  atomically, and never through a symlink, and it deletes baselines a week old. Python keeps the
+  siblings' bytecode in __pycache__ beside the hook files. Git runs without optional locks and
+  without the repository's fsmonitor program.
 
 Standard library only; Python 3.8 or newer; runs as `python3 -I -S session-start.py`.
 Configuration: CLAUDE_PROJECT_DIR, MCP_MEMORY_INDEX (memory/MEMORY.md), MCP_SESSION_STATE
@@ -240,9 +241,18 @@ def without_comments(text, budget):
     return lines
 
 
+def printable(line):
+    """Control characters shown as '?': a file name or a note cannot steer the terminal."""
+    if line.isprintable():
+        return line
+    return "".join(c if c.isprintable() or c == "\t" else "?" for c in line)
+
+
 def clipped(line):
-    printable = "".join(c if c >= " " or c == "\t" else "?" for c in line)
-    return printable if len(printable) <= DISPLAY_LINE_CHARS else printable[:DISPLAY_LINE_CHARS] + "…"
+    """A git or handoff line, printable and at most DISPLAY_LINE_CHARS long. Index lines are not
+    shortened: the index is curated, and an index line that long is already a defect."""
+    line = printable(line)
+    return line if len(line) <= DISPLAY_LINE_CHARS else line[:DISPLAY_LINE_CHARS] + "…"
 
 
 def git_section(commits, status_lines):
@@ -262,7 +272,8 @@ def index_section(project, budget):
     title = "## Memory index (%s — shared, committed; HTML comments omitted)" % shown
     while text.endswith("\n"):
         text = text[:-1]
-    return Section(title, without_comments(text, budget), shown, keep_order=2)
+    return Section(title, [printable(line) for line in without_comments(text, budget)], shown,
+                   keep_order=2)
 
 
 def handoff_section(project, budget, now):
@@ -321,8 +332,7 @@ def cut_to_fit(sections, room):
                 break
             kept.append(line)
             room -= cost
-        section.lines = kept
-        room -= sum(harness_length(note) + 1 for note in section.notes)
+        section.lines = kept  # its notes are in the frame the room was measured from
 
 
 def injection(points, pruned, sections):
