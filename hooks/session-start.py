@@ -250,7 +250,7 @@ def printable(line):
 
 def clipped(line):
     """A git or handoff line, printable and at most DISPLAY_LINE_CHARS long. Index lines are not
-    shortened: the index is curated, and an index line that long is already a defect."""
+    shortened: the index is curated, and a shortened line would hide part of a memory unsaid."""
     line = printable(line)
     return line if len(line) <= DISPLAY_LINE_CHARS else line[:DISPLAY_LINE_CHARS] + "…"
 
