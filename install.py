@@ -937,14 +937,41 @@ def plan_gitignore_unblocking(plan, block):
 
 # ------------------------------------------------------------------- global
 
-def global_claude_md():
-    config_dir = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(
-        os.path.expanduser("~"), ".claude")
-    return os.path.abspath(config_dir), "CLAUDE.md"
+def user_config_dir():
+    """Where the harness keeps the user's settings and CLAUDE.md: $CLAUDE_CONFIG_DIR,
+    else ~/.claude. A UsageError when that cannot be told for certain."""
+    configured = os.environ.get("CLAUDE_CONFIG_DIR")
+    if configured:
+        if not os.path.isabs(configured):
+            raise UsageError("CLAUDE_CONFIG_DIR must be an absolute path (it is {})".format(
+                configured))
+        folder = configured
+    else:
+        if os.name != "nt" and os.environ.get("HOME") == "":
+            raise UsageError("HOME is empty: set it, or CLAUDE_CONFIG_DIR")
+        home = os.path.expanduser("~")
+        if not os.path.isabs(home):
+            raise UsageError("cannot find your home folder: set HOME or CLAUDE_CONFIG_DIR")
+        folder = os.path.join(home, ".claude")
+    folder = os.path.normpath(folder)
+    existing = folder
+    while not os.path.lexists(existing) and os.path.dirname(existing) != existing:
+        existing = os.path.dirname(existing)
+    if os.path.lexists(existing) and not os.path.isdir(existing):
+        raise UsageError("not a directory: {} (the user configuration folder is {})".format(
+            existing, folder))
+    return folder
 
 
-def plan_global(source):
-    config_dir, name = global_claude_md()
+def is_user_config_dir(folder):
+    try:
+        return os.path.realpath(folder) == os.path.realpath(user_config_dir())
+    except UsageError:
+        return False
+
+
+def plan_global(source, config_dir):
+    name = "CLAUDE.md"
     plan = Plan(config_dir)
     shown = os.path.join(config_dir, name)
     section = source.marked_template(TEMPLATE_SECTION)
@@ -1199,16 +1226,22 @@ def parse_arguments(argv):
     if args.python is not None:
         check_interpreter(args.python)
         args.python = args.python.strip()
-    if args.mode == "global" and args.target is not None:
-        raise UsageError("--global takes no directory (got {})".format(args.target))
+    if args.mode == "global":
+        if args.target is not None:
+            raise UsageError("--global takes no directory (got {})".format(args.target))
+        args.target = user_config_dir()
+        return args
     if args.mode == "check" and args.target is None:
         args.target = "."
-    if args.mode != "global":
-        if args.target is None:
-            raise UsageError("--{} needs a directory".format(args.mode))
-        if not os.path.isdir(args.target):
-            raise UsageError("not a directory: {}".format(args.target))
-        args.target = os.path.abspath(args.target)
+    if args.target is None:
+        raise UsageError("--{} needs a directory".format(args.mode))
+    if not os.path.isdir(args.target):
+        raise UsageError("not a directory: {}".format(args.target))
+    args.target = os.path.abspath(args.target)
+    claude_dir = os.path.join(args.target, ".claude")
+    if args.mode in ("project", "update") and is_user_config_dir(claude_dir):
+        raise UsageError("{} is your user configuration folder, which Claude Code loads in every "
+                         "project; install into a project folder, or use --global".format(claude_dir))
     return args
 
 
@@ -1226,8 +1259,8 @@ def run(argv, out=print):
             return check_recursively(source, args.target, out)
         return check_one(source, args.target, out, args.json)
     if args.mode == "global":
-        plan = plan_global(source)
-        heading = "protocol section for {}".format(os.path.join(*global_claude_md()))
+        plan = plan_global(source, args.target)
+        heading = "protocol section for {}".format(os.path.join(args.target, "CLAUDE.md"))
     elif args.mode == "uninstall":
         plan = plan_uninstall(source, args.target)
         heading = "uninstalling from {}".format(args.target)

@@ -201,6 +201,19 @@ def test_a_missing_interpreter_is_noted_not_fatal(installer, project):
     assert command.startswith('py -3 -I -S "${CLAUDE_PROJECT_DIR}/')
 
 
+@pytest.mark.parametrize("mode", ["--project", "--update"])
+def test_the_user_configuration_folder_is_no_project(installer, tmp_path, mode):
+    home = installer.env["HOME"]
+    write(path_in(home, ".claude/settings.json"), '{"model": "opus"}\n')
+    for env in ({}, {"HOME": str(tmp_path / "elsewhere"), "CLAUDE_CONFIG_DIR": path_in(home, ".claude")}):
+        before = snapshot(home)
+        done = installer.run(mode, home, env=env)
+        assert done.returncode == 2 and done.stdout == ""
+        assert len(done.stderr.splitlines()) == 1
+        assert "is your user configuration folder" in done.stderr
+        assert snapshot(home) == before
+
+
 def test_user_memory_and_claudeignore_survive_force(installer, project):
     write(path_in(project, "memory/MEMORY.md"), "# our team index\n- [a](a.md)\n")
     write(path_in(project, ".claudeignore"), "secrets/\n")

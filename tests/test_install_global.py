@@ -124,3 +124,32 @@ def test_dry_run_changes_nothing(installer, config_dir):
     assert snapshot(config_dir) == before
     assert "  would append" in done.stdout
     assert done.stdout.splitlines()[-1].startswith("dry run: 1 change(s) planned")
+
+
+@pytest.mark.parametrize("env, message", [
+    ({"HOME": ""}, "HOME is empty"),
+    ({"CLAUDE_CONFIG_DIR": "relative/config"}, "CLAUDE_CONFIG_DIR must be an absolute path"),
+    ({"CLAUDE_CONFIG_DIR": "{file}"}, "not a directory: {file}"),
+    ({"CLAUDE_CONFIG_DIR": "{file}/sub"}, "not a directory: {file} "),
+])
+def test_a_config_folder_that_cannot_be_used_is_a_usage_error(installer, tmp_path, env, message):
+    a_file = str(tmp_path / "a file")
+    write(a_file, "mine\n")
+    env = {key: value.format(file=a_file) for key, value in env.items()}
+    if "CLAUDE_CONFIG_DIR" not in env:
+        env["CLAUDE_CONFIG_DIR"] = ""
+    before = snapshot(str(tmp_path))
+    done = installer.run("--global", env=env, cwd=str(tmp_path))
+    assert done.returncode == 2 and done.stdout == ""
+    assert len(done.stderr.splitlines()) == 1
+    assert done.stderr.startswith("install.py: error: " + message.format(file=a_file))
+    assert snapshot(str(tmp_path)) == before
+
+
+@pytest.mark.skipif(os.name == "nt", reason="the passwd database is POSIX")
+def test_without_home_it_uses_the_passwd_entry_as_the_harness_does(installer):
+    import pwd
+    done = installer.run("--global", "--dry-run", unset=["HOME", "CLAUDE_CONFIG_DIR"])
+    assert done.returncode == 0, done.stderr
+    expected = os.path.join(pwd.getpwuid(os.getuid()).pw_dir, ".claude", "CLAUDE.md")
+    assert done.stdout.splitlines()[0] == "dry run: protocol section for " + expected
