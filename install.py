@@ -20,8 +20,14 @@ What it promises
 * --uninstall removes only what --project created: a command the user edited
   stays, and so do `memory/` and the session-state file.
 * Everything is checked before anything is written. An invalid settings.json,
-  a symbolic link where a file would be written, or a damaged marker block stops
-  the run with one line on stderr, and no file is changed.
+  a symbolic link or something other than a regular file where a file would be
+  read or written, a read-only file, folder or file system, or a damaged marker
+  block stops the run with one line on stderr, and no file is changed.
+* Once the changes begin they are all made: Ctrl-C takes effect after the last
+  one (a second Ctrl-C stops at once), and a stdout nobody reads (`| head`)
+  stops the printing, not the changes. A write that fails anyway (a full disk)
+  is named in one line with the number of changes already made; running again
+  completes the rest.
 * Every file is written atomically (a temporary file in the same directory,
   then a rename), and never through a symbolic link.
 * Every action is one line on stdout; `--dry-run` prints the same lines as
@@ -67,6 +73,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -367,6 +374,21 @@ def why_unsafe_to_change(root, rel, display, removing=False):
     return None
 
 
+def why_unwritable(root, rel, display):
+    """Why root/rel cannot be created, replaced or removed (a read-only file or
+    folder, an immutable one, a read-only file system); None when it can. The
+    test is os.access, which those fail even for root."""
+    path = os.path.join(root, *rel.split("/"))
+    if os.path.isfile(path) and not os.path.islink(path) and not os.access(path, os.W_OK):
+        return "{} is read-only".format(display or rel)
+    folder = os.path.dirname(path)
+    while not os.path.lexists(folder) and os.path.dirname(folder) != folder:
+        folder = os.path.dirname(folder)
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return "cannot write in {}".format(folder)
+    return None
+
+
 # ------------------------------------------------------------------ the plan
 
 VERBS = {
@@ -418,10 +440,12 @@ class Plan(object):
         self.steps.append(Step("note", text, "", None))
 
     def refuse(self, reason):
-        self.refusals.append(reason)
+        if reason not in self.refusals:
+            self.refusals.append(reason)
 
     def change(self, verb, rel, note, change, shown=None):
-        reason = why_unsafe_to_change(self.root, rel, shown, removing=verb == "remove")
+        reason = why_unsafe_to_change(self.root, rel, shown, removing=verb == "remove") \
+            or why_unwritable(self.root, rel, shown)
         if reason:
             self.refuse(reason)
             return
@@ -445,22 +469,27 @@ class Plan(object):
             return False
         return all(os.path.normpath(os.path.join(folder, name)) in self.removed for name in names)
 
-    @property
-    def changes(self):
-        return [step for step in self.steps if step.change is not None]
-
     def refuse_if_unsafe(self):
         if self.refusals:
-            raise Refusal("; ".join(self.refusals) + "; nothing was changed")
+            raise Refusal("; ".join(self.refusals))
 
     def carry_out(self, dry_run, out):
-        """Print every step, and make the changes unless this is a dry run."""
-        self.refuse_if_unsafe()
+        """Print every step, and make the changes unless this is a dry run.
+        Returns the number of changes (made, or planned)."""
+        changes = 0
         for step in self.steps:
-            if step.change is not None and not dry_run:
-                step.change()
+            if step.change is not None:
+                if not dry_run:
+                    try:
+                        step.change()
+                    except (OSError, Refusal) as error:
+                        reason = getattr(error, "strerror", None) or error
+                        made = ("the {} change(s) above were made; run again once it is "
+                                "fixed".format(changes) if changes else "nothing was changed")
+                        raise Refusal("could not change {}: {}; {}".format(step.shown, reason, made))
+                changes += 1
             out(step.line(dry_run))
-        return len(self.changes)
+        return changes
 
 
 # ----------------------------------------------------------- settings.json
@@ -1258,23 +1287,55 @@ def run(argv, out=print):
         if args.recursive:
             return check_recursively(source, args.target, out)
         return check_one(source, args.target, out, args.json)
-    if args.mode == "global":
-        plan = plan_global(source, args.target)
-        heading = "protocol section for {}".format(os.path.join(args.target, "CLAUDE.md"))
-    elif args.mode == "uninstall":
-        plan = plan_uninstall(source, args.target)
-        heading = "uninstalling from {}".format(args.target)
-    else:
-        update = args.mode == "update"
-        if update and not protocol_is_installed(args.target):
-            raise Refusal("the protocol is not installed in {}; use --project".format(args.target))
-        plan = plan_install(source, args.target, Options(args.force, update, args.python))
-        heading = "{} {}".format("updating" if update else "installing into", args.target)
-    plan.refuse_if_unsafe()
-    out(("dry run: " if args.dry_run else "") + heading)
-    changes = plan.carry_out(args.dry_run, out)
-    out(closing_line(changes, args.dry_run))
+    try:
+        plan, heading = make_plan(source, args)
+        plan.refuse_if_unsafe()
+    except Refusal as error:
+        raise Refusal("{}; nothing was changed".format(error))
+    with HeldInterrupts():
+        out(("dry run: " if args.dry_run else "") + heading)
+        changes = plan.carry_out(args.dry_run, out)
+        out(closing_line(changes, args.dry_run))
     return EXIT_OK
+
+
+def make_plan(source, args):
+    """(plan, heading) for a writing mode."""
+    if args.mode == "global":
+        return plan_global(source, args.target), "protocol section for {}".format(
+            os.path.join(args.target, "CLAUDE.md"))
+    if args.mode == "uninstall":
+        return plan_uninstall(source, args.target), "uninstalling from {}".format(args.target)
+    update = args.mode == "update"
+    if update and not protocol_is_installed(args.target):
+        raise Refusal("the protocol is not installed in {}; use --project".format(args.target))
+    plan = plan_install(source, args.target, Options(args.force, update, args.python))
+    return plan, "{} {}".format("updating" if update else "installing into", args.target)
+
+
+class HeldInterrupts(object):
+    """Ctrl-C while the changes are being made takes effect once they are all
+    made, so a run is never left half done; a second Ctrl-C stops at once."""
+
+    def __enter__(self):
+        self.received = False
+        try:
+            self.previous = signal.signal(signal.SIGINT, self.hold)
+        except ValueError:  # not the main thread: nothing to hold
+            self.previous = None
+        return self
+
+    def hold(self, signum, frame):
+        if self.received:
+            raise KeyboardInterrupt
+        self.received = True
+
+    def __exit__(self, kind, value, trace):
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+        if self.received and kind is None:
+            raise KeyboardInterrupt
+        return False
 
 
 def closing_line(changes, dry_run):
@@ -1285,30 +1346,68 @@ def closing_line(changes, dry_run):
     return "done: {} change(s)".format(changes)
 
 
+class Output(object):
+    """Prints the report on stdout. A reader that went away (`| head`) or a full
+    disk stops the printing, never the run: the changes are made either way."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.error = None
+
+    def __call__(self, text):
+        if self.error is None:
+            try:
+                self.stream.write(text + "\n")
+            except OSError as error:
+                self.error = error
+
+    def close(self):
+        """None, or the error that stopped the printing; stdout is then sent to
+        the null device, so nothing fails again when Python exits."""
+        if self.error is None:
+            try:
+                self.stream.flush()
+            except OSError as error:
+                self.error = error
+        if self.error is not None:
+            try:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), self.stream.fileno())
+            except (OSError, ValueError):
+                pass
+        return self.error
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):  # a path the console cannot encode is no crash
             stream.reconfigure(errors="replace")
+    output = Output(sys.stdout)
     try:
-        return run(argv)
+        code = run(argv, output)
     except UsageError as error:
         sys.stderr.write("install.py: error: {} (see --help)\n".format(error))
-        return EXIT_USAGE
+        code = EXIT_USAGE
     except Refusal as error:
         sys.stderr.write("install.py: error: {}\n".format(error))
-        return EXIT_FINDINGS
+        code = EXIT_FINDINGS
     except KeyboardInterrupt:
         sys.stderr.write("install.py: interrupted\n")
-        return EXIT_INTERRUPTED
+        code = EXIT_INTERRUPTED
     except OSError as error:
         where = " ({})".format(error.filename) if getattr(error, "filename", None) else ""
         sys.stderr.write("install.py: error: {}{}\n".format(error.strerror or error, where))
-        return EXIT_FINDINGS
+        code = EXIT_FINDINGS
     except Exception as error:  # the promise: one line, never a traceback
         sys.stderr.write("install.py: internal error: {}: {} (please report it)\n".format(
             type(error).__name__, error))
-        return EXIT_FINDINGS
+        code = EXIT_FINDINGS
+    failed = output.close()
+    if failed is not None and not isinstance(failed, BrokenPipeError):
+        sys.stderr.write("install.py: error: cannot print the report: {}\n".format(
+            failed.strerror or failed))
+        code = code or EXIT_FINDINGS
+    return code
 
 
 if __name__ == "__main__":

@@ -394,6 +394,7 @@ def test_settings_that_are_not_a_regular_file_are_refused_without_waiting(instal
     assert done.returncode == 1 and done.stdout == ""
     assert len(done.stderr.splitlines()) == 1
     assert done.stderr.startswith("install.py: error: .claude/settings.json is ")
+    assert done.stderr.rstrip().endswith("; nothing was changed")
     assert sorted(os.listdir(path_in(project, ".claude"))) == ["settings.json"]
     check = installer.run("--check", project, timeout=30)
     assert check.returncode == 1 and check.stderr == ""
