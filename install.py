@@ -522,6 +522,8 @@ def parse_settings(text, shown):
     except json.JSONDecodeError as error:
         raise SettingsError("{} is not valid JSON at line {}, column {} ({})".format(
             shown, error.lineno, error.colno, error.msg))
+    except RecursionError:
+        raise SettingsError("{} is nested too deeply to read".format(shown))
     if not isinstance(data, dict):
         raise SettingsError("{} does not hold a JSON object".format(shown))
     problem = hooks_shape_problem(data.get("hooks", {}))
@@ -1262,7 +1264,7 @@ def parse_arguments(argv):
         return args
     if args.mode == "check" and args.target is None:
         args.target = "."
-    if args.target is None:
+    if not args.target:
         raise UsageError("--{} needs a directory".format(args.mode))
     if not os.path.isdir(args.target):
         raise UsageError("not a directory: {}".format(args.target))

@@ -49,6 +49,8 @@ def test_version_and_help_exit_zero(installer):
     ["--proj", "{dir}"],
     ["--python"],
     ["--project", "{dir}", "{dir}"],
+    ["--project", ""],
+    ["--check", ""],
     ["--project", "{dir}", "--python", "python3", "--python", "python"],
     ["--project", "{dir}", "--python", ""],
     ["--project", "{dir}", "--python", " "],
@@ -346,6 +348,7 @@ WRONG_SHAPES = [
     '{"hooks": {}, "hooks": {}}',
     '{"timeout": NaN}',
     '{"model": "caf\xe9"}'.encode("latin-1"),
+    pytest.param('{"a": ' * 100000 + "1" + "}" * 100000, id="nested-100000-deep"),
 ]
 
 
