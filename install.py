@@ -665,7 +665,7 @@ def line_texts(lines):
     return [line.strip() for line in lines]
 
 
-def find_marked_block(lines, begin, end, body=()):
+def find_marked_block(lines, begin, end, body):
     """(start, stop) of the block between the marker lines, stop exclusive.
     With body lines given, a block whose begin or end marker was deleted is
     still found by walking over the body lines next to the remaining marker."""
@@ -688,21 +688,26 @@ def find_marked_block(lines, begin, end, body=()):
     return None
 
 
-def with_block(text, block):
-    """(new text, 'append' | 'repair' | None) for text holding the block once.
-    The lines from the begin marker to the end marker are the installer's."""
+def with_block(text, block, repairable=True, gap=False):
+    """(new text, 'append' | 'replace' | None) for text holding the block once;
+    the block's first and last lines are its markers, and the lines from one
+    to the other are the installer's. When repairable, a block that lost a
+    marker is still found by its body lines; with gap, an appended block is
+    set off from the text before it by a blank line."""
     newline = newline_of(text)
     lines = text.splitlines(True)
     wanted = [line + newline for line in block]
-    span = find_marked_block(lines, block[0], block[-1], block[1:-1])
+    span = find_marked_block(lines, block[0], block[-1], block[1:-1] if repairable else ())
     if span is None:
         if text and not text.endswith("\n"):
+            text += newline
+        if gap and text and not text.endswith(newline * 2):
             text += newline
         return text + "".join(wanted), "append"
     start, stop = span
     if line_texts(lines[start:stop]) == block:
         return text, None
-    return "".join(lines[:start] + wanted + lines[stop:]), "repair"
+    return "".join(lines[:start] + wanted + lines[stop:]), "replace"
 
 
 def without_block(text, block):
@@ -716,27 +721,15 @@ def without_block(text, block):
 
 
 def with_section(text, section, shown):
-    """(new text, 'append' | 'replace' | None) for a CLAUDE.md holding the
-    section between its markers; text outside the markers is kept as it is."""
+    """with_block for a CLAUDE.md, which must hold both markers or neither:
+    a lone marker is the user's to repair."""
     begin, end = section[0], section[-1]
     texts = line_texts(text.splitlines())
     if (begin in texts) != (end in texts) or \
             (begin in texts and texts.index(end) < texts.index(begin)):
         raise Refusal("{} has only one of the protocol's markers ({} / {}); "
                       "repair it by hand".format(shown, begin, end))
-    newline = newline_of(text)
-    wanted = [line + newline for line in section]
-    span = find_marked_block(text.splitlines(True), begin, end)
-    if span is None:
-        if not text:
-            return "".join(wanted), "append"
-        separator = "" if text.endswith(newline * 2) else (newline if text.endswith("\n") else newline * 2)
-        return text + separator + "".join(wanted), "append"
-    lines = text.splitlines(True)
-    start, stop = span
-    if line_texts(lines[start:stop]) == section:
-        return text, None
-    return "".join(lines[:start] + wanted + lines[stop:]), "replace"
+    return with_block(text, section, repairable=False, gap=True)
 
 
 # ------------------------------------------------------------------- git
@@ -856,12 +849,13 @@ def plan_copy_if_absent(plan, rel, data):
 
 def plan_gitignore_block(plan, block):
     text = read_text(plan.path(GITIGNORE), GITIGNORE)
-    new_text, verb = with_block(text or "", block)
-    if verb is None:
+    new_text, how = with_block(text or "", block)
+    if how is None:
         plan.keep(GITIGNORE, "local-only lines present")
     else:
-        notes = {"append": "added the local-only lines", "repair": "restored the local-only lines"}
-        plan.write("write" if text is None else verb, GITIGNORE, encode_text(new_text), notes[verb])
+        verb, note = {"append": ("append", "added the local-only lines"),
+                      "replace": ("repair", "restored the local-only lines")}[how]
+        plan.write("write" if text is None else verb, GITIGNORE, encode_text(new_text), note)
 
 
 def plan_settings_wiring(plan, options):
@@ -900,15 +894,11 @@ def plan_uninstall(source, project):
     for name in sorted(leftovers_of_the_hooks(hook_dir)):
         plan.remove(HOOK_DIR + "/" + name, "local file the hooks wrote")
     for name in COMMANDS:
-        rel = COMMAND_DIR + "/" + name
-        existing = read_bytes(plan.path(rel), rel)
-        if existing is None:
-            continue
-        if command_is_unmodified(source, name, existing):
-            plan.remove(rel)
-        else:
-            plan.keep(rel, "edited by you; left in place")
-    plan_remove_if_identical(plan, CLAUDEIGNORE, source.bytes_of(TEMPLATE_CLAUDEIGNORE))
+        plan_remove_if_unmodified(plan, COMMAND_DIR + "/" + name,
+                                  lambda data, name=name: command_is_unmodified(source, name, data),
+                                  "edited by you; left in place")
+    plan_remove_if_unmodified(plan, CLAUDEIGNORE, source.bytes_of(TEMPLATE_CLAUDEIGNORE).__eq__,
+                              "differs from the template; left in place")
     plan_settings_unwiring(plan)
     plan_gitignore_unblocking(plan, source.marked_template(TEMPLATE_GITIGNORE))
     for rel in (HOOK_DIR, COMMAND_DIR, ".claude"):
@@ -929,14 +919,15 @@ def leftovers_of_the_hooks(hook_dir):
     return [name for name in names if name.startswith(BASELINE_PREFIX) or name == "__pycache__"]
 
 
-def plan_remove_if_identical(plan, rel, data):
+def plan_remove_if_unmodified(plan, rel, unmodified, kept_note):
+    """Remove rel when unmodified(its bytes) holds; keep it, saying so, otherwise."""
     existing = read_bytes(plan.path(rel), rel)
     if existing is None:
         return
-    if existing == data:
+    if unmodified(existing):
         plan.remove(rel)
     else:
-        plan.keep(rel, "differs from the template; left in place")
+        plan.keep(rel, kept_note)
 
 
 def plan_settings_unwiring(plan):
