@@ -225,16 +225,25 @@ def test_user_memory_and_claudeignore_survive_force(installer, project):
     assert "  keep     memory/MEMORY.md (exists; never overwritten)" in done.stdout
 
 
-def test_a_differing_hook_is_kept_and_named_unless_force(installer, project):
+@pytest.mark.parametrize("mode, rel, kept, replaced", [
+    ("--project", ".claude/hooks/stop-handoff.py",
+     "  keep     .claude/hooks/stop-handoff.py (differs from this version",
+     "  replaced .claude/hooks/stop-handoff.py"),
+    ("--update", ".claude/commands/dream.md",
+     "  keep     .claude/commands/dream.md (edited by you; --force replaces it)",
+     "  replaced .claude/commands/dream.md (--force)"),
+])
+def test_an_edited_hook_or_command_is_kept_and_named_unless_force(installer, project, mode, rel,
+                                                                  kept, replaced):
     installer.ok("--project", project)
-    hook = path_in(project, ".claude/hooks/stop-handoff.py")
-    write(hook, "# my own stop hook\n")
-    done = installer.ok("--project", project)
-    assert read(hook) == b"# my own stop hook\n"
-    assert "  keep     .claude/hooks/stop-handoff.py (differs from this version" in done.stdout
-    done = installer.ok("--project", project, "--force")
-    assert read(hook) == read(installer.source_file("hooks/stop-handoff.py"))
-    assert "  replaced .claude/hooks/stop-handoff.py" in done.stdout
+    path = path_in(project, rel)
+    write(path, "# my own version\n")
+    done = installer.ok(mode, project)
+    assert read(path) == b"# my own version\n"
+    assert kept in done.stdout
+    done = installer.ok(mode, project, "--force")
+    assert read(path) == read(installer.source_file(rel[len(".claude/"):]))
+    assert replaced in done.stdout
 
 
 def test_a_hook_that_lost_its_executable_bit_gets_it_back(installer, project):

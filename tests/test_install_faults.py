@@ -88,30 +88,23 @@ def assert_refused(done, message):
     assert done.stderr.rstrip().endswith("; nothing was changed")
 
 
-def test_a_read_only_gitignore_stops_the_install_before_any_change(installer, project):
-    write(path_in(project, ".gitignore"), "dist/\n")
+@pytest.mark.parametrize("mode, rel, message", [
+    ("--project", ".gitignore", ".gitignore is read-only"),
+    ("--project", ".claude/hooks", "cannot write in {path}"),
+    ("--uninstall", ".claude/hooks", "cannot write in {path}"),
+])
+def test_a_read_only_target_stops_the_run_before_any_change(installer, project, mode, rel, message):
+    path = path_in(project, rel)
+    if mode == "--uninstall":
+        installer.ok("--project", project)
+    elif rel == ".gitignore":
+        write(path, "dist/\n")
+    else:
+        os.makedirs(path)
     before = snapshot(project)
-    with read_only(path_in(project, ".gitignore")):
-        done = installer.run("--project", project)
-    assert_refused(done, ".gitignore is read-only")
-    assert snapshot(project) == before
-
-
-def test_a_read_only_hooks_folder_stops_the_install_before_any_change(installer, project):
-    os.makedirs(path_in(project, ".claude/hooks"))
-    before = snapshot(project)
-    with read_only(path_in(project, ".claude/hooks")):
-        done = installer.run("--project", project)
-    assert_refused(done, "cannot write in " + path_in(project, ".claude/hooks"))
-    assert snapshot(project) == before
-
-
-def test_uninstall_refuses_when_a_hook_cannot_be_removed(installer, project):
-    installer.ok("--project", project)
-    before = snapshot(project)
-    with read_only(path_in(project, ".claude/hooks")):
-        done = installer.run("--uninstall", project)
-    assert_refused(done, "cannot write in " + path_in(project, ".claude/hooks"))
+    with read_only(path):
+        done = installer.run(mode, project)
+    assert_refused(done, message.format(path=path))
     assert snapshot(project) == before
 
 

@@ -42,18 +42,6 @@ def test_update_twice_changes_nothing(installer, project):
     assert done.stdout.splitlines()[-1] == "nothing to do: already up to date"
 
 
-def test_update_keeps_and_names_an_edited_command_unless_force(installer, project):
-    installer.ok("--project", project)
-    command = path_in(project, ".claude/commands/dream.md")
-    write(command, "my own dream\n")
-    done = installer.ok("--update", project)
-    assert read(command) == b"my own dream\n"
-    assert "  keep     .claude/commands/dream.md (edited by you; --force replaces it)" in done.stdout
-    done = installer.ok("--update", project, "--force")
-    assert read(command) == read(installer.source_file("commands/dream.md"))
-    assert "  replaced .claude/commands/dream.md (--force)" in done.stdout
-
-
 def test_update_restores_missing_hooks_and_commands(installer, project):
     installer.ok("--project", project)
     os.remove(path_in(project, ".claude/hooks/prune-worktrees.py"))
