@@ -221,12 +221,14 @@ class Source(object):
 
     def bytes_of(self, rel):
         if rel not in self._cache:
+            path = self.path(rel)
             try:
-                with open(self.path(rel), "rb") as handle:
-                    self._cache[rel] = handle.read()
-            except OSError as error:
-                raise Refusal("incomplete installer: cannot read {} ({})".format(
-                    self.path(rel), error.strerror or error))
+                data = read_bytes(path, path)
+            except Refusal as error:
+                raise Refusal("incomplete installer: {}".format(error))
+            if data is None:
+                raise Refusal("incomplete installer: {} is missing".format(path))
+            self._cache[rel] = data
         return self._cache[rel]
 
     def hook(self, name):
@@ -247,12 +249,9 @@ class Source(object):
         return lines
 
 
-def digest(data):
-    return hashlib.sha256(data).hexdigest()
-
-
 def command_is_unmodified(source, name, data):
-    return data == source.command(name) or digest(data) in RELEASED_COMMAND_DIGESTS.get(name, ())
+    return data == source.command(name) or \
+        hashlib.sha256(data).hexdigest() in RELEASED_COMMAND_DIGESTS.get(name, ())
 
 
 # ------------------------------------------------------------ the filesystem

@@ -2,7 +2,10 @@
 
 import json
 import os
+import shutil
 import time
+
+import pytest
 
 from installtools import (  # noqa: F401
     installer, make_repo, path_in, project, read, snapshot, write,
@@ -181,3 +184,56 @@ def test_recursive_stays_fast_on_hundreds_of_repositories(installer, tmp_path):
     assert done.returncode == 1
     assert done.stdout.splitlines()[-2] == "300 repositories: 300 without the protocol"
     assert elapsed < 10, elapsed
+
+
+def test_recursive_stays_fast_on_hundreds_of_installed_repositories(installer, tmp_path):
+    template = make_repo(str(tmp_path / "template"), installer.env)
+    installer.ok("--project", template)
+    root = tmp_path / "estate"
+    for n in range(300):
+        copy = str(root / "team{}".format(n % 10) / "repo{}".format(n))
+        shutil.copytree(template, copy, symlinks=True)
+        if n % 3 == 0:
+            overfill_the_index(copy)
+        if n % 5 == 0:
+            with open(path_in(copy, ".claude/hooks/stop-handoff.py"), "a") as handle:
+                handle.write("# drift\n")
+    started = time.time()
+    done = installer.run("--check", "--recursive", str(root))
+    elapsed = time.time() - started
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.splitlines()[-2] == "300 repositories: 100 over budget, 40 drifted, 160 ok"
+    assert elapsed < 10, elapsed
+
+
+def strict_json(text):
+    """The one JSON document in text, refusing NaN and Infinity as other parsers do."""
+    def refuse(name):
+        raise ValueError("not JSON: " + name)
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.mark.parametrize("state, status, code", [
+    ("healthy", "ok", 0),
+    ("over budget", "over budget", 1),
+    ("drifted", "drifted", 1),
+    ("broken settings", "broken", 1),
+    ("not installed", "without the protocol", 1),
+])
+def test_check_json_is_one_valid_document_in_every_state(installer, project, state, status, code):
+    if state != "not installed":
+        installer.ok("--project", project)
+    if state == "over budget":
+        overfill_the_index(project)
+    elif state == "drifted":
+        with open(path_in(project, ".claude/hooks/session-start.py"), "a") as handle:
+            handle.write("# drift\n")
+    elif state == "broken settings":
+        write(path_in(project, ".claude/settings.json"), '{"hooks": {"Stop": [{}]}}')
+    done = installer.run("--check", "--json", project, timeout=60)
+    assert done.returncode == code and done.stderr == ""
+    report = strict_json(done.stdout)
+    assert report["project"] == project
+    assert report["status"] == status and report["exit"] == code
+    assert all(set(finding) == {"kind", "text"} for finding in report["findings"])
+    assert isinstance(report["budget_points"], list)
