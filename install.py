@@ -899,6 +899,7 @@ def plan_uninstall(source, project):
     plan_remove_if_unmodified(plan, CLAUDEIGNORE, source.bytes_of(TEMPLATE_CLAUDEIGNORE).__eq__,
                               "differs from the template; left in place")
     plan_settings_unwiring(plan)
+    plan_local_wiring_note(plan)
     plan_gitignore_unblocking(plan, source.marked_template(TEMPLATE_GITIGNORE))
     for rel in (HOOK_DIR, COMMAND_DIR, ".claude"):
         if os.path.isdir(plan.path(rel)) and plan.will_be_empty(rel):
@@ -943,6 +944,19 @@ def plan_settings_unwiring(plan):
     else:
         plan.write("merge", SETTINGS, encode_text(settings_text(settings, original)),
                    "unwired " + " and ".join(changed))
+
+
+def plan_local_wiring_note(plan):
+    """The local settings file is the user's, never changed; but hooks it still
+    wires would fail at every session once the hook files are gone."""
+    try:
+        local, _ = load_settings(plan.path(LOCAL_SETTINGS), LOCAL_SETTINGS)
+    except Refusal:
+        return
+    events = [wiring.event for wiring in WIRINGS if our_handlers(local, wiring)]
+    if events:
+        plan.note("{} still wires {} to the removed hooks; delete those entries".format(
+            LOCAL_SETTINGS, " and ".join(events)))
 
 
 def plan_gitignore_unblocking(plan, block):
@@ -1376,29 +1390,27 @@ def main(argv=None):
             stream.reconfigure(errors="replace")
     output = Output(sys.stdout)
     try:
-        code = run(argv, output)
+        code, message = run(argv, output), None
     except UsageError as error:
-        sys.stderr.write("install.py: error: {} (see --help)\n".format(error))
-        code = EXIT_USAGE
+        code, message = EXIT_USAGE, "error: {} (see --help)".format(error)
     except Refusal as error:
-        sys.stderr.write("install.py: error: {}\n".format(error))
-        code = EXIT_FINDINGS
+        code, message = EXIT_FINDINGS, "error: {}".format(error)
     except KeyboardInterrupt:
-        sys.stderr.write("install.py: interrupted\n")
-        code = EXIT_INTERRUPTED
+        code, message = EXIT_INTERRUPTED, "interrupted"
     except OSError as error:
         where = " ({})".format(error.filename) if getattr(error, "filename", None) else ""
-        sys.stderr.write("install.py: error: {}{}\n".format(error.strerror or error, where))
-        code = EXIT_FINDINGS
+        code, message = EXIT_FINDINGS, "error: {}{}".format(error.strerror or error, where)
     except Exception as error:  # the promise: one line, never a traceback
-        sys.stderr.write("install.py: internal error: {}: {} (please report it)\n".format(
-            type(error).__name__, error))
-        code = EXIT_FINDINGS
+        code, message = EXIT_FINDINGS, "internal error: {}: {} (please report it)".format(
+            type(error).__name__, error)
     failed = output.close()
     if failed is not None and not isinstance(failed, BrokenPipeError):
-        sys.stderr.write("install.py: error: cannot print the report: {}\n".format(
-            failed.strerror or failed))
         code = code or EXIT_FINDINGS
+        message = message or "error: cannot print the report: {}".format(failed.strerror or failed)
+    if message:
+        # one line, even when a path in it holds a line break
+        sys.stderr.write("install.py: {}\n".format(
+            message.replace("\r", "\\r").replace("\n", "\\n")))
     return code
 
 

@@ -50,6 +50,8 @@ def test_version_and_help_exit_zero(installer):
     ["--python"],
     ["--project", "{dir}", "{dir}"],
     ["--project", ""],
+    ["--project", "{dir}/no\nsuch"],
+    ["--bogus\nflag"],
     ["--check", ""],
     ["--project", "{dir}", "--python", "python3", "--python", "python"],
     ["--project", "{dir}", "--python", ""],

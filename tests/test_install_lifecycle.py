@@ -246,3 +246,14 @@ def test_uninstall_leaves_a_group_the_user_left_empty(installer, project):
     installer.ok("--uninstall", project)
     assert read(path_in(project, ".claude/settings.json")).decode("utf-8") == \
         json.dumps(user, indent=2) + "\n"
+
+
+def test_uninstall_names_wiring_left_in_the_local_settings_file(installer, project):
+    installer.ok("--project", project)
+    local = path_in(project, ".claude/settings.local.json")
+    write(local, json.dumps(expected_settings(), indent=2) + "\n")
+    before = read(local)
+    done = installer.ok("--uninstall", project)
+    assert read(local) == before
+    assert ("  note     .claude/settings.local.json still wires SessionStart and Stop to the "
+            "removed hooks; delete those entries") in done.stdout
