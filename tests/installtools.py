@@ -159,7 +159,7 @@ class Installer(object):
         for key in kwargs.pop("unset", ()):
             env.pop(key, None)
         return subprocess.run(
-            [sys.executable, self.script] + [str(arg) for arg in args],
+            [kwargs.pop("python", sys.executable), self.script] + [str(arg) for arg in args],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
             env=env, cwd=kwargs.pop("cwd", None), **kwargs)
 

@@ -15,6 +15,7 @@ from installtools import (  # noqa: F401  (fixtures are used by name)
     COMMANDS, GITIGNORE_BLOCK, HOOKS, REPO, expected_settings, git, installer, path_in, project,
     read, repo, settings_of, snapshot, template_text, write,
 )
+from test_hook_interpreters import find_interpreter
 
 
 # ------------------------------------------------------------------ the command line
@@ -106,6 +107,19 @@ def test_an_incomplete_source_tree_is_one_line_exit_1(installer, project):
     assert len(done.stderr.splitlines()) == 1
     assert "dream.md" in done.stderr
     assert os.listdir(project) == []
+
+
+@pytest.mark.parametrize("minor", range(8, 14), ids=lambda minor: "3.%d" % minor)
+def test_every_mode_runs_under_each_python_from_3_8(installer, project, minor):
+    python = find_interpreter(minor)
+    if python is None:
+        pytest.skip("Python 3.%d is not installed here" % minor)
+    for args in (["--project", project, "--python", "py -3"], ["--update", project, "--dry-run"],
+                 ["--check", project], ["--check", "--json", project], ["--uninstall", project]):
+        done = installer.run(*args, python=python)
+        assert (done.returncode, done.stderr) == (0, ""), (args, done)
+    done = installer.run("--project", project, "--python", "py '3", python=python)
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1
 
 
 def test_install_py_is_python_3_8_syntax_and_stdlib_only():
