@@ -1210,10 +1210,10 @@ class StoreOnce(argparse.Action):
 
 
 # One word of an interpreter command that every shell the harness uses (sh -c,
-# Git Bash) runs as written: plain characters, or anything but a quote or a
-# line break between single quotes. Backslashes, $, globs and the like would
+# Git Bash) runs as written: letters, digits and a few safe marks, or anything
+# but a quote or a line break between single quotes. Backslashes, $, globs and the like would
 # be rewritten or run as code.
-SHELL_WORD = r"(?:[A-Za-z0-9_.,:@%+=~^/-]+|'[^'\r\n]*')+"
+SHELL_WORD = r"(?:[\w.,:@%+=~^/-]+|'[^'\r\n]*')+"
 INTERPRETER = re.compile(r"\s*{0}(?:[ \t]+{0})*\s*\Z".format(SHELL_WORD))
 
 

@@ -185,6 +185,7 @@ def test_python_option_chooses_the_interpreter(installer, project):
 @pytest.mark.parametrize("python", [
     "py -3", "'/opt/my python/bin/python3'", "C:/Python312/python.exe", "/usr/bin/env python3",
     "'C:\\Program Files\\Python312\\python.exe'", "PYTHONUTF8=1 python3", "~/venv/bin/python",
+    "/home/jos\u00e9/venv/bin/python",
 ])
 def test_an_accepted_interpreter_reaches_sh_word_for_word(installer, project, python):
     installer.ok("--project", project, "--python", python)
