@@ -257,13 +257,13 @@ def command_is_unmodified(source, name, data):
 # ------------------------------------------------------------ the filesystem
 
 def read_bytes(path, shown):
-    """The file's bytes, or None when there is no file. Anything but a regular
-    file (a folder, a FIFO, a device) is refused, without waiting on it; errors
-    name the file as shown."""
+    """The file's bytes, or None when there is no file (nor a folder it could
+    be in). Anything but a regular file (a folder, a FIFO, a device) is
+    refused, without waiting on it; errors name the file as shown."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     try:
         descriptor = os.open(path, flags)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as error:
         raise Refusal("cannot read {}: {}".format(shown, error.strerror or error))
@@ -792,10 +792,10 @@ def plan_install(source, project, options):
 def plan_owned_file(plan, source, rel, data, options, hook):
     """A hook or command: the installer's own file, replaced only when allowed."""
     path = plan.path(rel)
-    if not os.path.lexists(path):
+    existing = read_bytes(path, rel)
+    if existing is None:  # absent, or a link to nothing, which the write refuses
         plan.write("write", rel, data, executable=hook)
         return
-    existing = read_bytes(path, rel)
     if existing == data:
         if hook and not is_executable(path):
             plan.change("chmod", rel, "", lambda: os.chmod(path, 0o755))

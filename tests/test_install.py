@@ -443,6 +443,21 @@ def test_a_symlinked_settings_file_is_refused_and_its_target_untouched(installer
     assert not os.path.exists(path_in(project, ".claude/hooks"))
 
 
+@pytest.mark.parametrize("rel", [".claude/commands/dream.md", ".claude/hooks/stop-handoff.py"])
+@pytest.mark.parametrize("mode", ["--project", "--update", "--dry-run"])
+def test_a_link_to_nothing_where_an_owned_file_belongs_is_refused(installer, project, rel, mode):
+    installer.ok("--project", project)
+    os.remove(path_in(project, rel))
+    os.symlink(path_in(project, "nowhere"), path_in(project, rel))
+    before = snapshot(project)
+    done = installer.run(*(["--project", project, "--dry-run"] if mode == "--dry-run" else
+                           [mode, project, "--force"]))
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == ("install.py: error: {} is a symbolic link; refusing to write through "
+                           "it; nothing was changed\n".format(rel))
+    assert snapshot(project) == before
+
+
 def test_a_symlinked_hooks_folder_is_refused(installer, project, tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
