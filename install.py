@@ -479,16 +479,21 @@ class Plan(object):
         for step in self.steps:
             if step.change is not None:
                 if not dry_run:
-                    try:
-                        step.change()
-                    except (OSError, Refusal) as error:
-                        reason = getattr(error, "strerror", None) or error
-                        made = ("the {} change(s) above were made; run again once it is "
-                                "fixed".format(changes) if changes else "nothing was changed")
-                        raise Refusal("could not change {}: {}; {}".format(step.shown, reason, made))
+                    make_change(step, changes)
                 changes += 1
             out(step.line(dry_run))
         return changes
+
+
+def make_change(step, made):
+    """Make the step's change; a failure is named with the number already made."""
+    try:
+        step.change()
+    except (OSError, Refusal) as error:
+        so_far = "the {} change(s) above were made; run again once it is fixed".format(made) \
+            if made else "nothing was changed"
+        raise Refusal("could not change {}: {}; {}".format(
+            step.shown, getattr(error, "strerror", None) or error, so_far))
 
 
 # ----------------------------------------------------------- settings.json
@@ -506,11 +511,12 @@ def parse_settings(text, shown):
         return {}
 
     def unique_keys(pairs):
-        keys = [key for key, _ in pairs]
-        for key in keys:
-            if keys.count(key) > 1:
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
                 raise SettingsError('{}: the key "{}" appears twice in one object'.format(
                     shown, key))
+            seen.add(key)
         return dict(pairs)
 
     def no_constant(name):
@@ -1211,8 +1217,8 @@ class StoreOnce(argparse.Action):
 
 # One word of an interpreter command that every shell the harness uses (sh -c,
 # Git Bash) runs as written: letters, digits and a few safe marks, or anything
-# but a quote or a line break between single quotes. Backslashes, $, globs and the like would
-# be rewritten or run as code.
+# but a quote or a line break between single quotes. Unquoted backslashes, $,
+# globs and the like would be rewritten or run as code.
 SHELL_WORD = r"(?:[\w.,:@%+=~^/-]+|'[^'\r\n]*')+"
 INTERPRETER = re.compile(r"\s*{0}(?:[ \t]+{0})*\s*\Z".format(SHELL_WORD))
 
@@ -1275,8 +1281,9 @@ def parse_arguments(argv):
     args.target = os.path.abspath(args.target)
     claude_dir = os.path.join(args.target, ".claude")
     if args.mode in ("project", "update") and is_user_config_dir(claude_dir):
-        raise UsageError("{} is your user configuration folder, which Claude Code loads in every "
-                         "project; install into a project folder, or use --global".format(claude_dir))
+        raise UsageError("{} is your user configuration folder, which Claude Code loads in "
+                         "every project; install into a project folder, or use --global".format(
+                             claude_dir))
     return args
 
 

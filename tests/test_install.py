@@ -224,7 +224,8 @@ def test_a_missing_interpreter_is_noted_not_fatal(installer, project):
 def test_the_user_configuration_folder_is_no_project(installer, tmp_path, mode):
     home = installer.env["HOME"]
     write(path_in(home, ".claude/settings.json"), '{"model": "opus"}\n')
-    for env in ({}, {"HOME": str(tmp_path / "elsewhere"), "CLAUDE_CONFIG_DIR": path_in(home, ".claude")}):
+    elsewhere = {"HOME": str(tmp_path / "elsewhere"), "CLAUDE_CONFIG_DIR": path_in(home, ".claude")}
+    for env in ({}, elsewhere):
         before = snapshot(home)
         done = installer.run(mode, home, env=env)
         assert done.returncode == 2 and done.stdout == ""
