@@ -211,6 +211,9 @@ def write_inside_claude_folder(project, path, data):
         os.makedirs(folder, exist_ok=True)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
         fd = os.open(temporary, flags, 0o600)
+    except OSError:  # including a temporary file of the same name: not ours to remove
+        return False
+    try:
         try:
             remaining = memoryview(data)
             while remaining:  # os.write may write less than it is given
