@@ -38,7 +38,6 @@ import importlib.util
 import os
 import re
 import sys
-import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.realpath(os.path.abspath(__file__))))
 PROMPT = os.path.join("init", "claude-context-init.md")
@@ -111,9 +110,8 @@ def digest_list(root, installer):
     return "".join(lines)
 
 
-def embeds(root):
+def embeds(root, installer):
     """Every copy the prompt carries, in no particular order."""
-    installer = load_installer(root)
     found = []
     for name in installer.COMMANDS:
         rel = "commands/" + name
@@ -237,26 +235,10 @@ def read_prompt(path):
         raise Malformed("{} is not UTF-8".format(path))
 
 
-def write_atomically(path, text):
-    folder = os.path.dirname(os.path.abspath(path))
-    mode = os.stat(path).st_mode & 0o7777
-    handle, temporary = tempfile.mkstemp(prefix=".sync.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(text.encode("utf-8"))
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
-
-
 def sync(prompt_path, root=ROOT, check=False, out=print):
     text = read_prompt(prompt_path)
-    blocks = embeds(root)
+    installer = load_installer(root)
+    blocks = embeds(root, installer)
     new_text = render(text, blocks)
     if new_text == text:
         out("init prompt already in sync")
@@ -265,7 +247,8 @@ def sync(prompt_path, root=ROOT, check=False, out=print):
         out("init prompt out of sync with: " + ", ".join(drifted(text, blocks) or ["its fences"]))
         out("fix: python3 init/sync_hooks.py")
         return EXIT_DRIFT
-    write_atomically(prompt_path, new_text)
+    installer.write_atomically(prompt_path, new_text.encode("utf-8"),
+                               os.stat(prompt_path).st_mode & 0o7777)
     out("init prompt updated")
     return EXIT_OK
 
