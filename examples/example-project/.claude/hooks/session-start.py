@@ -218,12 +218,13 @@ class Section:
         self.notes = list(notes)
 
 
-def without_comments(text, budget):
+def without_comments(text, budget, enough=None):
     """The lines of a Markdown file as the agent should read them: comment text removed (an
     inline comment leaves the rest of its line, a block disappears). context-budget.py owns the
     reading of comments and code spans, so the injection and its unclosed-comment report agree:
     an unclosed '<!--' hides nothing here, and it is reported there. Without that sibling the
-    text goes in as written."""
+    text goes in as written. Lines stop once they hold more than `enough` characters: more
+    could never be shown, and the cut is reported all the same."""
     comments = budget["hidden_spans"](text)[0] if budget else []
     pieces = []
     position = 0
@@ -232,12 +233,16 @@ def without_comments(text, budget):
         position = end
     pieces.append(text[position:])
     lines = []
+    characters = 0
     for line in "".join(pieces).split("\n"):
         if "\0" in line:
             line = line.replace("\0", "")
             if not line.strip():
                 continue
         lines.append(line.rstrip())
+        characters += len(line) + 1
+        if enough is not None and characters > enough:
+            break
     return lines
 
 
@@ -272,8 +277,8 @@ def index_section(project, budget):
     title = "## Memory index (%s — shared, committed; HTML comments omitted)" % shown
     while text.endswith("\n"):
         text = text[:-1]
-    return Section(title, [printable(line) for line in without_comments(text, budget)], shown,
-                   keep_order=2)
+    lines = without_comments(text, budget, enough=INJECTION_LIMIT)
+    return Section(title, [printable(line) for line in lines], shown, keep_order=2)
 
 
 def handoff_section(project, budget, now):
