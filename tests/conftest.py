@@ -1,4 +1,5 @@
 """Shared fixtures: run a hook the way the harness does, and build git repositories to run it in."""
+import importlib.util
 import json
 import os
 import subprocess
@@ -49,6 +50,15 @@ def run_hook(name, project, stdin=b"", env=None, python=None, cwd=None, isolated
         cwd = project if project and Path(project).is_dir() else Path(project or home).parent
     return subprocess.run(command, input=stdin, capture_output=True, env=environment,
                           cwd=str(cwd), timeout=timeout)
+
+
+def load_hook(file_name):
+    """A hook file as a module, loaded by path (its name has a hyphen), as install.py loads it."""
+    name = "hook_" + file_name[:-len(".py")].replace("-", "_")
+    spec = importlib.util.spec_from_file_location(name, str(HOOKS / file_name))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def git(repo, *args, check=True):

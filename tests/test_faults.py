@@ -13,11 +13,10 @@ import random
 import shutil
 import subprocess
 import threading
-from pathlib import Path
 
 import pytest
 
-from conftest import HOOK_NAMES, MIB, git, make_repo, set_age, write_bytes, write_lines
+from conftest import HOOK_NAMES, MIB, git, make_repo, set_age, write_lines
 from fault_tools import (Estate, assert_run_properties, launch, outside_claude, run_every_hook,
                          describe_changes)
 

@@ -1,10 +1,9 @@
 """context-budget.py: silent while every budget holds, specific when one does not."""
-import importlib.util
 import os
 
 import pytest
 
-from conftest import HOOKS, MIB, run_hook, set_age, write_bytes, write_lines
+from conftest import MIB, load_hook, run_hook, set_age, write_bytes, write_lines
 
 
 def budget(project, **env):
@@ -219,16 +218,9 @@ def test_reads_no_stdin_and_never_waits_for_it(project):
     assert done.returncode == 0 and done.stdout == b""
 
 
-def load_budget_module():
-    spec = importlib.util.spec_from_file_location("context_budget", str(HOOKS / "context-budget.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_python_interface_matches_the_command(project):
     write_lines(project / "memory" / "MEMORY.md", 81)
-    module = load_budget_module()
+    module = load_hook("context-budget.py")
     points = module.budget_points(str(project), {"MCP_PROJECTS_DIR": "/nonexistent"})
     assert len(points) == 1 and points[0].startswith("- memory/MEMORY.md is 81 lines")
     assert module.format_report(points) == budget(project)

@@ -1,26 +1,17 @@
 """The code paths Windows takes (no posix_spawn, no select on pipes), run here in-process so
 they are proven on every machine, not only where they are needed."""
-import importlib.util
 import os
 import threading
 import time
 
 import pytest
 
-from conftest import HOOKS, git, make_repo
-
-
-def load(file_name):
-    spec = importlib.util.spec_from_file_location(file_name.replace("-", "_")[:-3],
-                                                  str(HOOKS / file_name))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from conftest import git, load_hook, make_repo
 
 
 @pytest.fixture
 def guard():
-    return load("stop-handoff.py")
+    return load_hook("stop-handoff.py")
 
 
 @pytest.fixture
@@ -76,7 +67,7 @@ def test_thread_reader_gives_up_on_a_pipe_that_stays_open(guard):
 
 
 def test_pruner_runs_git_without_posix_spawn(tmp_path, without_posix_spawn):
-    pruner = load("prune-worktrees.py")
+    pruner = load_hook("prune-worktrees.py")
     repo = make_repo(tmp_path / "repo")
     path = repo / ".claude" / "worktrees" / "landed"
     git(repo, "worktree", "add", "-q", "-b", "landed", str(path))
@@ -85,7 +76,7 @@ def test_pruner_runs_git_without_posix_spawn(tmp_path, without_posix_spawn):
 
 
 def test_pruner_stops_at_its_deadline(tmp_path):
-    pruner = load("prune-worktrees.py")
+    pruner = load_hook("prune-worktrees.py")
     repo = make_repo(tmp_path / "repo")
     expired = pruner.Git(0)
     assert expired.run(str(repo), "status") is None

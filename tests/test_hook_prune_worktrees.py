@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-from conftest import git, make_repo, run_hook
+from conftest import git, load_hook, make_repo, run_hook
 
 WORKTREES = ".claude/worktrees"
 
@@ -218,12 +218,7 @@ def test_worktree_path_with_spaces_is_kept_whole(repo):
 
 
 def load_pruner():
-    import importlib.util
-    from conftest import HOOKS
-    spec = importlib.util.spec_from_file_location("prune", str(HOOKS / "prune-worktrees.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_hook("prune-worktrees.py")
 
 
 def test_branch_that_moved_is_not_deleted(repo):

@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from conftest import (HOOKS, MIB, git, harness_length, run_hook, set_age, write_bytes,
+from conftest import (HOOKS, MIB, git, harness_length, load_hook, run_hook, set_age, write_bytes,
                       write_lines)
 
 LIMIT = 10000
@@ -293,10 +293,7 @@ def test_a_missing_sibling_costs_only_its_part(project, tmp_path):
 
 
 def test_preview_shows_the_injection_without_writing(project_with_history):
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("session_start", str(HOOKS / "session-start.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_hook("session-start.py")
     before = sorted(p.name for p in (project_with_history / ".claude" / "hooks").iterdir())
     text = module.preview_injection(str(project_with_history))
     assert "- [Topic](topic.md) — the pointer" in text and "## Git" in text

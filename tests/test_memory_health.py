@@ -3,29 +3,20 @@
 Three of the checks also run at every session start (dead pointers, an unclosed comment, the
 auto-memory cap) and appear there as budget points; the rest run only in install.py --check.
 """
-import importlib.util
 import json
 import os
 import subprocess
 
 import pytest
 
-from conftest import HOOKS, clean_environment, make_repo, run_hook, write_lines
+from conftest import clean_environment, load_hook, make_repo, run_hook, write_lines
 from installtools import installer  # noqa: F401  (a fixture)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OLD = "2026-10-01T12:00:00+00:00"
 
 
-def load_hook():
-    spec = importlib.util.spec_from_file_location("mcp_context_budget_under_test",
-                                                  str(HOOKS / "context-budget.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-HOOK = load_hook()
+HOOK = load_hook("context-budget.py")
 
 
 def encoded(path):
