@@ -461,6 +461,15 @@ def build_cases(repo, python, phase, session_id="bench"):
         cases.append(Case("stop-handoff:throttled", "stop-handoff", "throttled (handoff fresh)",
                           [(hook_argv("stop-handoff.py"), env, stop_input)], stale_state=False,
                           target="stop-handoff (throttled)", fixture=fixture()))
+    if phase.get("startup"):
+        # The price of being a self-contained script: the hook compiled from source and `os`
+        # imported, then an exit because the project folder does not exist. The rest of a hook's
+        # time is its work.
+        nowhere = with_env(CLAUDE_PROJECT_DIR=os.path.join(project, "no-such-folder"))
+        for name, stdin in (("session-start", start_input(repo.ws.transcripts["1KB"])),
+                            ("stop-handoff", stop_input)):
+            cases.append(Case("%s:startup" % name, name, "start-up only (no project folder)",
+                              [(hook_argv(name + ".py"), nowhere, stdin)], fixture=fixture()))
     cases.append(Case("prune-worktrees", "prune-worktrees", "nothing merged",
                       [(hook_argv("prune-worktrees.py"), env,
                         json.dumps({"session_id": session_id, "cwd": project}).encode())],
@@ -612,7 +621,8 @@ WORST = [(80, "1KB"), (10000, "2GiB")]
 def plan(mode):
     """(sizes, phases). Each phase: dirty or not, worktrees, which index/transcript variants."""
     phases = [
-        {"name": "clean", "dirty": False, "worktrees": 0, "variants": FULL_VARIANTS},
+        {"name": "clean", "dirty": False, "worktrees": 0, "variants": FULL_VARIANTS,
+         "startup": True},
         {"name": "dirty", "dirty": True, "worktrees": 0, "variants": BASE_ONLY},
         {"name": "dirty+worktrees", "dirty": True, "worktrees": WORKTREES, "variants": WORST},
         {"name": "clean+worktrees", "dirty": False, "worktrees": WORKTREES, "variants": BASE_ONLY,

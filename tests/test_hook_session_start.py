@@ -312,3 +312,19 @@ def test_a_cut_uses_all_the_room_there_is(project_with_history):
     write_lines(project_with_history / "memory" / "MEMORY.md", 2000, "- [Topic {i}](t{i}.md) — x")
     text = inject(project_with_history)
     assert LIMIT - 40 < harness_length(text) <= LIMIT
+
+
+def test_length_counts_characters_outside_the_bmp_twice():
+    module = load_hook("session-start.py")
+    for text in ("plain ascii", "é → ü", "emoji 😀 and 𝄞 twice", "lone \udc80 surrogate", ""):
+        assert module.harness_length(text) == len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def test_siblings_run_from_bytecode_cached_beside_them(project):
+    hooks = project / ".claude" / "hooks"
+    for name in ("session-start.py", "context-budget.py", "prune-worktrees.py", "stop-handoff.py"):
+        shutil.copy(str(HOOKS / name), str(hooks / name))
+    done = run_hook("session-start.py", project, stdin={"session_id": "s1"}, hooks_dir=hooks)
+    assert done.returncode == 0 and b"## Git" in done.stdout
+    cached = sorted(name.split(".")[0] for name in os.listdir(str(hooks / "__pycache__")))
+    assert cached == ["context-budget", "stop-handoff"]  # no worktree folder: no pruner loaded
