@@ -27,7 +27,8 @@ MCP_MEM_LINES (80), MCP_CLAUDE_KB (8), MCP_TRANSCRIPT_MB (60), MCP_WORKTREE_MB (
 MCP_MEMORY_INDEX (memory/MEMORY.md), MCP_CLAUDE_MD (CLAUDE.md), MCP_PROJECTS_DIR
 (~/.claude/projects, also where the harness keeps auto memory), MCP_TRANSCRIPT_PATH,
 MCP_WORKTREE_DIR (.claude/worktrees). The harness's CLAUDE_CONFIG_DIR,
-CLAUDE_CODE_DISABLE_AUTO_MEMORY and CLAUDE_CODE_PROJECT_DIR_NAME are honoured as it honours them.
+CLAUDE_CODE_DISABLE_AUTO_MEMORY and CLAUDE_CODE_PROJECT_DIR_NAME are honoured as it honours them,
+and so are the autoMemoryEnabled and autoMemoryDirectory keys of its settings files.
 A numeric override that is not a whole number falls back to its default.
 """
 import os
@@ -529,9 +530,17 @@ def auto_memory_disabled(env):
 
 def auto_memory_index(project, env):
     """The harness's machine-local MEMORY.md for this project, or None. The harness names the
-    folder after the git repository's root (the project folder outside git), so both are tried."""
+    folder after the git repository's root (the project folder outside git), so both are tried,
+    unless a settings file turns auto memory off or moves it."""
     if auto_memory_disabled(env):
         return None
+    settings = auto_memory_settings(project, env)
+    if settings.get("autoMemoryEnabled") is False:
+        return None
+    moved = settings.get("autoMemoryDirectory")
+    if moved is not None:
+        path = os.path.join(moved, "MEMORY.md")
+        return path if regular_file_size(path) is not None else None
     pinned = env.get("CLAUDE_CODE_PROJECT_DIR_NAME") if env.get("CLAUDE_CONFIG_DIR") else None
     bases = [base for base in (repository_root(project), project) if base]
     for folder in harness_folders(bases, env, pinned):
@@ -539,6 +548,68 @@ def auto_memory_index(project, env):
         if regular_file_size(path) is not None:
             return path
     return None
+
+
+def auto_memory_settings(project, env):
+    """autoMemoryEnabled and autoMemoryDirectory as the harness's settings files set them, the
+    file of highest precedence winning. The shared project file cannot move auto memory: the
+    harness does not take that key from a file every clone of the repository carries."""
+    found = {}
+    for path, may_move in settings_files(project, env):
+        values = auto_memory_keys(path)
+        if "autoMemoryEnabled" not in found and isinstance(values.get("autoMemoryEnabled"), bool):
+            found["autoMemoryEnabled"] = values["autoMemoryEnabled"]
+        if may_move and "autoMemoryDirectory" not in found:
+            folder = expanded_folder(values.get("autoMemoryDirectory"), env)
+            if folder:
+                found["autoMemoryDirectory"] = folder
+    return found
+
+
+def settings_files(project, env):
+    """(path, whether it may move auto memory), highest precedence first."""
+    user = user_config_dir(env)
+    return [(managed_settings_file(), True),
+            (os.path.join(project, ".claude", "settings.local.json"), True),
+            (os.path.join(project, ".claude", "settings.json"), False)] + (
+        [(os.path.join(user, "settings.json"), True)] if user else [])
+
+
+def managed_settings_file():
+    return os.path.join(os.path.dirname(managed_instruction_file()), "managed-settings.json")
+
+
+def auto_memory_keys(path):
+    """The settings object of one file, parsed only when it names an auto-memory key: the json
+    package costs more than a millisecond, and most settings files never mention them."""
+    size = regular_file_size(path)
+    if size is None or size > MIB:
+        return {}
+    try:
+        with open(path, "rb") as stream:
+            data = stream.read()
+    except (OSError, ValueError):
+        return {}
+    if b"autoMemory" not in data:
+        return {}
+    try:
+        import json
+        values = json.loads(data.decode("utf-8-sig"))
+    except (ValueError, RecursionError):
+        return {}
+    return values if isinstance(values, dict) else {}
+
+
+def expanded_folder(value, env):
+    """An autoMemoryDirectory value as the harness accepts it, absolute or starting `~/`; else None."""
+    if not isinstance(value, str) or "\0" in value:
+        return None
+    if value.startswith("~/"):
+        home = env.get("HOME") or os.path.expanduser("~")
+        if not home or home == "~":
+            return None
+        value = os.path.join(home, value[2:])
+    return os.path.normpath(value) if os.path.isabs(value) else None
 
 
 def read_text(path, limit=8 * MIB):

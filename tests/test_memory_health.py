@@ -6,6 +6,7 @@ auto-memory cap) and appear there as budget points; the rest run only in install
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -495,6 +496,97 @@ def test_disabled_auto_memory_is_not_checked(repo, env):
     auto_memory(env, repo, entries(300))
     env["CLAUDE_CODE_DISABLE_AUTO_MEMORY"] = "1"
     assert health(repo, env)["auto_memory"] is None and points(repo, env) == []
+
+
+# --- the harness's settings for auto memory ---------------------------------------------------
+
+def settings(path, values):
+    write(path, json.dumps(values, indent=2) + "\n")
+
+
+def user_settings(env):
+    return Path(env["HOME"]) / ".claude" / "settings.json"
+
+
+@pytest.mark.parametrize("where", ["settings.json", "settings.local.json", "user"])
+def test_auto_memory_turned_off_in_any_settings_file_is_not_checked(repo, env, where):
+    auto_memory(env, repo, entries(300))
+    target = user_settings(env) if where == "user" else repo / ".claude" / where
+    settings(target, {"permissions": {"allow": []}, "autoMemoryEnabled": False})
+    assert health(repo, env)["auto_memory"] is None and points(repo, env) == []
+
+
+def test_the_local_settings_file_outranks_the_user_file(repo, env):
+    auto_memory(env, repo, entries(260))
+    settings(user_settings(env), {"autoMemoryEnabled": False})
+    settings(repo / ".claude" / "settings.local.json", {"autoMemoryEnabled": True})
+    assert health(repo, env)["auto_memory"]["lost_lines"] == 60
+    assert len(points(repo, env)) == 1
+
+
+def test_the_managed_settings_file_outranks_every_other(repo, env, tmp_path, monkeypatch):
+    auto_memory(env, repo, entries(260))
+    settings(repo / ".claude" / "settings.local.json", {"autoMemoryEnabled": True})
+    managed = tmp_path / "managed" / "managed-settings.json"
+    settings(managed, {"autoMemoryEnabled": False})
+    monkeypatch.setattr(HOOK, "managed_settings_file", lambda: str(managed))
+    assert health(repo, env)["auto_memory"] is None and points(repo, env) == []
+
+
+@pytest.mark.parametrize("where, value", [("user", "~/notes/auto"), ("settings.local.json", None)])
+def test_a_moved_auto_memory_is_checked_where_it_was_moved(repo, env, tmp_path, where, value):
+    moved = tmp_path / "home" / "notes" / "auto"
+    write(moved / "MEMORY.md", entries(230))
+    auto_memory(env, repo, entries(10))  # the default place: healthy, and no longer read
+    target = user_settings(env) if where == "user" else repo / ".claude" / where
+    settings(target, {"autoMemoryDirectory": value or str(moved)})
+    report = health(repo, env)["auto_memory"]
+    assert report["lost_lines"] == 30 and report["file"] == "~/notes/auto/MEMORY.md"
+    [point] = points(repo, env)
+    assert "30 line(s) never load" in point
+
+
+@pytest.mark.parametrize("value", ["relative/folder", "", 7, None])
+def test_an_unusable_or_shared_setting_does_not_move_auto_memory(repo, env, tmp_path, value):
+    """The shared project file may not move it, and a relative path is no place at all."""
+    elsewhere = tmp_path / "elsewhere"
+    write(elsewhere / "MEMORY.md", entries(300))
+    settings(repo / ".claude" / "settings.json", {"autoMemoryDirectory": str(elsewhere)})
+    settings(user_settings(env), {"autoMemoryDirectory": value})
+    auto_memory(env, repo, entries(205))
+    assert health(repo, env)["auto_memory"]["lost_lines"] == 5
+
+
+def test_a_moved_auto_memory_without_an_index_is_silent(repo, env, tmp_path):
+    auto_memory(env, repo, entries(300))
+    settings(user_settings(env), {"autoMemoryDirectory": str(tmp_path / "empty")})
+    assert health(repo, env)["auto_memory"] is None and points(repo, env) == []
+
+
+@pytest.mark.parametrize("content", [b"{not json autoMemoryEnabled", b"[\"autoMemoryEnabled\"]",
+                                     b"\xff\xfe autoMemoryEnabled", b"{\"autoMemoryEnabled\": \"no\"}"])
+def test_a_broken_settings_file_changes_nothing(repo, env, content):
+    auto_memory(env, repo, entries(260))
+    (repo / ".claude").mkdir(exist_ok=True)
+    (repo / ".claude" / "settings.local.json").write_bytes(content)
+    assert health(repo, env)["auto_memory"]["lost_lines"] == 60
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_a_settings_file_that_is_a_fifo_is_never_opened(repo, env):
+    auto_memory(env, repo, entries(260))
+    (repo / ".claude").mkdir(exist_ok=True)
+    os.mkfifo(str(repo / ".claude" / "settings.local.json"))
+    assert len(points(repo, env)) == 1  # it would hang here if the FIFO were opened
+
+
+def test_session_start_honours_auto_memory_turned_off(repo, tmp_path):
+    projects = tmp_path / "hook-projects"
+    auto_memory({"MCP_PROJECTS_DIR": str(projects)}, repo, entries(260))
+    settings(repo / ".claude" / "settings.local.json", {"autoMemoryEnabled": False})
+    done = run_hook("session-start.py", repo, stdin={"session_id": "s1", "source": "startup"},
+                    env={"MCP_PROJECTS_DIR": str(projects)})
+    assert done.returncode == 0 and b"never load" not in done.stdout
 
 
 # --- at session start -----------------------------------------------------------------------
