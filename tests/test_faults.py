@@ -189,6 +189,7 @@ FILE_TARGETS = {
     "instructions": "CLAUDE.md",
     "baseline": BASELINE,
     "transcript": None,  # outside the project, in the sentinel folder
+    "settings": ".claude/settings.local.json",  # read for the auto-memory keys at session start
 }
 TYPE_KINDS = ["directory", "fifo", "symlink-loop", "dangling-symlink", "link-to-dev-zero"]
 CONTENT_KINDS = ["100mb-single-line", "crlf", "bom", "nul-bytes", "invalid-utf8",
@@ -200,6 +201,8 @@ FILE_CASES = (
     + [("baseline", kind) for kind in TYPE_KINDS + ["100mb-single-line", "nul-bytes",
                                                      "invalid-utf8", "random-bytes"]]
     + [("transcript", kind) for kind in TYPE_KINDS + ["100mb-single-line"]]
+    + [("settings", kind) for kind in TYPE_KINDS + ["100mb-single-line", "invalid-utf8",
+                                                     "deep-nesting", "wrong-types"]]
 )
 
 
@@ -221,6 +224,10 @@ def content_for(kind, rng):
                 + "`<!--` in code\n<!-- <!-- nested -->\n").encode("utf-8")
     if kind == "random-bytes":
         return _random_bytes(rng, 20000)
+    if kind == "deep-nesting":
+        return b'{"autoMemoryDirectory": ' + b"[" * 200000
+    if kind == "wrong-types":
+        return b'{"autoMemoryEnabled": "no", "autoMemoryDirectory": {"\\u0000": [7]}}'
     if kind == "astral-lines":
         return ("\U0001F600" * 400 + "\n").encode("utf-8") * 200
     raise AssertionError(kind)
