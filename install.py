@@ -145,10 +145,11 @@ WIRINGS = (
            "Checking that the session's work is saved"),
 )
 
-# sha256 digests of command files shipped by earlier releases, by file name.
-# A command matching one of them (or the current source) is unmodified: --update
-# may replace it and --uninstall may remove it. Each release that changes a file
-# in commands/ adds the digest of the version it replaces.
+# sha256 digests of command files shipped by earlier releases, by file name,
+# taken with CRLF line endings read as LF. A command matching one of them (or
+# the current source) is unmodified: --update may replace it and --uninstall
+# may remove it. Each release that changes a file in commands/ adds the digest
+# of the version it replaces.
 RELEASED_COMMAND_DIGESTS = {}
 
 # Folders --check --recursive never descends into.
@@ -249,9 +250,24 @@ class Source(object):
         return lines
 
 
+def same_content(data, other):
+    """Whether two files hold the same text; a checkout with core.autocrlf=true
+    (the default on Windows) holds every file with CRLF line endings."""
+    return lf_endings(data) == lf_endings(other)
+
+
+def lf_endings(data):
+    return data.replace(b"\r\n", b"\n")
+
+
+def is_a_release_of(current, digests, data):
+    """Whether data is the current version or one whose digest is listed."""
+    return same_content(data, current) or \
+        hashlib.sha256(lf_endings(data)).hexdigest() in digests
+
+
 def command_is_unmodified(source, name, data):
-    return data == source.command(name) or \
-        hashlib.sha256(data).hexdigest() in RELEASED_COMMAND_DIGESTS.get(name, ())
+    return is_a_release_of(source.command(name), RELEASED_COMMAND_DIGESTS.get(name, ()), data)
 
 
 # ------------------------------------------------------------ the filesystem
@@ -802,7 +818,7 @@ def plan_owned_file(plan, source, rel, data, options, hook):
     if existing is None:  # absent, or a link to nothing, which the write refuses
         plan.write("write", rel, data, executable=hook)
         return
-    if existing == data:
+    if same_content(existing, data):
         if hook and not is_executable(path):
             plan.change("chmod", rel, "", lambda: os.chmod(path, 0o755))
         else:
@@ -902,7 +918,8 @@ def plan_uninstall(source, project):
         plan_remove_if_unmodified(plan, COMMAND_DIR + "/" + name,
                                   lambda data, name=name: command_is_unmodified(source, name, data),
                                   "edited by you; left in place")
-    plan_remove_if_unmodified(plan, CLAUDEIGNORE, source.bytes_of(TEMPLATE_CLAUDEIGNORE).__eq__,
+    template = source.bytes_of(TEMPLATE_CLAUDEIGNORE)
+    plan_remove_if_unmodified(plan, CLAUDEIGNORE, lambda data: same_content(data, template),
                               "differs from the template; left in place")
     plan_settings_unwiring(plan)
     plan_local_wiring_note(plan)
@@ -1105,15 +1122,18 @@ def hook_findings(source, project):
     missing = [name for name in HOOKS if name not in present]
     if missing:
         findings.append(Finding("drift", "hooks missing: " + ", ".join(missing)))
-    drifted = [name for name in present
-               if read_bytes(os.path.join(project, HOOK_DIR, name), HOOK_DIR + "/" + name)
-               != source.hook(name)]
+    drifted = [name for name in present if not installed_hook_is_current(source, project, name)]
     if drifted:
         findings.append(Finding("drift", "hooks differ from this version: " + ", ".join(drifted)))
     unwired = [wiring.event for wiring in WIRINGS if wiring.event not in wired]
     if unwired:
         findings.append(Finding("unwired", "not wired in settings.json: " + ", ".join(unwired)))
     return findings
+
+
+def installed_hook_is_current(source, project, name):
+    data = read_bytes(os.path.join(project, HOOK_DIR, name), HOOK_DIR + "/" + name)
+    return data is not None and same_content(data, source.hook(name))
 
 
 def worst_kind(findings):
