@@ -128,3 +128,13 @@ def plain_dir(tmp_path):
     folder = tmp_path / "plain"
     folder.mkdir()
     return folder
+
+
+def age_worktree(path, seconds=2 * 3600):
+    """Make a linked worktree look unused for `seconds`, as the pruner judges use: by its folder
+    in the main repository's .git and that folder's HEAD, index and HEAD reflog."""
+    marker = (Path(path) / ".git").read_text(encoding="utf-8").split("\n")[0]
+    admin = Path(path) / marker[len("gitdir:"):].strip()
+    for entry in (admin / "HEAD", admin / "index", admin / "logs" / "HEAD", admin):
+        if entry.exists():
+            set_age(entry, seconds)

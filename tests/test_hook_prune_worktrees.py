@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-from conftest import git, load_hook, make_repo, run_hook
+from conftest import age_worktree, git, load_hook, make_repo, run_hook
 
 WORKTREES = ".claude/worktrees"
 
@@ -15,6 +15,7 @@ def add_worktree(repo, branch, commit=True, location=WORKTREES, base=None):
         (path / (branch + ".txt")).write_text(branch + "\n", encoding="utf-8")
         git(path, "add", branch + ".txt")
         git(path, "commit", "-q", "-m", "work on " + branch)
+    age_worktree(path)  # an hour's use keeps a worktree; these stand for finished ones
     return path
 
 
@@ -213,6 +214,7 @@ def test_does_not_forget_worktrees_whose_folder_is_missing(repo, tmp_path, estat
 def test_worktree_path_with_spaces_is_kept_whole(repo):
     spaced = repo / WORKTREES / "agent one"
     git(repo, "worktree", "add", "-q", "-b", "agent-one", str(spaced))
+    age_worktree(spaced)
     assert prune(repo) == "pruned 1 merged agent worktree(s): agent one\n"
     assert not spaced.exists()
 
@@ -235,3 +237,73 @@ def test_branch_that_moved_is_not_deleted(repo):
 
 def test_python_interface_returns_the_lines(repo, estate):
     assert load_pruner().prune(str(repo), {}, []) == ["pruned 1 merged agent worktree(s): merged"]
+
+
+# --- work that status does not show, and worktrees in use -----------------------------------
+
+def finished_worktree(repo, name):
+    """A worktree whose branch is merged and which looks unused: a candidate for removal."""
+    path = add_worktree(repo, name)
+    merge(repo, name)
+    return path
+
+
+def test_untracked_and_ignored_files_count_even_when_status_hides_untracked_files(repo):
+    path = finished_worktree(repo, "hidden-untracked")
+    (path / "new_module.py").write_text("work\n", encoding="utf-8")
+    (path / "secret.env").write_text("KEY=1\n", encoding="utf-8")
+    git(repo, "config", "status.showUntrackedFiles", "no")
+    age_worktree(path)
+    assert prune(repo) == ""
+    assert (path / "new_module.py").exists() and (path / "secret.env").exists()
+
+
+@pytest.mark.parametrize("flag", ["--skip-worktree", "--assume-unchanged"])
+def test_keeps_edits_git_was_told_not_to_look_at(repo, flag):
+    path = finished_worktree(repo, "hidden-" + flag.strip("-"))
+    git(path, "update-index", flag, path.name + ".txt")
+    (path / (path.name + ".txt")).write_text("edited in place\n", encoding="utf-8")
+    age_worktree(path)
+    assert prune(repo) == "" and path.is_dir()
+
+
+def test_keeps_a_commit_that_only_the_reflog_still_reaches(repo):
+    path = finished_worktree(repo, "reset-away")
+    (path / "draft.txt").write_text("draft\n", encoding="utf-8")
+    git(path, "add", "draft.txt")
+    git(path, "commit", "-q", "-m", "a draft the base branch lacks")
+    lost = git(path, "rev-parse", "HEAD")
+    git(path, "reset", "-q", "--hard", "HEAD~1")
+    age_worktree(path)
+    assert prune(repo) == "" and path.is_dir()
+    assert git(repo, "cat-file", "-t", lost) == "commit"
+
+
+def test_a_reflog_that_holds_only_merged_commits_does_not_keep_it(repo):
+    path = finished_worktree(repo, "only-merged")
+    git(path, "reset", "-q", "--hard", "HEAD~1")  # moves back, within the base branch
+    age_worktree(path)
+    assert prune(repo) == "pruned 1 merged agent worktree(s): only-merged\n"
+
+
+@pytest.mark.parametrize("touch", ["made", "index", "HEAD"])
+def test_keeps_a_worktree_used_within_the_hour(repo, touch):
+    path = repo / WORKTREES / ("fresh-" + touch)
+    git(repo, "worktree", "add", "-q", "-b", path.name, str(path))  # at HEAD: already "merged"
+    age_worktree(path)
+    if touch == "made":
+        age_worktree(path, seconds=59 * 60)
+    elif touch == "index":
+        git(path, "status", "--porcelain")  # a session's git refreshes the index
+    else:
+        git(path, "commit", "-q", "--allow-empty", "-m", "still going")
+        merge(repo, path.name)
+    assert prune(repo) == "" and path.is_dir()
+    age_worktree(path, seconds=61 * 60)
+    assert prune(repo) == "pruned 1 merged agent worktree(s): %s\n" % path.name
+
+
+def test_a_removal_does_not_start_without_time_to_finish(repo, estate):
+    pruner = load_pruner()
+    assert pruner.prune(str(repo), {}, [], seconds=pruner.REMOVAL_START_SECONDS * 0.5) == []
+    assert estate["merged"].is_dir()

@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from conftest import (HOOKS, MIB, git, harness_length, load_hook, run_hook, set_age, write_bytes,
+from conftest import (HOOKS, age_worktree, MIB, git, harness_length, load_hook, run_hook, set_age, write_bytes,
                       write_lines)
 
 LIMIT = 10000
@@ -151,6 +151,7 @@ def test_runs_without_isolated_mode_too(project_with_history):
 def test_shows_what_was_pruned(project):
     path = project / ".claude" / "worktrees" / "finished"
     git(project, "worktree", "add", "-q", "-b", "finished", str(path))
+    age_worktree(path)
     text = inject(project)
     assert "pruned 1 merged agent worktree(s): finished" in text
     assert not path.exists()
@@ -159,6 +160,7 @@ def test_shows_what_was_pruned(project):
 def test_keeps_the_worktree_the_session_runs_in(project):
     path = project / ".claude" / "worktrees" / "current"
     git(project, "worktree", "add", "-q", "-b", "current", str(path))
+    age_worktree(path)
     text = inject(project, stdin={"session_id": "s1", "cwd": str(path)})
     assert "pruned" not in text and path.is_dir()
 
