@@ -586,16 +586,40 @@ def load_settings(path, shown):
 
 
 def settings_text(data, original):
-    """The settings as JSON, in the original's layout when json.dumps reproduces
-    it (so an unchanged file stays byte-identical), else 2-space indented."""
-    indent, final_newline = 2, True
-    if original is not None and original.strip():
+    """The settings as JSON, indented as the original when json.dumps reproduces
+    its layout (so an unchanged file stays byte-identical), else by 2 spaces;
+    the original's byte order mark, line endings and final newline stay."""
+    bom = "\ufeff" if original and original.startswith("\ufeff") else ""
+    body = (original or "")[len(bom):]
+    newline = newline_of(body)
+    lines = body.replace("\r\n", "\n").rstrip("\n")
+    indent = 2
+    if lines.strip():
         for candidate in (2, 4, "\t"):
-            if json.dumps(json.loads(original.lstrip("\ufeff")), indent=candidate,
-                          ensure_ascii=False) == original.rstrip("\r\n"):
-                indent, final_newline = candidate, original.endswith("\n")
+            if json.dumps(json.loads(lines), indent=candidate, ensure_ascii=False) == lines:
+                indent = candidate
                 break
-    return json.dumps(data, indent=indent, ensure_ascii=False) + ("\n" if final_newline else "")
+    final_newline = "\n" if body.endswith("\n") or not body.strip() else ""
+    text = json.dumps(data, indent=indent, ensure_ascii=False) + final_newline
+    return bom + text.replace("\n", newline)
+
+
+def settings_mean_the_same(data, other_text):
+    """Whether other_text holds the same settings as data, an empty "hooks"
+    object or event list counting as none."""
+    try:
+        other = parse_settings(other_text.lstrip("\ufeff"), SETTINGS)
+    except SettingsError:
+        return False
+    return settings_meaning(data) == settings_meaning(other)
+
+
+def settings_meaning(settings):
+    meaning = dict(settings)
+    hooks = {event: groups for event, groups in meaning.pop("hooks", {}).items() if groups}
+    if hooks:
+        meaning["hooks"] = hooks
+    return meaning
 
 
 def our_handlers(settings, wiring):
@@ -731,6 +755,14 @@ def with_block(text, block, repairable=True, gap=False):
     return "".join(lines[:start] + wanted + lines[stop:]), "replace"
 
 
+def with_final_newline_as(old, new):
+    """The new text ending in a line break only if the old one did (an empty
+    old text counts as ending in one)."""
+    if old and not old.endswith("\n") and new.endswith("\n"):
+        return new[:-2] if new.endswith("\r\n") else new[:-1]
+    return new
+
+
 def without_block(text, block):
     """The text with the block removed; None when there is no block."""
     lines = text.splitlines(True)
@@ -757,13 +789,26 @@ def with_section(text, section, shown):
 
 def git(project, *args):
     """(exit code, stdout) of a git command in project; (None, '') without git."""
+    code, out = git_bytes(project, *args)
+    return code, out.decode("utf-8", "replace")
+
+
+def git_bytes(project, *args):
+    """git() with stdout as bytes."""
     env = dict(os.environ, GIT_OPTIONAL_LOCKS="0")
     try:
         done = subprocess.run(("git", "-C", project) + args, stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, env=env)
+                              stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=env)
     except OSError:
-        return None, ""
-    return done.returncode, done.stdout.decode("utf-8", "replace")
+        return None, b""
+    return done.returncode, done.stdout
+
+
+def committed_version(project, rel):
+    """The file as a checkout of git's HEAD would write it (line-ending
+    conversion included); None when HEAD does not track it, or without git."""
+    code, out = git_bytes(project, "cat-file", "--filters", "HEAD:./" + rel)
+    return out if code == 0 else None
 
 
 def index_modes(project, rels):
@@ -871,6 +916,7 @@ def plan_copy_if_absent(plan, rel, data):
 def plan_gitignore_block(plan, block):
     text = read_text(plan.path(GITIGNORE), GITIGNORE)
     new_text, how = with_block(text or "", block)
+    new_text = with_final_newline_as(text or "", new_text)
     if how is None:
         plan.keep(GITIGNORE, "local-only lines present")
     else:
@@ -962,11 +1008,9 @@ def plan_settings_unwiring(plan):
     changed = unwire(settings)
     if not changed:
         return
-    if settings == {}:
-        plan.remove(SETTINGS, "held only the protocol's hooks")
-    else:
-        plan.write("merge", SETTINGS, encode_text(settings_text(settings, original)),
-                   "unwired " + " and ".join(changed))
+    plan_what_is_left(plan, SETTINGS, encode_text(settings_text(settings, original)),
+                      settings == {}, lambda head: settings_mean_the_same(settings, head),
+                      "unwired " + " and ".join(changed), "held only the protocol's hooks")
 
 
 def plan_local_wiring_note(plan):
@@ -987,10 +1031,23 @@ def plan_gitignore_unblocking(plan, block):
     new_text = None if text is None else without_block(text, block)
     if new_text is None:
         return
-    if new_text == "":
-        plan.remove(GITIGNORE, "held only the local-only lines")
+    new_text = with_final_newline_as(text, new_text)
+    plan_what_is_left(plan, GITIGNORE, encode_text(new_text), new_text == "",
+                      lambda head: head.splitlines() == new_text.splitlines(),
+                      "removed the local-only lines", "held only the local-only lines")
+
+
+def plan_what_is_left(plan, rel, data, empty, as_committed, note, removed_note):
+    """Write what is left of a file once the protocol's parts are out. A file
+    git's HEAD tracks is never removed, and gets HEAD's very bytes back when
+    what is left means the same (as_committed, given HEAD's text, says so)."""
+    head = committed_version(plan.root, rel)
+    if head is not None and as_committed(head.decode("utf-8", "surrogateescape")):
+        plan.write("merge", rel, head, note)
+    elif empty and head is None:
+        plan.remove(rel, removed_note)
     else:
-        plan.write("merge", GITIGNORE, encode_text(new_text), "removed the local-only lines")
+        plan.write("merge", rel, data, note)
 
 
 # ------------------------------------------------------------------- global

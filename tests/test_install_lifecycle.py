@@ -257,3 +257,69 @@ def test_uninstall_names_wiring_left_in_the_local_settings_file(installer, proje
     assert read(local) == before
     assert ("  note     .claude/settings.local.json still wires SessionStart and Stop to the "
             "removed hooks; delete those entries") in done.stdout
+
+
+# ------------------------------------------------------------------ round trip in git
+
+def commit_files(repo, env, files):
+    for rel, data in files.items():
+        write(path_in(repo, rel), data)
+    git(repo, "add", "-A", env=env)
+    git(repo, "commit", "-q", "-m", "the user's files", env=env)
+
+
+@pytest.mark.parametrize("rel, data", [
+    (".claude/settings.json", b'{"permissions": {"allow": ["Bash(ls)"]}}'),
+    (".claude/settings.json", b'{\r\n  "model": "opus"\r\n}\r\n'),
+    (".claude/settings.json", b'\xef\xbb\xbf{\n    "model": "opus"\n}\n'),
+    (".claude/settings.json", b"{}"),
+    (".claude/settings.json", b'{"hooks":{}}'),
+    (".claude/settings.json", b""),
+    (".gitignore", b"node_modules"),
+    (".gitignore", b"node_modules\r\n*.log\r\n"),
+    (".gitignore", b""),
+])
+def test_uninstall_gives_a_committed_file_back_byte_for_byte(installer, repo, rel, data):
+    commit_files(repo, installer.env, {rel: data})
+    installer.ok("--project", repo)
+    installer.ok("--uninstall", repo)
+    assert read(path_in(repo, rel)) == data
+
+
+@pytest.mark.parametrize("data, added", [
+    (b'\xef\xbb\xbf{\r\n  "model": "opus"\r\n}', b'\r\n  "hooks": {\r\n'),
+    (b'{\n    "model": "opus"\n}\n', b'\n    "hooks": {\n'),
+])
+def test_a_merged_settings_file_keeps_its_bom_line_endings_and_final_newline(
+        installer, project, data, added):
+    write(path_in(project, ".claude/settings.json"), data)
+    installer.ok("--project", project)
+    merged = read(path_in(project, ".claude/settings.json"))
+    assert merged.startswith(data[:3]) and merged.endswith(data[-1:])
+    assert added in merged
+    assert merged.count(b"\n") == merged.count(b"\r\n") or b"\r\n" not in data
+    assert settings_of_bytes(merged)["model"] == "opus"
+
+
+def settings_of_bytes(data):
+    return json.loads(data.decode("utf-8-sig"))
+
+
+@pytest.mark.parametrize("original", ["node_modules", "node_modules\r\n"])
+def test_the_gitignore_block_follows_the_files_line_endings_and_final_newline(
+        installer, project, original):
+    write(path_in(project, ".gitignore"), original.encode("utf-8"))
+    installer.ok("--project", project)
+    text = read(path_in(project, ".gitignore")).decode("utf-8")
+    assert text.endswith("\n") == original.endswith("\n")
+    if "\r\n" in original:
+        assert text.count("\n") == text.count("\r\n")
+    installer.ok("--uninstall", project)
+    assert read(path_in(project, ".gitignore")) == original.encode("utf-8")
+
+
+def test_uninstall_never_removes_a_committed_settings_file_it_emptied(installer, repo):
+    env = installer.env
+    commit_files(repo, env, {".claude/settings.json": json.dumps(expected_settings())})
+    installer.ok("--uninstall", repo)
+    assert json.loads(read(path_in(repo, ".claude/settings.json"))) == {}
