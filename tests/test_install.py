@@ -494,10 +494,12 @@ def test_gitignore_block_appended_after_a_final_newline(installer, project):
     assert gitignore_of(project) == "node_modules/\n" + block_of(installer)
 
 
-def test_gitignore_without_final_newline_gets_one_first(installer, project):
+def test_gitignore_without_final_newline_stays_without_one(installer, project):
     write(path_in(project, ".gitignore"), "node_modules/")
     installer.ok("--project", project)
-    assert gitignore_of(project) == "node_modules/\n" + block_of(installer)
+    assert gitignore_of(project) == "node_modules/\n" + block_of(installer).rstrip("\n")
+    done = installer.ok("--project", project)
+    assert done.stdout.splitlines()[-1] == "nothing to do: already up to date"
 
 
 def test_gitignore_block_appended_once(installer, project):
