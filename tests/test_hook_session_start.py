@@ -5,8 +5,8 @@ import shutil
 
 import pytest
 
-from conftest import (HOOKS, age_worktree, MIB, git, harness_length, load_hook, run_hook, set_age, write_bytes,
-                      write_lines)
+from conftest import (HOOKS, MIB, age_worktree, git, harness_length, load_hook, run_hook, set_age,
+                      write_bytes, write_lines)
 
 LIMIT = 10000
 
@@ -242,6 +242,25 @@ def test_injection_of_exactly_the_limit_is_not_cut(project):
     assert "over on 1 point(s)" in over and "in full" in over
 
 
+def test_a_handoff_that_fills_the_room_still_leaves_every_notice_and_the_close(project):
+    state = project / ".claude" / "session-state.md"
+    state.write_text("".join("handoff line %02d %s\n" % (n, "h" * 225) for n in range(45)),
+                     encoding="utf-8")
+    write_lines(project / "memory" / "MEMORY.md", 60, "- [Topic {i}](topic.md) — x")
+    text = inject(project)
+    assert "read .claude/session-state.md in full]" in text
+    assert "read memory/MEMORY.md in full]" in text
+    assert text.rstrip("\n").endswith("</project-memory>") and "/catchup" in text
+    assert "is over the harness's limit of 10000 characters" in text
+
+
+def test_an_index_far_over_the_limit_is_reported_without_a_wrong_size(project):
+    write_lines(project / "memory" / "MEMORY.md", 1200, "- [Topic {i}](topic.md) — " + "z" * 100)
+    text = inject(project)
+    assert "is over the harness's limit of 10000 characters" in text
+    assert "would be" not in text
+
+
 # --- what it writes -----------------------------------------------------------------------
 
 def test_planted_symlink_baseline_is_replaced_not_followed(project, tmp_path):
@@ -252,6 +271,38 @@ def test_planted_symlink_baseline_is_replaced_not_followed(project, tmp_path):
     inject(project)
     assert victim.read_text(encoding="utf-8") == "precious\n"
     assert baseline.is_file() and not baseline.is_symlink()
+
+
+def test_an_old_baseline_of_a_session_still_writing_its_transcript_is_kept(project, tmp_path):
+    hooks = project / ".claude" / "hooks"
+    transcripts = tmp_path / "transcripts"
+    transcripts.mkdir()
+    (transcripts / "long-runner.jsonl").write_text("{}\n", encoding="utf-8")
+    (transcripts / "ended.jsonl").write_text("{}\n", encoding="utf-8")
+    set_age(transcripts / "ended.jsonl", 8 * 86400)
+    for name in ("long-runner", "ended"):
+        (hooks / (".session-baseline." + name)).write_text("head x\n", encoding="utf-8")
+        set_age(hooks / (".session-baseline." + name), 8 * 86400)
+    inject(project, stdin={"session_id": "s1", "source": "startup",
+                           "transcript_path": str(transcripts / "s1.jsonl")})
+    assert (hooks / ".session-baseline.long-runner").exists()
+    assert not (hooks / ".session-baseline.ended").exists()
+
+
+def test_only_files_shaped_like_baselines_are_ever_cleaned_up(project):
+    claude = project / ".claude"
+    keep = {"settings.json": '{"hooks": {}}\n', "settings.local.json": "{}\n",
+            "settings.a-b": "not a state\n", "settings.x.1.tmp": "partial\n"}
+    for name, text in keep.items():
+        (claude / name).write_text(text, encoding="utf-8")
+        set_age(claude / name, 30 * 86400)
+    (claude / "settings.old-session").write_text("head x\n", encoding="utf-8")
+    (claude / "settings.old-session.77.tmp").write_bytes(b"")
+    for name in ("settings.old-session", "settings.old-session.77.tmp"):
+        set_age(claude / name, 30 * 86400)
+    inject(project, MCP_BASELINE=".claude/settings")
+    left = sorted(p.name for p in claude.iterdir() if p.name.startswith("settings"))
+    assert left == sorted(list(keep) + ["settings.s1"])
 
 
 def test_stale_baselines_are_cleaned_up(project):
