@@ -710,49 +710,78 @@ def line_texts(lines):
     return [line.strip() for line in lines]
 
 
-def find_marked_block(lines, begin, end, body):
-    """(start, stop) of the block between the marker lines, stop exclusive.
-    With body lines given, a block whose begin or end marker was deleted is
-    still found by walking over the body lines next to the remaining marker."""
+def find_marked_block(lines, block, repairable):
+    """(start, stop) of the block between its marker lines, stop exclusive.
+    When repairable, a block whose begin or end marker was deleted is still
+    found by the block's own lines next to the remaining marker: in their
+    order, each at most once, so no line of the user's is taken for one."""
     texts = line_texts(lines)
-    body = set(body)
+    begin, end = block[0], block[-1]
+    body = block[1:-1] if repairable else []
     if begin in texts:
         start = texts.index(begin)
         if end in texts[start + 1:]:
             return start, texts.index(end, start + 1) + 1
-        stop = start + 1
-        while stop < len(texts) and texts[stop] in body:
-            stop += 1
-        return start, stop
-    if end in texts and body:
+        return start, start + 1 + leading_lines_in_order(texts[start + 1:], body)
+    if end in texts:
         stop = texts.index(end) + 1
-        start = stop - 1
-        while start > 0 and texts[start - 1] in body:
-            start -= 1
-        return start, stop
+        return stop - 1 - leading_lines_in_order(texts[:stop - 1][::-1], body[::-1]), stop
     return None
 
 
-def with_block(text, block, repairable=True, gap=False):
-    """(new text, 'append' | 'replace' | None) for text holding the block once;
-    the block's first and last lines are its markers, and the lines from one
-    to the other are the installer's. When repairable, a block that lost a
-    marker is still found by its body lines; with gap, an appended block is
-    set off from the text before it by a blank line."""
+def leading_lines_in_order(texts, body):
+    """How many of the first texts are lines of body, in body's order."""
+    count, position = 0, 0
+    for text in texts:
+        if text not in body[position:]:
+            break
+        position = body.index(text, position) + 1
+        count += 1
+    return count
+
+
+def lines_not_in_block(lines, block):
+    """The lines of a found block that are not the block's own (lines the user
+    wrote between the markers), in order."""
+    own = list(block)
+    kept = []
+    for line in lines:
+        if line.strip() in own:
+            own.remove(line.strip())
+        else:
+            kept.append(line)
+    return kept
+
+
+def appended(text, block, gap):
+    """The text with the block added at its end, set off by a blank line with gap."""
     newline = newline_of(text)
+    if text and not text.endswith("\n"):
+        text += newline
+    if gap and text and not text.endswith(newline * 2):
+        text += newline
+    return text + "".join(line + newline for line in block)
+
+
+def with_block(text, block):
+    """(new text, 'append' | 'replace' | None) for a .gitignore holding the
+    block once. A block that lost lines or a marker is restored; lines the user
+    wrote inside it stay, just after it."""
     lines = text.splitlines(True)
-    wanted = [line + newline for line in block]
-    span = find_marked_block(lines, block[0], block[-1], block[1:-1] if repairable else ())
+    span = find_marked_block(lines, block, repairable=True)
     if span is None:
-        if text and not text.endswith("\n"):
-            text += newline
-        if gap and text and not text.endswith(newline * 2):
-            text += newline
-        return text + "".join(wanted), "append"
+        return appended(text, block, gap=False), "append"
     start, stop = span
     if line_texts(lines[start:stop]) == block:
         return text, None
-    return "".join(lines[:start] + wanted + lines[stop:]), "replace"
+    return replaced(text, span, block, lines_not_in_block(lines[start:stop], block)), "replace"
+
+
+def replaced(text, span, block, kept):
+    """The text with the lines in span replaced by the block, then the kept lines."""
+    lines = text.splitlines(True)
+    wanted = [line + newline_of(text) for line in block]
+    return "".join(lines[:span[0]] + wanted + kept + lines[span[1]:])
 
 
 def with_final_newline_as(old, new):
@@ -764,25 +793,33 @@ def with_final_newline_as(old, new):
 
 
 def without_block(text, block):
-    """The text with the block removed; None when there is no block."""
+    """The text without the block (lines the user wrote inside it stay);
+    None when there is no block."""
     lines = text.splitlines(True)
-    span = find_marked_block(lines, block[0], block[-1], block[1:-1])
+    span = find_marked_block(lines, block, repairable=True)
     if span is None:
         return None
     start, stop = span
-    return "".join(lines[:start] + lines[stop:])
+    return "".join(lines[:start] + lines_not_in_block(lines[start:stop], block) + lines[stop:])
 
 
 def with_section(text, section, shown):
-    """with_block for a CLAUDE.md, which must hold both markers or neither:
-    a lone marker is the user's to repair."""
+    """(new text, 'append' | 'replace' | None) for a CLAUDE.md holding the
+    section once. It must hold both markers or neither: a lone marker is the
+    user's to repair."""
     begin, end = section[0], section[-1]
-    texts = line_texts(text.splitlines())
+    lines = text.splitlines(True)
+    texts = line_texts(lines)
     if (begin in texts) != (end in texts) or \
             (begin in texts and texts.index(end) < texts.index(begin)):
         raise Refusal("{} has only one of the protocol's markers ({} / {}); "
                       "repair it by hand".format(shown, begin, end))
-    return with_block(text, section, repairable=False, gap=True)
+    span = find_marked_block(lines, section, repairable=False)
+    if span is None:
+        return appended(text, section, gap=True), "append"
+    if texts[span[0]:span[1]] == section:
+        return text, None
+    return replaced(text, span, section, []), "replace"
 
 
 # ------------------------------------------------------------------- git

@@ -533,6 +533,27 @@ def test_a_partly_deleted_block_is_repaired_in_place(installer, project, drop):
     assert "  keep     .gitignore" in again.stdout
 
 
+def test_lines_the_user_wrote_inside_the_block_are_kept_just_after_it(installer, project):
+    block = lines_of_block(installer)
+    write(path_in(project, ".gitignore"), "dist/\n" + "\n".join(
+        block[:2] + [".env"] + block[2:4] + ["*.pem"] + block[4:]) + "\n")
+    done = installer.ok("--project", project)
+    assert gitignore_of(project) == "dist/\n" + block_of(installer) + ".env\n*.pem\n"
+    assert "  repaired .gitignore" in done.stdout
+    installer.ok("--uninstall", project)
+    assert gitignore_of(project) == "dist/\n.env\n*.pem\n"
+
+
+@pytest.mark.parametrize("lost", ["begin", "end"])
+def test_a_block_that_lost_a_marker_never_takes_the_users_lines(installer, project, lost):
+    block = lines_of_block(installer)
+    mine = [".claude/settings.local.json", ".claude/worktrees/"]
+    lines = mine + block[1:] if lost == "begin" else block[:-1] + mine
+    write(path_in(project, ".gitignore"), "\n".join(lines) + "\n")
+    installer.ok("--uninstall", project)
+    assert gitignore_of(project) == "\n".join(mine) + "\n"
+
+
 def test_gitignore_with_crlf_line_endings_keeps_them(installer, project):
     write(path_in(project, ".gitignore"), "dist/\r\n")
     installer.ok("--project", project)
