@@ -12,11 +12,16 @@ What it promises:
   baseline recorded it.
 - Otherwise it records the current state as the new baseline and blocks (exit 2) with the
   instructions on stderr. The very next stop with no further change passes: it cannot loop.
+- When the harness continues after that block and the session-state file was written since,
+  the session answered it: the state is recorded again, so what /handoff and /dream wrote (and
+  committed) is not taken for new work at a later stop.
 - If it cannot record the baseline it never blocks, for the same reason. A session whose start
   hook never ran (no baseline) is blocked at most once, and only when the working tree holds
   changes: without a baseline there is no other evidence of work.
-- "The repository changed" means HEAD, the status listing, or the size or modification time of
-  a changed or untracked file: editing a file that was already modified still counts.
+- "The repository changed" means HEAD, the status listing (every untracked file, whatever
+  status.showUntrackedFiles says), or the size or modification time of a changed or untracked
+  file: editing a file that was already modified still counts. A session-state file dated in
+  the future is not fresh.
 - It writes only the baseline, inside the project's .claude/ folder, atomically, never through
   a symlink. No traceback reaches the user: any failure lets the stop through.
 
@@ -159,14 +164,30 @@ def throttle_minutes():
     return int(value) if value.isascii() and value.isdigit() else DEFAULT_THROTTLE_MINUTES
 
 
-def handoff_is_fresh(project):
-    """Whether the session-state file was written within the throttle window."""
+def handoff_mtime(project):
+    """When the session-state file was written (ns), or None when it is not a regular file."""
     try:
         info = os.stat(setting_path(project, "MCP_SESSION_STATE", DEFAULT_STATE))
     except (OSError, ValueError):
+        return None
+    return info.st_mtime_ns if stat.S_ISREG(info.st_mode) else None
+
+
+def is_fresh(mtime_ns):
+    """Written within the throttle window, and not in the future (a skewed clock or a copied
+    file must not silence the guard for good)."""
+    if mtime_ns is None:
         return False
-    age_minutes = (time.time() - info.st_mtime) // 60
-    return stat.S_ISREG(info.st_mode) and age_minutes < throttle_minutes()
+    age_seconds = time.time() - mtime_ns / 1e9
+    return -60 < age_seconds and age_seconds // 60 < throttle_minutes()
+
+
+def modified_after(mtime_ns, path):
+    """Whether mtime_ns is later than the modification time of path (True when path is missing)."""
+    try:
+        return mtime_ns > os.stat(path).st_mtime_ns
+    except (OSError, ValueError):
+        return True
 
 
 def safe_session_id(session_id):
@@ -317,8 +338,9 @@ def run_with_subprocess(commands, deadline):
 
 
 def repository_reads(project):
-    """The two git reads both hooks need: the status listing and the last five commits."""
-    return (GIT + ("-C", project, "status", "--porcelain", "-z"),
+    """The two git reads both hooks need: the status listing, every untracked file named (a
+    folder listed whole would hide edits inside it), and the last five commits."""
+    return (GIT + ("-C", project, "status", "--porcelain", "--untracked-files=all", "-z"),
             GIT + ("-C", project, "log", "-5", "--format=%H %h %s"))
 
 
@@ -350,7 +372,9 @@ def status_entries(raw):
             continue
         code, path = field[:2].decode("ascii", "replace"), field[3:]
         original = None
-        if code[0] in "RC" and position < len(fields):
+        # A rename or copy in either column (` R` for an intent-to-add rename) carries its
+        # original path as the next field.
+        if ("R" in code or "C" in code) and position < len(fields):
             original = fields[position]
             position += 1
         entries.append((code, path, original))
@@ -402,12 +426,8 @@ def repository_state(project, head, raw_status):
     for code, path, original in status_entries(raw_status):
         if own_files and path.startswith(own_files):
             continue
-        # An untracked folder listed whole that holds our own files changes its mtime at every
-        # write of theirs: only its presence counts.
-        holds_own_files = path.endswith(b"/") and any(f.startswith(path) for f in own_files)
-        signature = b"-" if holds_own_files else file_signature(top, path)
         parts.append(b" ".join((code.encode("ascii", "replace"), path, original or b"-",
-                                signature)))
+                                file_signature(top, path))))
     return b"\0".join(parts) + b"\n"
 
 
@@ -438,15 +458,22 @@ def instructions(project):
 
 
 def decide(project):
-    if handoff_is_fresh(project):  # checked before reading stdin: the cheapest way out
-        return LET_STOP
+    written = handoff_mtime(project)
+    fresh = is_fresh(written)
+    shared_baseline = setting_path(project, "MCP_BASELINE", DEFAULT_BASELINE)
+    if fresh and not modified_after(written, os.path.dirname(shared_baseline)):
+        return LET_STOP  # checked before reading stdin: the cheapest way out
     hook_input = read_hook_input()
+    path = baseline_path(project, text_field(hook_input, "session_id"))
+    if fresh:
+        if stop_hook_active(hook_input) and modified_after(written, path):
+            record_current_state(project, path)  # the block was answered
+        return LET_STOP
     if stop_hook_active(hook_input):
         return LET_STOP
     current, dirty = current_state(project)
     if current is None:
         return LET_STOP
-    path = baseline_path(project, text_field(hook_input, "session_id"))
     recorded = read_baseline(path)
     if recorded == current:
         return LET_STOP
@@ -455,6 +482,12 @@ def decide(project):
     if recorded is None and not dirty:
         return LET_STOP
     return BLOCK
+
+
+def record_current_state(project, path):
+    current, _ = current_state(project)
+    if current is not None:
+        write_inside_claude_folder(project, path, current)
 
 
 def main():

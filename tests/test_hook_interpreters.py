@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from conftest import git, run_hook, set_age, write_lines
+from conftest import age_worktree, git, run_hook, set_age, write_lines
 
 MINORS = range(8, 14)
 
@@ -44,6 +44,7 @@ def test_every_hook_under_this_interpreter(python, project):
     set_age(state, 3 * 86400)
     finished = project / ".claude" / "worktrees" / "finished"
     git(project, "worktree", "add", "-q", "-b", "finished", str(finished))
+    age_worktree(finished)
 
     start = run_hook("session-start.py", project, python=python,
                      stdin={"session_id": "s1", "source": "startup"})

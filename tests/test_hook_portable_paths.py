@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from conftest import git, load_hook, make_repo
+from conftest import age_worktree, git, load_hook, make_repo
 
 
 @pytest.fixture
@@ -71,6 +71,7 @@ def test_pruner_runs_git_without_posix_spawn(tmp_path, without_posix_spawn):
     repo = make_repo(tmp_path / "repo")
     path = repo / ".claude" / "worktrees" / "landed"
     git(repo, "worktree", "add", "-q", "-b", "landed", str(path))
+    age_worktree(path)
     assert pruner.prune(str(repo), {}, []) == ["pruned 1 merged agent worktree(s): landed"]
     assert not path.exists()
 

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from conftest import HOOKS, clean_environment, git, run_hook, set_age
+from conftest import HOOKS, clean_environment, git, load_hook, run_hook, set_age
 
 STATE = ".claude/session-state.md"
 
@@ -316,3 +316,79 @@ def test_message_names_the_configured_memory_folder(project):
     (project / "README.md").write_text("changed\n", encoding="utf-8")
     done = stop(project, MCP_MEMORY_INDEX="notes/INDEX.md")
     assert done.returncode == 2 and b"into notes/ (merge" in done.stderr
+
+
+# --- untracked files, renames, the clock and answered blocks --------------------------------
+
+def test_a_new_file_counts_even_when_status_hides_untracked_files(session):
+    git(session, "config", "status.showUntrackedFiles", "no")
+    start(session)
+    (session / "new_module.py").write_text("work\n", encoding="utf-8")
+    assert stop(session).returncode == 2
+
+
+def test_editing_a_file_inside_an_untracked_folder_counts_as_work(project):
+    stale_handoff(project)
+    (project / "newpkg").mkdir()
+    (project / "newpkg" / "a.py").write_text("started before the session\n", encoding="utf-8")
+    start(project)
+    assert stop(project).returncode == 0
+    with open(str(project / "newpkg" / "a.py"), "a", encoding="utf-8") as handle:
+        handle.write("and edited in place during it\n" * 50)
+    assert stop(project).returncode == 2
+
+
+def test_a_rename_in_the_work_tree_column_keeps_its_original_path():
+    guard = load_hook("stop-handoff.py")
+    raw = b" R new.txt\0old.txt\0?? zz.txt\0 M README.md\0"
+    assert guard.status_entries(raw) == [(" R", b"new.txt", b"old.txt"), ("??", b"zz.txt", None),
+                                         (" M", b"README.md", None)]
+
+
+def test_a_handoff_dated_in_the_future_is_not_fresh(session):
+    state = session / STATE
+    future = time.time() + 3600
+    os.utime(str(state), (future, future))
+    (session / "README.md").write_text("changed\n", encoding="utf-8")
+    assert stop(session).returncode == 2
+
+
+def answer_the_block(project):
+    """What the block asks for: /handoff rewrites the state, /dream edits and commits memory."""
+    (project / STATE).write_text("## Handoff: now\n", encoding="utf-8")
+    (project / "memory" / "MEMORY.md").write_text("# Index\n- [New](new.md) — learned\n",
+                                                  encoding="utf-8")
+    git(project, "add", "memory")
+    git(project, "commit", "-q", "-m", "memory: what the session learned", "--", "memory")
+
+
+def continuation(project):
+    return stop(project, stdin={"session_id": "s1", "hook_event_name": "Stop",
+                                "stop_hook_active": True})
+
+
+def test_what_the_handoff_and_dream_wrote_is_not_new_work_later(session):
+    (session / "README.md").write_text("changed\n", encoding="utf-8")
+    assert stop(session).returncode == 2
+    answer_the_block(session)
+    assert continuation(session).returncode == 0
+    set_age(session / STATE, 50 * 60)  # a read-only turn, after the throttle window
+    assert stop(session).returncode == 0
+
+
+def test_work_after_the_answered_block_still_counts(session):
+    (session / "README.md").write_text("changed\n", encoding="utf-8")
+    assert stop(session).returncode == 2
+    answer_the_block(session)
+    assert continuation(session).returncode == 0
+    (session / "later.txt").write_text("more work\n", encoding="utf-8")
+    set_age(session / STATE, 50 * 60)
+    assert stop(session).returncode == 2
+
+
+def test_a_continuation_without_a_new_handoff_records_nothing(session):
+    (session / "README.md").write_text("changed\n", encoding="utf-8")
+    assert stop(session).returncode == 2
+    (session / "more.txt").write_text("worked on instead of saving\n", encoding="utf-8")
+    assert continuation(session).returncode == 0
+    assert stop(session).returncode == 2

@@ -11,9 +11,14 @@ What it promises, because deleting work is the one failure a hook must never hav
   this repository, compared by path components after resolving links.
 - It keeps every worktree that is locked, on a detached HEAD, on the base branch itself, on a
   branch with commits the base branch lacks, that holds changes, untracked files or ignored
-  files (git would delete ignored files without a word), or that a session stands in.
+  files (git would delete ignored files without a word), files git was told not to look at
+  (skip-worktree, assume-unchanged), commits that only its reflogs still reach, that a session
+  stands in, or that git saw in use within the last hour (another session or a subagent may
+  be working there: a worktree made for one starts clean and already "merged").
 - It removes without --force, so git's own refusals stand, then deletes the branch ref only if
-  it still points at the commit that was checked out: no commit is lost.
+  it still points at the commit that was checked out: no commit is lost. A removal starts only
+  with time left and is never cut short within a grace period: a half-done one leaves a
+  half-deleted folder behind.
 - It never runs `git worktree prune`, which would forget worktrees on unmounted drives too.
 - It prints one line, `pruned N merged agent worktree(s): names`, only when it removed
   something, and exits 0 on every path.
@@ -22,11 +27,16 @@ Base branch: MCP_BASE_BRANCH, else the remote's HEAD, else init.defaultBranch, e
 of main and master exists. Standard library only; Python 3.8 or newer.
 """
 import os
+import stat
 import sys
 import time
 
 GIT_SECONDS = 20.0  # for the whole prune when run on its own
 STDIN_SECONDS = 2.0
+REMOVAL_START_SECONDS = 1.0  # what must be left of the budget to begin removing a worktree
+REMOVAL_GRACE_SECONDS = 2.0  # how far a removal may overrun the budget before it is stopped
+RECENT_SECONDS = 3600
+REFLOG_COMMITS_CHECKED = 500
 DEFAULT_WORKTREE_DIR = ".claude/worktrees"
 GIT = ("git", "--no-pager", "--no-optional-locks", "-c", "core.fsmonitor=false")
 
@@ -42,11 +52,22 @@ class Git:
         """(exit code, stdout), or None when git cannot run or the time is up."""
         if time.monotonic() >= self.deadline:
             return None
+        return self.run_until(self.deadline, cwd, args)
+
+    def run_to_completion(self, cwd, *args):
+        """For a command that must not be cut short: started only with time to spare, and
+        given a grace period past the deadline."""
+        if self.deadline - time.monotonic() < REMOVAL_START_SECONDS:
+            return None
+        return self.run_until(self.deadline + REMOVAL_GRACE_SECONDS, cwd, args)
+
+    @staticmethod
+    def run_until(deadline, cwd, args):
         argv = GIT + ("-C", cwd) + args
         try:
             if hasattr(os, "posix_spawnp"):
-                return run_with_posix_spawn(argv, self.deadline)
-            return run_with_subprocess(argv, self.deadline)
+                return run_with_posix_spawn(argv, deadline)
+            return run_with_subprocess(argv, deadline)
         except Exception:
             return None
 
@@ -179,18 +200,79 @@ def merged_branches(git, project, base):
     return {line[len(prefix):] for line in (listing or "").splitlines() if line.startswith(prefix)}
 
 
-def holds_nothing_of_its_own(git, worktree):
-    """No change, no untracked file and no ignored file: nothing that removal would destroy."""
-    result = git.run(worktree["path"], "status", "--porcelain", "--ignored", "-z")
-    return result is not None and result[0] == 0 and not result[1].strip(b"\0")
+def holds_nothing_of_its_own(git, worktree, base):
+    """Nothing that removal would destroy: no change, no untracked or ignored file, no file
+    git was told not to look at, and no commit that only the worktree's reflogs reach."""
+    path = worktree["path"]
+    # --untracked-files=all: status.showUntrackedFiles=no would hide untracked and ignored files.
+    status = git.run(path, "status", "--porcelain", "--ignored", "--untracked-files=all", "-z")
+    if status is None or status[0] != 0 or status[1].strip(b"\0"):
+        return False
+    return not has_hidden_files(git, path) and not has_commits_only_reflogs_reach(git, worktree, base)
+
+
+def has_hidden_files(git, path):
+    """Files marked skip-worktree (S) or assume-unchanged (a lower-case tag): status does not
+    report their edits, and removal would delete them."""
+    listing = git.output(path, "ls-files", "-v", "-z")
+    if listing is None:
+        return True
+    return any(entry[:1] == "S" or entry[:1].islower() for entry in listing.split("\0") if entry)
+
+
+def has_commits_only_reflogs_reach(git, worktree, base):
+    """A commit reset away in the worktree lives on in its HEAD and branch reflogs, which
+    removal deletes; keep the worktree while any such commit is missing from the base branch."""
+    listing = git.output(worktree["path"], "log", "-g", "--format=%H", "HEAD",
+                         "refs/heads/" + worktree["branch"])
+    if listing is None:
+        return True
+    commits = sorted(set(listing.split()))
+    if not commits:
+        return False
+    if len(commits) > REFLOG_COMMITS_CHECKED:
+        return True  # too many to name on a command line: keep it rather than guess
+    missing = git.output(worktree["path"], "rev-list", "--max-count=1", *(commits + ["--not", base]))
+    return missing is None or bool(missing.strip())
+
+
+def was_used_lately(worktree, now):
+    """Whether git recorded activity in the worktree within the hour: its folder in the main
+    repository's .git made or touched, its HEAD moved or its index written."""
+    admin = admin_folder(worktree["path"])
+    if admin is None:
+        return True  # cannot tell: keep it
+    for name in ("", "HEAD", "index", os.path.join("logs", "HEAD")):
+        try:
+            if now - os.stat(os.path.join(admin, name)).st_mtime < RECENT_SECONDS:
+                return True
+        except (OSError, ValueError):
+            continue
+    return False
+
+
+def admin_folder(path):
+    """The worktree's own folder in the main repository's .git, as its `.git` file names it."""
+    marker = os.path.join(path, ".git")
+    try:
+        if not stat.S_ISREG(os.stat(marker).st_mode):
+            return None
+        with open(marker, "rb") as stream:
+            first = stream.read(4096).decode("utf-8", "surrogateescape").split("\n")[0].strip()
+    except (OSError, ValueError):
+        return None
+    if not first.startswith("gitdir:"):
+        return None
+    return os.path.join(path, first[len("gitdir:"):].strip())
 
 
 def remove_worktree(git, project, worktree):
-    removed = git.run(project, "worktree", "remove", worktree["path"])
+    removed = git.run_to_completion(project, "worktree", "remove", worktree["path"])
     if removed is None or removed[0] != 0:
         return False
     # Only if the branch still points where it did: its commits are all in the base branch.
-    git.run(project, "update-ref", "-d", "refs/heads/" + worktree["branch"], worktree["head"])
+    git.run_to_completion(project, "update-ref", "-d", "refs/heads/" + worktree["branch"],
+                          worktree["head"])
     return True
 
 
@@ -210,11 +292,12 @@ def prune(project, env, session_dirs=(), seconds=GIT_SECONDS):
     merged = merged_branches(git, project, base)
     base_name = base[len("refs/heads/"):] if base.startswith("refs/heads/") else base
     removed = []
+    now = time.time()
     for worktree in candidates:
         branch = worktree["branch"]
-        if branch == base_name or branch not in merged:
+        if branch == base_name or branch not in merged or was_used_lately(worktree, now):
             continue
-        if holds_nothing_of_its_own(git, worktree) and remove_worktree(git, project, worktree):
+        if holds_nothing_of_its_own(git, worktree, base) and remove_worktree(git, project, worktree):
             removed.append(os.path.basename(worktree["path"]))
     if not removed:
         return []

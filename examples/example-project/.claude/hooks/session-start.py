@@ -191,12 +191,16 @@ def record_baseline(guard, project, hook_input, head, raw_status):
         return
     state = guard["repository_state"](project, head, raw_status)
     if guard["write_inside_claude_folder"](project, path, state):
-        forget_stale_baselines(path, guard["baseline_path"](project, None))
+        transcript = text_field(hook_input, "transcript_path")
+        forget_stale_baselines(path, guard["baseline_path"](project, None),
+                               os.path.dirname(transcript) if transcript else None)
 
 
-def forget_stale_baselines(current, shared_path):
-    """Baselines of sessions that ended long ago, and temporary files a crash left behind
-    (they share the baselines' name prefix)."""
+def forget_stale_baselines(current, shared_path, transcript_folder):
+    """Baselines of sessions that ended over a week ago, and temporary files a crash left
+    behind. Only what this hook could have written goes: a file named `<baseline>.<session
+    id>` (or its temporary `.<pid>.tmp`) that holds a state or nothing. A session whose
+    transcript changed within the week is still going, however old its baseline."""
     folder = os.path.dirname(current)
     prefix = os.path.basename(shared_path) + "."
     cutoff = time.time() - BASELINE_RETENTION_SECONDS
@@ -207,11 +211,43 @@ def forget_stale_baselines(current, shared_path):
     for entry in entries:
         if not entry.name.startswith(prefix) or entry.path == current:
             continue
+        session = baseline_session(entry.name[len(prefix):])
+        if session is None:
+            continue
         try:
-            if entry.stat(follow_symlinks=False).st_mtime < cutoff:
+            if (entry.stat(follow_symlinks=False).st_mtime < cutoff and holds_a_state(entry)
+                    and not session_is_alive(transcript_folder, session, cutoff)):
                 os.unlink(entry.path)
         except OSError:
             pass
+
+
+def baseline_session(suffix):
+    """The session id in `<id>` or `<id>.<pid>.tmp`, or None for any other name."""
+    parts = suffix.split(".")
+    if len(parts) == 3 and parts[1].isdigit() and parts[2] == "tmp":
+        parts = parts[:1]
+    if len(parts) != 1 or not 0 < len(parts[0]) <= 128:
+        return None
+    valid = all(c.isascii() and (c.isalnum() or c in "-_") for c in parts[0])
+    return parts[0] if valid else None
+
+
+def holds_a_state(entry):
+    """A regular file that is empty or starts as every baseline does."""
+    if not entry.is_file(follow_symlinks=False):
+        return False
+    with open(entry.path, "rb") as stream:
+        return stream.read(5) in (b"", b"head ")
+
+
+def session_is_alive(transcript_folder, session, cutoff):
+    if not transcript_folder:
+        return False
+    try:
+        return os.stat(os.path.join(transcript_folder, session + ".jsonl")).st_mtime >= cutoff
+    except (OSError, ValueError):
+        return False
 
 
 # --- the injection ------------------------------------------------------------------------
@@ -337,20 +373,28 @@ def assemble(report_lines, pruned, sections, closing):
 
 def cut_to_fit(sections, room):
     """Give each section whole lines while room lasts: the handoff first, then git, then the
-    index, which is the file that grows and the one the agent can open itself."""
-    for section in sorted(sections, key=lambda s: s.keep_order):
-        notice = "[cut here: the injection limit is %d characters; read %s in full]" % (
-            INJECTION_LIMIT, section.source)
+    index, which is the file that grows and the one the agent can open itself. Room for every
+    section's cut notice is set aside first, so no notice is ever lost to a section before it;
+    a section that fits whole passes its share on."""
+    ordered = sorted(sections, key=lambda s: s.keep_order)
+    notices = ["[cut here: the injection limit is %d characters; read %s in full]"
+               % (INJECTION_LIMIT, section.source) for section in ordered]
+    room -= sum(harness_length(notice) + 1 for notice in notices)
+    for section, notice in zip(ordered, notices):
+        notice_cost = harness_length(notice) + 1
+        room += notice_cost
+        costs = [harness_length(line) + 1 for line in section.lines]
+        if sum(costs) <= room:
+            room -= sum(costs)
+            continue
         kept = []
-        for line in section.lines:
-            cost = harness_length(line) + 1
-            if cost > room - harness_length(notice) - 1:
-                kept.append(notice)
-                room -= harness_length(notice) + 1
+        for line, cost in zip(section.lines, costs):
+            if cost > room - notice_cost:
                 break
             kept.append(line)
             room -= cost
-        section.lines = kept  # its notes are in the frame the room was measured from
+        section.lines = kept + [notice]  # its notes are in the frame the room was measured from
+        room -= notice_cost
 
 
 def injection(points, pruned, sections):
@@ -359,10 +403,9 @@ def injection(points, pruned, sections):
     text = assemble(report_lines, pruned, sections, closing)
     if harness_length(text) <= INJECTION_LIMIT:
         return text
-    points = points + ["- The session-start injection would be %d characters, over the harness's "
-                       "limit of %d, beyond which the agent sees only a short preview. It was cut "
-                       "as marked below; shrink the memory index with /dream."
-                       % (harness_length(text), INJECTION_LIMIT)]
+    points = points + ["- The session-start injection is over the harness's limit of %d characters, "
+                       "beyond which the agent sees only a short preview. It was cut as marked "
+                       "below; shrink the memory index with /dream." % INJECTION_LIMIT]
     report_lines = format_report(points).split("\n")
     frame = assemble(report_lines, pruned,
                      [Section(s.title, [], s.source, s.keep_order, s.notes) for s in sections], closing)
