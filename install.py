@@ -152,6 +152,11 @@ WIRINGS = (
 # of the version it replaces.
 RELEASED_COMMAND_DIGESTS = {}
 
+# The same for hook files. A hook matching neither one of these nor the current
+# source is the user's own: it is replaced only by --update --force, and
+# --uninstall leaves it.
+RELEASED_HOOK_DIGESTS = {}
+
 # Folders --check --recursive never descends into.
 SKIPPED_FOLDERS = frozenset((
     ".git", "node_modules", ".venv", "venv", "vendor", "target", "dist", "build",
@@ -266,7 +271,11 @@ def is_a_release_of(current, digests, data):
         hashlib.sha256(lf_endings(data)).hexdigest() in digests
 
 
-def command_is_unmodified(source, name, data):
+def is_the_installers(source, rel, data):
+    """Whether data is a version of the hook or command at rel that a release shipped."""
+    folder, name = rel.rsplit("/", 1)
+    if folder == HOOK_DIR:
+        return is_a_release_of(source.hook(name), RELEASED_HOOK_DIGESTS.get(name, ()), data)
     return is_a_release_of(source.command(name), RELEASED_COMMAND_DIGESTS.get(name, ()), data)
 
 
@@ -880,8 +889,9 @@ def plan_install(source, project, options):
     plan = Plan(project)
     if options.python is not None:
         plan_interpreter_note(plan, options.python)
-    for name in HOOKS:
-        plan_owned_file(plan, source, HOOK_DIR + "/" + name, source.hook(name), options, hook=True)
+    ours = [name for name in HOOKS
+            if plan_owned_file(plan, source, HOOK_DIR + "/" + name, source.hook(name), options,
+                               hook=True)]
     for name in COMMANDS:
         plan_owned_file(plan, source, COMMAND_DIR + "/" + name, source.command(name), options, hook=False)
     if not options.update:
@@ -889,42 +899,49 @@ def plan_install(source, project, options):
         plan_copy_if_absent(plan, CLAUDEIGNORE, source.bytes_of(TEMPLATE_CLAUDEIGNORE))
     plan_gitignore_block(plan, source.marked_template(TEMPLATE_GITIGNORE))
     plan_settings_wiring(plan, options)
-    plan_git_index(plan, project)
+    plan_git_index(plan, project, ours)
     return plan
 
 
 def plan_owned_file(plan, source, rel, data, options, hook):
-    """A hook or command: the installer's own file, replaced only when allowed."""
+    """A hook or command: the installer's own file, replaced only when allowed.
+    A file of the user's under the same name is kept unless --force says
+    otherwise (for a hook, --update --force, since a hook runs at every
+    session). Returns whether the file is the installer's after the run."""
     path = plan.path(rel)
     existing = read_bytes(path, rel)
     if existing is None:  # absent, or a link to nothing, which the write refuses
         plan.write("write", rel, data, executable=hook)
-        return
+        return True
     if same_content(existing, data):
         if hook and not is_executable(path):
             plan.change("chmod", rel, "", lambda: os.chmod(path, 0o755))
         else:
             plan.keep(rel, "up to date")
-        return
-    name = os.path.basename(rel)
-    edited = not hook and not command_is_unmodified(source, name, existing)
-    if options.force:
-        plan.write("replace", rel, data, "--force" if edited else "", executable=hook)
-    elif options.update and not edited:
-        plan.write("replace", rel, data, "was an older version", executable=hook)
-    elif options.update:
-        plan.keep(rel, "edited by you; --force replaces it")
-    else:
+        return True
+    if is_the_installers(source, rel, existing):
+        if options.update or options.force:
+            plan.write("replace", rel, data, "was an older version", executable=hook)
+            return True
         plan.keep(rel, "differs from this version; --update or --force replaces it")
+        return True
+    if options.force and (options.update or not hook):
+        plan.write("replace", rel, data, "--force", executable=hook)
+        return True
+    plan.keep(rel, "not a version the installer shipped; --update --force replaces it" if hook
+              else "edited by you; --force replaces it")
+    return False
 
 
-def plan_git_index(plan, project):
-    """Mark tracked hooks 100755 in git's index; never stage new files."""
+def plan_git_index(plan, project, ours):
+    """Mark the installer's tracked hooks 100755 in git's index; never stage
+    new files, nor touch the mode of a hook of the user's."""
     rels = [HOOK_DIR + "/" + name for name in HOOKS]
     modes = index_modes(project, rels)
     if modes is None:
         return
-    to_mark = [rel for rel in rels if rel in modes and modes[rel] != "100755"]
+    to_mark = [HOOK_DIR + "/" + name for name in ours
+               if modes.get(HOOK_DIR + "/" + name, "100755") != "100755"]
     if to_mark:
         plan.steps.append(Step("index", ", ".join(os.path.basename(rel) for rel in to_mark),
                                "mode 100755 in git's index",
@@ -993,14 +1010,15 @@ def plan_uninstall(source, project):
     plan = Plan(project)
     hook_dir = plan.path(HOOK_DIR)
     for name in HOOKS:
-        if os.path.lexists(os.path.join(hook_dir, name)):
-            plan.remove(HOOK_DIR + "/" + name)
+        rel = HOOK_DIR + "/" + name
+        plan_remove_if_unmodified(plan, rel, lambda data, rel=rel: is_the_installers(
+            source, rel, data), "not a version the installer shipped; left in place")
     for name in sorted(leftovers_of_the_hooks(hook_dir)):
         plan.remove(HOOK_DIR + "/" + name, "local file the hooks wrote")
     for name in COMMANDS:
-        plan_remove_if_unmodified(plan, COMMAND_DIR + "/" + name,
-                                  lambda data, name=name: command_is_unmodified(source, name, data),
-                                  "edited by you; left in place")
+        rel = COMMAND_DIR + "/" + name
+        plan_remove_if_unmodified(plan, rel, lambda data, rel=rel: is_the_installers(
+            source, rel, data), "edited by you; left in place")
     template = source.bytes_of(TEMPLATE_CLAUDEIGNORE)
     plan_remove_if_unmodified(plan, CLAUDEIGNORE, lambda data: same_content(data, template),
                               "differs from the template; left in place")
@@ -1149,10 +1167,15 @@ SUMMARY_WORDS = {"broken": "broken", "over": "over budget", "drift": "drifted",
 HEALTH_KINDS = (("broken", "broken"), ("over", "over"), ("warning", "warn"))
 
 
+# The install.py options that fix a finding, the one that fixes the most last.
+FIXES = ("--project", "--update", "--update --force")
+
+
 class Finding(object):
-    def __init__(self, kind, text):
+    def __init__(self, kind, text, fix=None):
         self.kind = kind
         self.text = text
+        self.fix = fix
 
 
 def load_budget_module(source):
@@ -1211,23 +1234,25 @@ def hook_findings(source, project):
     present = [name for name in HOOKS if os.path.lexists(os.path.join(project, HOOK_DIR, name))]
     wired = wired_events(project)
     if not present and not wired:
-        return [Finding("missing", "protocol not installed")]
+        return [Finding("missing", "protocol not installed", "--project")]
     findings = []
     missing = [name for name in HOOKS if name not in present]
     if missing:
-        findings.append(Finding("drift", "hooks missing: " + ", ".join(missing)))
-    drifted = [name for name in present if not installed_hook_is_current(source, project, name)]
+        findings.append(Finding("drift", "hooks missing: " + ", ".join(missing), "--update"))
+    installed = {name: read_bytes(os.path.join(project, HOOK_DIR, name), HOOK_DIR + "/" + name)
+                 for name in present}
+    drifted = [name for name in present if installed[name] is None
+               or not same_content(installed[name], source.hook(name))]
     if drifted:
-        findings.append(Finding("drift", "hooks differ from this version: " + ", ".join(drifted)))
+        users = [name for name in drifted if installed[name] is not None and
+                 not is_the_installers(source, HOOK_DIR + "/" + name, installed[name])]
+        findings.append(Finding("drift", "hooks differ from this version: " + ", ".join(drifted),
+                                "--update --force" if users else "--update"))
     unwired = [wiring.event for wiring in WIRINGS if wiring.event not in wired]
     if unwired:
-        findings.append(Finding("unwired", "not wired in settings.json: " + ", ".join(unwired)))
+        findings.append(Finding("unwired", "not wired in settings.json: " + ", ".join(unwired),
+                                "--update"))
     return findings
-
-
-def installed_hook_is_current(source, project, name):
-    data = read_bytes(os.path.join(project, HOOK_DIR, name), HOOK_DIR + "/" + name)
-    return data is not None and same_content(data, source.hook(name))
 
 
 def worst_kind(findings):
@@ -1259,10 +1284,9 @@ def check_one(source, project, out, as_json=False):
         out(budget.format_report(points).rstrip("\n"))
     if health:
         out(budget.format_health(health).rstrip("\n"))
-    if any(finding.kind in ("drift", "unwired") for finding in findings):
-        out("fix: python3 install.py --update {}".format(project))
-    elif any(finding.kind == "missing" for finding in findings):
-        out("fix: python3 install.py --project {}".format(project))
+    fixes = [finding.fix for finding in findings if finding.fix]
+    if fixes:
+        out("fix: python3 install.py {} {}".format(max(fixes, key=FIXES.index), project))
     return code
 
 

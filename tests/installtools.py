@@ -1,6 +1,7 @@
 """Helpers for the install.py tests: a private copy of the installer's source
 tree, a sealed environment, git repositories and directory snapshots."""
 
+import hashlib
 import json
 import os
 import shutil
@@ -264,3 +265,20 @@ def settings_of(project):
 def template_text(installer, name):
     with open(installer.source_file("templates/" + name), encoding="utf-8") as handle:
         return handle.read()
+
+
+def release_a_new_version(installer, rel, table):
+    """Change a source file as a release would: append a line, and list the
+    digest of the version it replaces in install.py's table of that name."""
+    path = installer.source_file(rel)
+    old = read(path).replace(b"\r\n", b"\n")
+    with open(path, "ab") as handle:
+        handle.write(b"# a newer version\n")
+    with open(installer.script, encoding="utf-8") as handle:
+        script = handle.read()
+    empty = "{} = {{}}\n".format(table)
+    assert empty in script
+    script = script.replace(empty, "{} = {{{!r}: ({!r},)}}\n".format(
+        table, os.path.basename(rel), hashlib.sha256(old).hexdigest()))
+    with open(installer.script, "w", encoding="utf-8") as handle:
+        handle.write(script)

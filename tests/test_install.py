@@ -13,7 +13,7 @@ import pytest
 
 from installtools import (  # noqa: F401  (fixtures are used by name)
     COMMANDS, GITIGNORE_BLOCK, HOOKS, REPO, expected_settings, git, installer, path_in, project,
-    read, repo, settings_of, snapshot, template_text, write,
+    read, release_a_new_version, repo, settings_of, snapshot, template_text, write,
 )
 from test_hook_interpreters import find_interpreter
 
@@ -244,9 +244,10 @@ def test_user_memory_and_claudeignore_survive_force(installer, project):
 
 
 @pytest.mark.parametrize("mode, rel, kept, replaced", [
-    ("--project", ".claude/hooks/stop-handoff.py",
-     "  keep     .claude/hooks/stop-handoff.py (differs from this version",
-     "  replaced .claude/hooks/stop-handoff.py"),
+    ("--update", ".claude/hooks/stop-handoff.py",
+     "  keep     .claude/hooks/stop-handoff.py (not a version the installer shipped; "
+     "--update --force replaces it)",
+     "  replaced .claude/hooks/stop-handoff.py (--force)"),
     ("--update", ".claude/commands/dream.md",
      "  keep     .claude/commands/dream.md (edited by you; --force replaces it)",
      "  replaced .claude/commands/dream.md (--force)"),
@@ -601,3 +602,59 @@ def test_a_file_where_a_folder_belongs_is_refused_before_any_write(installer, pr
     assert done.returncode == 1
     assert ".claude/commands is not a directory" in done.stderr
     assert not os.path.exists(path_in(project, ".claude/hooks"))
+
+
+# ------------------------------------------------------------------ a hook of the user's
+
+MY_HOOK = b"print('my own session start')\n"
+
+
+@pytest.fixture
+def repo_with_my_hook(installer, repo):
+    write(path_in(repo, ".claude/hooks/session-start.py"), MY_HOOK)
+    git(repo, "add", "-A", env=installer.env)
+    git(repo, "commit", "-q", "-m", "my hook", env=installer.env)
+    return repo
+
+
+@pytest.mark.parametrize("args", [["--project"], ["--project", "--force"], ["--update"]])
+def test_a_hook_of_the_users_is_kept_with_its_index_mode(installer, repo_with_my_hook, args):
+    repo = repo_with_my_hook
+    if args[0] == "--update":
+        installer.ok("--project", repo)
+    done = installer.ok(*(args + [repo]))
+    assert read(path_in(repo, ".claude/hooks/session-start.py")) == MY_HOOK
+    assert index_mode(repo, installer.env, ".claude/hooks/session-start.py") == "100644"
+    assert ("  keep     .claude/hooks/session-start.py (not a version the installer shipped; "
+            "--update --force replaces it)") in done.stdout
+
+
+def test_update_force_replaces_a_hook_of_the_users(installer, repo_with_my_hook):
+    repo = repo_with_my_hook
+    installer.ok("--project", repo)
+    done = installer.run("--check", repo)
+    assert "hooks differ from this version: session-start.py" in done.stdout
+    assert "fix: python3 install.py --update --force " + repo in done.stdout
+    installer.ok("--update", "--force", repo)
+    assert read(path_in(repo, ".claude/hooks/session-start.py")) == \
+        read(installer.source_file("hooks/session-start.py"))
+    assert index_mode(repo, installer.env, ".claude/hooks/session-start.py") == "100755"
+
+
+def test_uninstall_leaves_a_hook_of_the_users(installer, repo_with_my_hook):
+    repo = repo_with_my_hook
+    installer.ok("--project", repo)
+    done = installer.ok("--uninstall", repo)
+    assert read(path_in(repo, ".claude/hooks/session-start.py")) == MY_HOOK
+    assert "  keep     .claude/hooks/session-start.py (not a version the installer shipped; " \
+        "left in place)" in done.stdout
+    assert not os.path.exists(path_in(repo, ".claude/hooks/stop-handoff.py"))
+
+
+def test_an_older_release_of_a_hook_is_fixed_by_update(installer, project):
+    installer.ok("--project", project)
+    release_a_new_version(installer, "hooks/stop-handoff.py", "RELEASED_HOOK_DIGESTS")
+    done = installer.run("--check", project)
+    assert "fix: python3 install.py --update " + project + "\n" in done.stdout
+    installer.ok("--update", project)
+    installer.ok("--check", project)

@@ -51,7 +51,7 @@ def test_a_drifted_hook_is_named(installer, project):
     assert done.returncode == 1
     assert "DRIFT    hooks differ from this version: prune-worktrees.py" in done.stdout
     assert "session-start.py" not in done.stdout
-    assert "fix: python3 install.py --update " + project in done.stdout
+    assert "fix: python3 install.py --update --force " + project in done.stdout
 
 
 def test_a_missing_hook_and_a_missing_wiring_are_named(installer, project):

@@ -6,14 +6,13 @@ import os
 import pytest
 
 from installtools import (  # noqa: F401
-    COMMANDS, expected_settings, git, installer, path_in, project, read, repo,
-    settings_of, snapshot, template_text, write,
+    COMMANDS, expected_settings, git, installer, path_in, project, read, release_a_new_version,
+    repo, settings_of, snapshot, template_text, write,
 )
 
 
 def change_source_hook(installer, name):
-    with open(installer.source_file("hooks/" + name), "a") as handle:
-        handle.write("# a newer version\n")
+    release_a_new_version(installer, "hooks/" + name, "RELEASED_HOOK_DIGESTS")
 
 
 # ------------------------------------------------------------------ --update
