@@ -102,11 +102,11 @@ def load_sibling(file_name):
     """A sibling hook file as a module, loaded by path: under `python -I` the hook folder is
     not on sys.path, and nothing there may shadow the standard library. Its bytecode is cached
     in __pycache__ beside it (git-ignored), which saves compiling it at every start; a
-    __pycache__ that is a symlink is never written through, and a damaged cache entry only
-    costs a compile from source."""
+    __pycache__ that is a symlink or a junction is never written through, and a damaged cache
+    entry only costs a compile from source."""
     path = os.path.join(HOOK_DIR, file_name)
     name = "mcp_" + file_name[:-len(".py")].replace("-", "_")
-    if os.path.islink(os.path.join(HOOK_DIR, "__pycache__")):
+    if leads_elsewhere(os.path.join(HOOK_DIR, "__pycache__")):
         sys.dont_write_bytecode = True
     for run in (run_from_bytecode_cache, run_from_source):
         module = type(sys)(name)
@@ -117,6 +117,13 @@ def load_sibling(file_name):
         except Exception:
             continue
     return None
+
+
+def leads_elsewhere(path):
+    """Whether a path resolves somewhere other than where it stands: a symlink, or on Windows
+    a junction, which os.path.islink does not see before Python 3.12."""
+    where_it_stands = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+    return os.path.normcase(os.path.realpath(path)) != os.path.normcase(where_it_stands)
 
 
 def run_from_bytecode_cache(module, path):

@@ -381,3 +381,9 @@ def test_siblings_run_from_bytecode_cached_beside_them(project):
     assert done.returncode == 0 and b"## Git" in done.stdout
     cached = sorted(name.split(".")[0] for name in os.listdir(str(hooks / "__pycache__")))
     assert cached == ["context-budget", "stop-handoff"]  # no worktree folder: no pruner loaded
+
+
+def test_a_pycache_that_resolves_elsewhere_is_detected():
+    module = load_hook("session-start.py")
+    assert not module.leads_elsewhere(str(HOOKS / "no-such-folder"))
+    assert not module.leads_elsewhere(str(HOOKS))
