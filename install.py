@@ -13,12 +13,15 @@ same way every time, and it can undo it.
 What it promises
 ----------------
 * Nothing the user wrote is lost. `memory/`, the session-state file, the user's
-  settings keys, hooks and permissions, and the user's `.gitignore` lines are
-  never overwritten, not even with `--force`, which replaces only the
-  installer's own files (hooks and commands). What lies between the protocol's
-  marker lines (in `.gitignore` and the global CLAUDE.md) is the installer's.
+  settings keys, hooks and permissions, and the user's `.gitignore` lines (even
+  those written inside the protocol's block) are never overwritten, not even
+  with `--force`. A command the user edited, a hook file of the user's under
+  one of the hook names and an edited protocol section in the global CLAUDE.md
+  stay unless `--force` (for a hook, `--update --force`) says otherwise.
 * --uninstall removes only what --project created: a command the user edited
-  stays, and so do `memory/` and the session-state file.
+  or a hook of the user's stays, and so do `memory/` and the session-state
+  file. A file git's HEAD tracks is never removed, and gets its committed bytes
+  back when what is left of it means the same.
 * Everything is checked before anything is written. An invalid settings.json,
   a symbolic link or something other than a regular file where a file would be
   read or written, a read-only file, folder or file system, or a damaged marker
@@ -157,6 +160,12 @@ RELEASED_COMMAND_DIGESTS = {}
 # --uninstall leaves it.
 RELEASED_HOOK_DIGESTS = {}
 
+# The same for the protocol's section of the user's CLAUDE.md, by template
+# name, taken over the section's lines, each stripped of surrounding white
+# space and ended by "\n". --global replaces a section matching one of them (or
+# the current template); another is the user's edit, replaced only with --force.
+RELEASED_SECTION_DIGESTS = {}
+
 # Folders --check --recursive never descends into.
 SKIPPED_FOLDERS = frozenset((
     ".git", "node_modules", ".venv", "venv", "vendor", "target", "dist", "build",
@@ -183,9 +192,11 @@ options:
   --recursive          with --check: every git repository under DIR, worst first
   --json               with --check DIR: the whole report as JSON
   --dry-run            print what would change; change nothing
-  --force              with --project/--update: replace hooks and commands that
-                       differ, including commands you edited (never memory/,
-                       your settings or your .gitignore lines)
+  --force              with --project/--update: replace commands that differ,
+                       including ones you edited; with --update, also hooks
+                       that are not a version this installer shipped; with
+                       --global, a protocol section you edited (never
+                       memory/, your settings or your .gitignore lines)
   --python CMD         interpreter in the hook commands (default: python3;
                        e.g. python, or "py -3" on Windows; a path with spaces
                        or backslashes goes in single quotes)
@@ -1140,7 +1151,7 @@ def is_user_config_dir(folder):
         return False
 
 
-def plan_global(source, config_dir):
+def plan_global(source, config_dir, force):
     name = "CLAUDE.md"
     plan = Plan(config_dir)
     shown = os.path.join(config_dir, name)
@@ -1149,10 +1160,25 @@ def plan_global(source, config_dir):
     new_text, verb = with_section(text, section, shown)
     if verb is None:
         plan.keep(shown, "protocol section up to date")
+    elif verb == "replace" and not force and not section_is_released(source, section, text):
+        plan.keep(shown, "protocol section edited by you; --force replaces it")
     else:
         notes = {"append": "added the protocol section", "replace": "updated the protocol section"}
         plan.write("write" if not text else verb, name, encode_text(new_text), notes[verb], shown=shown)
     return plan
+
+
+def section_is_released(source, section, text):
+    """Whether the protocol's section in text is one a release shipped."""
+    lines = text.splitlines()
+    start, stop = find_marked_block(lines, section, repairable=False)
+    return is_a_release_of(
+        section_bytes(section), RELEASED_SECTION_DIGESTS.get(os.path.basename(TEMPLATE_SECTION), ()),
+        section_bytes(lines[start:stop]))
+
+
+def section_bytes(lines):
+    return encode_text("".join(line.strip() + "\n" for line in lines))
 
 
 # -------------------------------------------------------------------- check
@@ -1400,8 +1426,10 @@ def parse_arguments(argv):
         raise UsageError("--recursive works only with --check")
     if args.json and (args.mode != "check" or args.recursive):
         raise UsageError("--json works only with --check DIR (not with --recursive)")
-    if (args.force or args.python is not None) and args.mode not in ("project", "update"):
-        raise UsageError("--force and --python work only with --project or --update")
+    if args.python is not None and args.mode not in ("project", "update"):
+        raise UsageError("--python works only with --project or --update")
+    if args.force and args.mode not in ("project", "update", "global"):
+        raise UsageError("--force works only with --project, --update or --global")
     if args.python is not None:
         check_interpreter(args.python)
         args.python = args.python.strip()
@@ -1453,7 +1481,7 @@ def run(argv, out=print):
 def make_plan(source, args):
     """(plan, heading) for a writing mode."""
     if args.mode == "global":
-        return plan_global(source, args.target), "protocol section for {}".format(
+        return plan_global(source, args.target, args.force), "protocol section for {}".format(
             os.path.join(args.target, "CLAUDE.md"))
     if args.mode == "uninstall":
         return plan_uninstall(source, args.target), "uninstalling from {}".format(args.target)

@@ -4,7 +4,9 @@ import os
 
 import pytest
 
-from installtools import installer, read, snapshot, template_text, write  # noqa: F401
+from installtools import (  # noqa: F401
+    installer, read, release_a_new_version, snapshot, template_text, write,
+)
 
 BEGIN = "<!-- memory-context-protocol: begin -->"
 END = "<!-- memory-context-protocol: end -->"
@@ -62,13 +64,17 @@ def test_appends_after_text_without_a_final_newline(installer, config_dir):
     assert claude_md(config_dir) == "no newline at the end\n\n" + section(installer)
 
 
-def test_replaces_only_between_the_markers(installer, config_dir):
+def test_an_edited_section_is_kept_unless_force(installer, config_dir):
     before = "# Mine\r\nkeep this  \n\n"
     after = "\n## Also mine\ntrailing text without newline"
     old = BEGIN + "\nold protocol text\nmore old text\n" + END + "\n"
     write(os.path.join(config_dir, "CLAUDE.md"), before + old + after)
     done = run_global(installer, config_dir)
     assert done.returncode == 0
+    assert claude_md(config_dir) == before + old + after
+    assert "protocol section edited by you; --force replaces it" in done.stdout
+    done = run_global(installer, config_dir, "--force")
+    assert done.returncode == 0, done.stderr
     text = claude_md(config_dir)
     assert text == before + section(installer) + after
     assert "  replaced" in done.stdout and "updated the protocol section" in done.stdout
@@ -89,6 +95,7 @@ def test_a_changed_template_is_picked_up_on_the_next_run(installer, config_dir):
     run_global(installer, config_dir)
     template = installer.source_file("templates/CLAUDE.md-section.md")
     lines = section(installer).splitlines(True)
+    release_a_new_version(installer, "templates/CLAUDE.md-section.md", "RELEASED_SECTION_DIGESTS")
     write(template, "".join(lines[:1] + ["A new first rule.\n"] + lines[1:]))
     write(os.path.join(config_dir, "CLAUDE.md"), "above\n\n" + claude_md(config_dir) + "below\n")
     run_global(installer, config_dir)
@@ -153,3 +160,9 @@ def test_without_home_it_uses_the_passwd_entry_as_the_harness_does(installer):
     assert done.returncode == 0, done.stderr
     expected = os.path.join(pwd.getpwuid(os.getuid()).pw_dir, ".claude", "CLAUDE.md")
     assert done.stdout.splitlines()[0] == "dry run: protocol section for " + expected
+
+
+def test_force_with_global_is_no_usage_error(installer, config_dir):
+    done = run_global(installer, config_dir, "--force")
+    assert done.returncode == 0, done.stderr
+    assert claude_md(config_dir) == section(installer)
