@@ -605,7 +605,17 @@ def load_settings(path, shown):
     return parse_settings(text.lstrip("\ufeff"), shown), text
 
 
-def settings_text(data, original):
+def settings_bytes(data, original):
+    """settings_text() as UTF-8. A string holding half a surrogate pair (which
+    JSON's \\u escapes allow) has no UTF-8 form: the file is then written with
+    every non-ASCII character escaped."""
+    try:
+        return settings_text(data, original, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return settings_text(data, original, ensure_ascii=True).encode("utf-8")
+
+
+def settings_text(data, original, ensure_ascii):
     """The settings as JSON, indented as the original when json.dumps reproduces
     its layout (so an unchanged file stays byte-identical), else by 2 spaces;
     the original's byte order mark, line endings and final newline stay."""
@@ -616,11 +626,11 @@ def settings_text(data, original):
     indent = 2
     if lines.strip():
         for candidate in (2, 4, "\t"):
-            if json.dumps(json.loads(lines), indent=candidate, ensure_ascii=False) == lines:
+            if json.dumps(json.loads(lines), indent=candidate, ensure_ascii=ensure_ascii) == lines:
                 indent = candidate
                 break
     final_newline = "\n" if body.endswith("\n") or not body.strip() else ""
-    text = json.dumps(data, indent=indent, ensure_ascii=False) + final_newline
+    text = json.dumps(data, indent=indent, ensure_ascii=ensure_ascii) + final_newline
     return bom + text.replace("\n", newline)
 
 
@@ -1003,7 +1013,7 @@ def plan_settings_wiring(plan, options):
         return
     verb = "write" if original is None else "merge"
     note = "wired " + " and ".join(changed)
-    plan.write(verb, SETTINGS, encode_text(settings_text(settings, original)), note)
+    plan.write(verb, SETTINGS, settings_bytes(settings, original), note)
 
 
 def protocol_is_installed(project):
@@ -1074,7 +1084,7 @@ def plan_settings_unwiring(plan):
     changed = unwire(settings)
     if not changed:
         return
-    plan_what_is_left(plan, SETTINGS, encode_text(settings_text(settings, original)),
+    plan_what_is_left(plan, SETTINGS, settings_bytes(settings, original),
                       settings == {}, lambda head: settings_mean_the_same(settings, head),
                       "unwired " + " and ".join(changed), "held only the protocol's hooks")
 

@@ -337,6 +337,17 @@ def test_a_file_already_holding_our_entries_is_left_byte_identical(installer, pr
     assert "  keep     .claude/settings.json (hooks already wired)" in done.stdout
 
 
+@pytest.mark.parametrize("escape", ["\\udc80", "\\ud800"])
+def test_half_a_surrogate_pair_is_written_escaped_in_valid_utf8(installer, project, escape):
+    write_settings(project, '{"env": {"X": "%s", "Y": "b\u00e4r"}}' % escape)
+    installer.ok("--project", project)
+    data = read(path_in(project, ".claude/settings.json"))
+    data.decode("utf-8")
+    assert escape.encode("ascii") in data
+    assert json.loads(data)["env"]["Y"] == "b\u00e4r"
+    installer.ok("--uninstall", project)
+
+
 def test_entries_recognised_by_the_command_path_whatever_the_interpreter(installer, project):
     data = expected_settings("py -3")
     write_settings(project, data)
