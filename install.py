@@ -664,10 +664,12 @@ def interpreter_in(command):
     return match.group(1) if match else None
 
 
-def wire(settings, python, refresh):
-    """Add our entries where missing; with refresh, also rewrite ours to this
-    version's form (keeping the interpreter unless python is given) and drop
-    duplicates. Returns the names of the events that changed."""
+def wire(settings, python, update):
+    """Add our entries where missing. With update, also bring the command of
+    each entry of ours to this version's form, keeping its interpreter unless
+    python is given; every other field of an entry (its timeout, matcher or
+    status message) is the user's to change and stays. Returns the names of
+    the events that changed."""
     changed = []
     for wiring in WIRINGS:
         found = our_handlers(settings, wiring)
@@ -676,24 +678,15 @@ def wire(settings, python, refresh):
             hooks.setdefault(wiring.event, []).append(wiring.group(python or DEFAULT_PYTHON))
             changed.append(wiring.event)
             continue
-        if not refresh:
+        if not update:
             continue
-        group, handler = found[0]
-        chosen = python or interpreter_in(str(handler.get("command", ""))) or DEFAULT_PYTHON
-        wanted = wiring.handler(chosen)
-        before = json.dumps(settings, sort_keys=True)
-        handler.clear()
-        handler.update(wanted)
-        if len(group["hooks"]) == 1:
-            if wiring.matcher is None:
-                group.pop("matcher", None)
-            else:
-                group["matcher"] = wiring.matcher
-        for other_group, duplicate in found[1:]:
-            other_group["hooks"].remove(duplicate)
-        drop_emptied_groups(settings, wiring.event, [other for other, _ in found[1:]])
-        if json.dumps(settings, sort_keys=True) != before:
-            changed.append(wiring.event)
+        for _, handler in found:
+            old = str(handler.get("command", ""))
+            new = wiring.handler(python or interpreter_in(old) or DEFAULT_PYTHON)["command"]
+            if old != new:
+                handler["command"] = new
+                if wiring.event not in changed:
+                    changed.append(wiring.event)
     return changed
 
 
@@ -1007,7 +1000,7 @@ def plan_settings_wiring(plan, options):
     except SettingsError as error:
         plan.refuse(str(error))
         return
-    changed = wire(settings, options.python, refresh=options.update or options.force)
+    changed = wire(settings, options.python, update=options.update)
     if not changed:
         plan.keep(SETTINGS, "hooks already wired")
         return

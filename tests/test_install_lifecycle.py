@@ -50,19 +50,36 @@ def test_update_restores_missing_hooks_and_commands(installer, project):
     assert "  wrote    .claude/commands/status.md" in done.stdout
 
 
-def test_update_refreshes_our_entries_and_keeps_the_interpreter(installer, project):
-    old = expected_settings("py -3")
-    old["hooks"]["SessionStart"][0]["matcher"] = "startup"
-    old["hooks"]["Stop"][0]["hooks"][0]["timeout"] = 60000
-    old["hooks"]["Stop"][0]["hooks"][0]["statusMessage"] = "old wording"
-    old["hooks"]["Stop"].append(json.loads(json.dumps(old["hooks"]["Stop"][0])))  # a duplicate
-    old["permissions"] = {"allow": ["Bash(make:*)"]}
+def users_version_of_our_entries():
+    """Our entries as a user tuned them, and wired to an older command form."""
+    data = expected_settings("py -3")
+    data["hooks"]["SessionStart"][0]["matcher"] = "startup"
+    stop = data["hooks"]["Stop"][0]["hooks"][0]
+    stop.update({"timeout": 60000, "statusMessage": "my wording", "async": True})
+    stop["command"] = 'py -3 "$CLAUDE_PROJECT_DIR/.claude/hooks/stop-handoff.py"'
+    data["permissions"] = {"allow": ["Bash(make:*)"]}
+    return data
+
+
+@pytest.mark.parametrize("args", [["--project"], ["--project", "--force"]])
+def test_project_leaves_our_entries_as_the_user_left_them(installer, project, args):
+    write(path_in(project, ".claude/settings.json"),
+          json.dumps(users_version_of_our_entries(), indent=2) + "\n")
+    before = read(path_in(project, ".claude/settings.json"))
+    done = installer.ok(*(args + [project]))
+    assert read(path_in(project, ".claude/settings.json")) == before
+    assert "  keep     .claude/settings.json (hooks already wired)" in done.stdout
+
+
+def test_update_changes_only_the_command_and_keeps_the_interpreter(installer, project):
+    old = users_version_of_our_entries()
     write(path_in(project, ".claude/settings.json"), json.dumps(old, indent=2) + "\n")
     done = installer.ok("--update", project)
-    wanted = expected_settings("py -3")
-    wanted["permissions"] = {"allow": ["Bash(make:*)"]}
+    wanted = users_version_of_our_entries()
+    wanted["hooks"]["Stop"][0]["hooks"][0]["command"] = \
+        expected_settings("py -3")["hooks"]["Stop"][0]["hooks"][0]["command"]
     assert settings_of(project) == wanted
-    assert "  merged   .claude/settings.json (wired SessionStart and Stop)" in done.stdout
+    assert "  merged   .claude/settings.json (wired Stop)" in done.stdout
 
 
 def test_update_with_python_switches_the_interpreter(installer, project):
