@@ -883,6 +883,21 @@ def index_modes(project, rels):
     return modes
 
 
+def why_index_cannot_change(project):
+    """Why git cannot update the project's index now (another git command holds
+    its lock, or its folder is read-only); None when it can."""
+    code, out = git(project, "rev-parse", "--git-path", "index.lock")
+    if code != 0:
+        return None
+    lock = os.path.join(project, out.strip())
+    if os.path.lexists(lock):
+        return "git's index is locked ({} exists): wait for the other git command, or " \
+            "remove the file if none is running".format(lock)
+    if not os.access(os.path.dirname(lock), os.W_OK | os.X_OK):
+        return "cannot write in {}, so git's index cannot change".format(os.path.dirname(lock))
+    return None
+
+
 def mark_executable_in_index(project, rels):
     code, _ = git(project, "update-index", "--chmod=+x", "--", *rels)
     if code != 0:
@@ -957,6 +972,10 @@ def plan_git_index(plan, project, ours):
     to_mark = [HOOK_DIR + "/" + name for name in ours
                if modes.get(HOOK_DIR + "/" + name, "100755") != "100755"]
     if to_mark:
+        problem = why_index_cannot_change(project)
+        if problem:
+            plan.refuse(problem)
+            return
         plan.steps.append(Step("index", ", ".join(os.path.basename(rel) for rel in to_mark),
                                "mode 100755 in git's index",
                                lambda: mark_executable_in_index(project, to_mark)))

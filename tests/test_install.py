@@ -669,3 +669,17 @@ def test_an_older_release_of_a_hook_is_fixed_by_update(installer, project):
     assert "fix: python3 install.py --update " + project + "\n" in done.stdout
     installer.ok("--update", project)
     installer.ok("--check", project)
+
+
+def test_a_locked_git_index_is_found_before_any_write(installer, repo):
+    env = installer.env
+    installer.ok("--project", repo)
+    git(repo, "add", "--chmod=-x", ".claude/hooks", env=env)
+    os.remove(path_in(repo, ".claude/commands/status.md"))
+    write(path_in(repo, ".git/index.lock"), "")
+    before = snapshot(repo)
+    done = installer.run("--project", repo)
+    assert done.returncode == 1 and done.stdout == ""
+    assert len(done.stderr.splitlines()) == 1
+    assert "index is locked" in done.stderr and "nothing was changed" in done.stderr
+    assert snapshot(repo) == before
