@@ -1242,6 +1242,18 @@ def load_budget_module(source):
     return module
 
 
+def inspect_everything(source, budget, project):
+    """(findings, budget points, memory-health report) for one project."""
+    findings, points = inspect_project(source, budget, project)
+    memory_findings, health = inspect_memory(budget, project)
+    return findings + memory_findings, points, health
+
+
+def exit_code_for(findings):
+    """Memory-health warnings alone do not fail a check."""
+    return EXIT_FINDINGS if any(finding.kind != "warn" for finding in findings) else EXIT_OK
+
+
 def inspect_project(source, budget, project):
     """(findings, budget points) for one project."""
     try:
@@ -1310,10 +1322,8 @@ def worst_kind(findings):
 
 def check_one(source, project, out, as_json=False):
     budget = load_budget_module(source)
-    findings, points = inspect_project(source, budget, project)
-    memory_findings, health = inspect_memory(budget, project)
-    findings += memory_findings
-    code = EXIT_FINDINGS if any(finding.kind != "warn" for finding in findings) else EXIT_OK
+    findings, points, health = inspect_everything(source, budget, project)
+    code = exit_code_for(findings)
     if as_json:
         out(json.dumps({
             "project": project, "status": SUMMARY_WORDS[worst_kind(findings)], "exit": code,
@@ -1362,7 +1372,7 @@ def check_recursively(source, root, out):
     budget = load_budget_module(source)
     results = []
     for repository in find_repositories(root):
-        findings, _ = inspect_project(source, budget, repository)
+        findings, _, _ = inspect_everything(source, budget, repository)
         results.append((repository, findings))
     if not results:
         out("no git repositories under {}".format(root))
@@ -1382,7 +1392,7 @@ def check_recursively(source, root, out):
         "{} {}".format(counts[kind], SUMMARY_WORDS[kind]) for kind in order)))
     if len(results) > counts.get(None, 0):
         out("details: python3 install.py --check <repository>")
-    return EXIT_OK if counts.get(None, 0) == len(results) else EXIT_FINDINGS
+    return max(exit_code_for(findings) for _, findings in results)
 
 
 # ---------------------------------------------------------------------- cli
