@@ -1591,8 +1591,10 @@ class Output(object):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     for stream in (sys.stdout, sys.stderr):
-        if hasattr(stream, "reconfigure"):  # a path the console cannot encode is no crash
-            stream.reconfigure(errors="replace")
+        # UTF-8 whatever the locale, so a path prints as it is; a file name that
+        # is not valid UTF-8 prints as backslash escapes (still valid in --json)
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(encoding="utf-8", errors="backslashreplace")
     output = Output(sys.stdout)
     try:
         code, message = run(argv, output), None

@@ -3,6 +3,8 @@
 import json
 import os
 import shutil
+import subprocess
+import sys
 import time
 
 import pytest
@@ -256,3 +258,16 @@ def test_check_json_is_one_valid_document_in_every_state(installer, project, sta
     assert report["status"] == status and report["exit"] == code
     assert all(set(finding) == {"kind", "text"} for finding in report["findings"])
     assert isinstance(report["budget_points"], list)
+
+
+@pytest.mark.parametrize("encoding", ["cp1252", "ascii", "latin-1"])
+def test_output_is_utf8_whatever_the_locale(installer, tmp_path, encoding):
+    folder = tmp_path / "jp\u65e5\u672c"
+    folder.mkdir()
+    env = dict(installer.env, PYTHONIOENCODING=encoding)
+    done = subprocess.run([sys.executable, installer.script, "--check", "--json", str(folder)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert json.loads(done.stdout.decode("utf-8"))["project"] == str(folder)
+    done = subprocess.run([sys.executable, installer.script, "--update", str(folder)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert str(folder).encode("utf-8") in done.stderr
