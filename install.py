@@ -54,7 +54,7 @@ Exit codes (stable)
   1  the check found something over budget, broken, drifted, unwired or not
      installed, or a step was refused or failed
   2  usage error: unknown option, two modes, missing or non-directory target
-  130 interrupted
+  130 interrupted (Ctrl-C)
 
 Git
 ---
@@ -204,7 +204,7 @@ options:
   --version            show the version and exit
 
 exit codes: 0 ok; 1 the check found something, or a step was refused or
-failed; 2 usage error. Broken memory (a dead pointer, an unclosed comment,
+failed; 2 usage error; 130 interrupted (Ctrl-C). Broken memory (a dead pointer, an unclosed comment,
 auto memory past the harness's cap, a cited path that no longer exists) and
 anything over budget exit 1; memory-health warnings (possibly stale facts,
 orphans, duplicates, history in comments, missing dates or feedback parts)
@@ -496,13 +496,16 @@ class Plan(object):
         self.removed.add(os.path.normpath(path))
         self.change("remove", rel, note, lambda: remove_path(path))
 
-    def will_be_empty(self, rel):
+    def will_be_emptied(self, rel):
+        """Whether the run removes everything in the folder (one already empty
+        was not emptied by it, and is not its to remove)."""
         folder = self.path(rel)
         try:
             names = os.listdir(folder)
         except OSError:
             return False
-        return all(os.path.normpath(os.path.join(folder, name)) in self.removed for name in names)
+        return bool(names) and \
+            all(os.path.normpath(os.path.join(folder, name)) in self.removed for name in names)
 
     def refuse_if_unsafe(self):
         if self.refusals:
@@ -1019,6 +1022,8 @@ def plan_settings_wiring(plan, options):
     except SettingsError as error:
         plan.refuse(str(error))
         return
+    if options.python is not None and not options.update:
+        plan_kept_interpreter_note(plan, settings, options.python)
     changed = wire(settings, options.python, update=options.update)
     if not changed:
         plan.keep(SETTINGS, "hooks already wired")
@@ -1026,6 +1031,18 @@ def plan_settings_wiring(plan, options):
     verb = "write" if original is None else "merge"
     note = "wired " + " and ".join(changed)
     plan.write(verb, SETTINGS, settings_bytes(settings, original), note)
+
+
+def plan_kept_interpreter_note(plan, settings, python):
+    """--project never changes an existing entry, so a new --python would be
+    silently ignored: say how to apply it."""
+    kept = sorted(set(interpreter_in(str(handler.get("command", ""))) or "?"
+                      for wiring in WIRINGS for _, handler in our_handlers(settings, wiring))
+                  - {python})
+    if kept:
+        shown = '"{}"'.format(python) if " " in python else python
+        plan.note("the hooks stay wired to {}; --update --python {} changes that".format(
+            " and ".join(kept), shown))
 
 
 def protocol_is_installed(project):
@@ -1059,7 +1076,7 @@ def plan_uninstall(source, project):
     plan_local_wiring_note(plan)
     plan_gitignore_unblocking(plan, source.marked_template(TEMPLATE_GITIGNORE))
     for rel in (HOOK_DIR, COMMAND_DIR, ".claude"):
-        if os.path.isdir(plan.path(rel)) and plan.will_be_empty(rel):
+        if os.path.isdir(plan.path(rel)) and plan.will_be_emptied(rel):
             plan.remove(rel, "now empty")
     if os.path.isdir(plan.path("memory")):
         plan.keep("memory/", "your memory; never removed")

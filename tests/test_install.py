@@ -683,3 +683,8 @@ def test_a_locked_git_index_is_found_before_any_write(installer, repo):
     assert len(done.stderr.splitlines()) == 1
     assert "index is locked" in done.stderr and "nothing was changed" in done.stderr
     assert snapshot(repo) == before
+
+
+def test_help_lists_every_exit_code(installer):
+    done = installer.ok("--help")
+    assert "130 interrupted" in done.stdout

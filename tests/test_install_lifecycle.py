@@ -339,3 +339,18 @@ def test_uninstall_never_removes_a_committed_settings_file_it_emptied(installer,
     commit_files(repo, env, {".claude/settings.json": json.dumps(expected_settings())})
     installer.ok("--uninstall", repo)
     assert json.loads(read(path_in(repo, ".claude/settings.json"))) == {}
+
+
+def test_uninstall_leaves_a_claude_folder_it_did_not_empty(installer, project):
+    os.makedirs(path_in(project, ".claude/commands"))
+    done = installer.ok("--uninstall", project)
+    assert os.path.isdir(path_in(project, ".claude/commands"))
+    assert done.stdout.splitlines()[-1] == "nothing to do: already up to date"
+
+
+def test_project_with_another_python_says_how_to_switch(installer, project):
+    installer.ok("--project", project)
+    done = installer.ok("--project", project, "--python", "py -3")
+    assert ('  note     the hooks stay wired to python3; --update --python "py -3" changes that'
+            in done.stdout)
+    assert settings_of(project) == expected_settings()
