@@ -618,7 +618,7 @@ def settings_bytes(data, original):
         return settings_text(data, original, ensure_ascii=True).encode("utf-8")
 
 
-def settings_text(data, original, ensure_ascii):
+def settings_text(data, original, ensure_ascii=False):
     """The settings as JSON, indented as the original when json.dumps reproduces
     its layout (so an unchanged file stays byte-identical), else by 2 spaces;
     the original's byte order mark, line endings and final newline stay."""
