@@ -142,7 +142,7 @@ class Wiring(object):
 
 
 WIRINGS = (
-    Wiring("SessionStart", "session-start.py", "startup|resume|clear|compact",
+    Wiring("SessionStart", "session-start.py", "startup|resume|clear|compact|fork",
            "Loading project memory and checking context budgets"),
     Wiring("Stop", "stop-handoff.py", None,
            "Checking that the session's work is saved"),
@@ -165,6 +165,11 @@ RELEASED_HOOK_DIGESTS = {}
 # space and ended by "\n". --global replaces a section matching one of them (or
 # the current template); another is the user's edit, replaced only with --force.
 RELEASED_SECTION_DIGESTS = {}
+
+# Matchers that earlier releases wrote, by event. --update brings an entry whose
+# matcher is still one of them to this version's (0.1.0 did not match `fork`,
+# the source the harness gives a forked session); any other is the user's.
+RELEASED_MATCHERS = {"SessionStart": ("startup|resume|clear|compact",)}
 
 # Folders --check --recursive never descends into.
 SKIPPED_FOLDERS = frozenset((
@@ -670,7 +675,8 @@ def interpreter_in(command):
 def wire(settings, python, update):
     """Add our entries where missing. With update, also bring the command of
     each entry of ours to this version's form, keeping its interpreter unless
-    python is given; every other field of an entry (its timeout, matcher or
+    python is given, and a matcher an earlier release wrote to this version's;
+    every other field of an entry (its timeout, a matcher of the user's, its
     status message) is the user's to change and stays. Returns the names of
     the events that changed."""
     changed = []
@@ -683,11 +689,15 @@ def wire(settings, python, update):
             continue
         if not update:
             continue
-        for _, handler in found:
+        for group, handler in found:
             old = str(handler.get("command", ""))
             new = wiring.handler(python or interpreter_in(old) or DEFAULT_PYTHON)["command"]
             if old != new:
                 handler["command"] = new
+                if wiring.event not in changed:
+                    changed.append(wiring.event)
+            if group.get("matcher") in RELEASED_MATCHERS.get(wiring.event, ()):
+                group["matcher"] = wiring.matcher
                 if wiring.event not in changed:
                     changed.append(wiring.event)
     return changed

@@ -221,7 +221,7 @@ def expected_settings(python="python3"):
         }
     return {"hooks": {
         "SessionStart": [{
-            "matcher": "startup|resume|clear|compact",
+            "matcher": "startup|resume|clear|compact|fork",
             "hooks": [handler("session-start.py",
                               "Loading project memory and checking context budgets")],
         }],

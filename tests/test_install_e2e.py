@@ -66,7 +66,8 @@ def test_the_wired_hooks_work_as_the_harness_runs_them(installer, tmp_path, fold
     assert git(project, "status", "--porcelain", env=env) == ""
 
     start = wired_commands(project, "SessionStart")
-    assert settings_of(project)["hooks"]["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
+    matcher = settings_of(project)["hooks"]["SessionStart"][0]["matcher"]
+    assert matcher == "startup|resume|clear|compact|fork"
     for handler in start:
         done = run_as_the_harness(project, handler, hook_input(project, "SessionStart",
                                                                source="startup"), env)

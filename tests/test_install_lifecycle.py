@@ -82,6 +82,16 @@ def test_update_changes_only_the_command_and_keeps_the_interpreter(installer, pr
     assert "  merged   .claude/settings.json (wired Stop)" in done.stdout
 
 
+def test_update_brings_a_matcher_an_earlier_release_wrote_to_this_versions(installer, project):
+    old = expected_settings("python3")
+    old["hooks"]["SessionStart"][0]["matcher"] = "startup|resume|clear|compact"  # 0.1.0
+    write(path_in(project, ".claude/settings.json"), json.dumps(old, indent=2) + "\n")
+    done = installer.ok("--update", project)
+    assert settings_of(project) == expected_settings("python3")
+    assert "fork" in settings_of(project)["hooks"]["SessionStart"][0]["matcher"]
+    assert "  merged   .claude/settings.json (wired SessionStart)" in done.stdout
+
+
 def test_update_with_python_switches_the_interpreter(installer, project):
     installer.ok("--project", project)
     installer.ok("--update", project, "--python", "python")
@@ -191,7 +201,7 @@ def test_uninstall_keeps_other_handlers_in_a_shared_group(installer, project):
     write(path_in(project, ".claude/settings.json"), json.dumps(data, indent=2) + "\n")
     installer.ok("--uninstall", project)
     assert settings_of(project) == {"hooks": {"SessionStart": [{
-        "matcher": "startup|resume|clear|compact",
+        "matcher": "startup|resume|clear|compact|fork",
         "hooks": [{"type": "command", "command": "echo mine"}]}]}}
 
 

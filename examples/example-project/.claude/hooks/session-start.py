@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""session-start: the read path. Runs at every session start, resume, /clear and compaction.
+"""session-start: the read path. Runs at every session start, resume, fork, /clear and compaction.
 
 Why it exists: a fresh context window remembers nothing, and a context problem cannot be seen
 from inside the session that has it. Whatever this hook prints is in the agent's context before
