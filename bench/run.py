@@ -36,7 +36,7 @@ HOOKS_SOURCE = os.path.join(ROOT, "hooks")
 HOOK_FILES = ("session-start.py", "context-budget.py", "prune-worktrees.py", "stop-handoff.py")
 DEFAULT_JSON = os.path.join(ROOT, "bench", "results", "latest.json")
 GIB = 1024 ** 3
-STALE, FRESH, JUST_WRITTEN = "stale", "fresh", "just written"
+STALE, FRESH = "stale", "fresh"
 INJECTION_LIMIT = 10000
 DIRTY_MODIFIED = 150
 DIRTY_UNTRACKED = 50
@@ -462,10 +462,6 @@ def build_cases(repo, python, phase, session_id="bench"):
         cases.append(Case("stop-handoff:throttled", "stop-handoff", "throttled (handoff fresh)",
                           [(hook_argv("stop-handoff.py"), env, stop_input)], state=FRESH,
                           target="stop-handoff (throttled)", fixture=fixture()))
-        cases.append(Case("stop-handoff:throttled-after-handoff", "stop-handoff",
-                          "throttled, handoff newer than every baseline (reads stdin)",
-                          [(hook_argv("stop-handoff.py"), env, stop_input)], state=JUST_WRITTEN,
-                          fixture=fixture()))
     if phase.get("startup"):
         # The price of being a self-contained script: the hook compiled from source and `os`
         # imported, then an exit because the project folder does not exist. The rest of a hook's
@@ -499,14 +495,8 @@ sys.stdout.write("%.4f" % ((time.perf_counter() - started) * 1000.0))
 
 
 def set_state_age(repo, state):
-    """STALE: a day old. FRESH: ten minutes old, older than the baselines' folder, as at most
-    throttled stops. JUST_WRITTEN: newer than every baseline, as right after a /handoff that
-    answered no block: the hook then reads its input to learn the session."""
-    now = time.time()
-    stamp = now - {STALE: 86400, FRESH: 600, JUST_WRITTEN: 0}[state]
+    stamp = time.time() - (86400 if state == STALE else 0)
     os.utime(repo.state, (stamp, stamp))
-    if state == FRESH:
-        os.utime(os.path.join(repo.path, ".claude", "hooks"), (now, now))  # the baselines' folder
 
 
 def measure_phase(runner, repo, cases, prime, runs, warmup, rng):

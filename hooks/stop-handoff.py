@@ -12,16 +12,14 @@ What it promises:
   baseline recorded it.
 - Otherwise it records the current state as the new baseline and blocks (exit 2) with the
   instructions on stderr. The very next stop with no further change passes: it cannot loop.
-- When the harness continues after that block and the session-state file was written since,
-  the session answered it: the state is recorded again, so what /handoff and /dream wrote (and
-  committed) is not taken for new work at a later stop.
 - If it cannot record the baseline it never blocks, for the same reason. A session whose start
   hook never ran (no baseline) is blocked at most once, and only when the working tree holds
   changes: without a baseline there is no other evidence of work.
 - "The repository changed" means HEAD, the status listing (every untracked file, whatever
   status.showUntrackedFiles says), or the size or modification time of a changed or untracked
-  file: editing a file that was already modified still counts. A session-state file dated in
-  the future is not fresh.
+  file: editing a file that was already modified still counts. The memory folder is not work:
+  what /dream writes there, and commits that touch nothing else, are the saving, so answering
+  a block never earns another. A session-state file dated in the future is not fresh.
 - It writes only the baseline, inside the project's .claude/ folder, atomically, never through
   a symlink. No traceback reaches the user: any failure lets the stop through.
 
@@ -31,7 +29,7 @@ input, run the git reads and record the baseline, so both hooks compute the stat
 Standard library only; Python 3.8 or newer; runs as `python3 -I -S stop-handoff.py`.
 Configuration: CLAUDE_PROJECT_DIR, MCP_SESSION_STATE (.claude/session-state.md), MCP_BASELINE
 (.claude/hooks/.session-baseline, one file per session_id), MCP_THROTTLE_MIN (45), and
-MCP_MEMORY_INDEX (memory/MEMORY.md), whose folder the instructions name.
+MCP_MEMORY_INDEX (memory/MEMORY.md), whose folder the instructions name and the state leaves out.
 """
 import os
 import stat
@@ -180,14 +178,6 @@ def is_fresh(mtime_ns):
         return False
     age_seconds = time.time() - mtime_ns / 1e9
     return -60 < age_seconds and age_seconds // 60 < throttle_minutes()
-
-
-def modified_after(mtime_ns, path):
-    """Whether mtime_ns is later than the modification time of path (True when path is missing)."""
-    try:
-        return mtime_ns > os.stat(path).st_mtime_ns
-    except (OSError, ValueError):
-        return True
 
 
 def safe_session_id(session_id):
@@ -392,18 +382,29 @@ def work_tree_top(project):
     return folder
 
 
-def hook_file_prefixes(project, top):
-    """Status paths of what the hooks and /handoff write (the state file, the baselines, the
-    hooks' bytecode cache): they are not the session's work."""
+def memory_path(project):
+    """The memory folder, or the index itself when it sits at the top of the project (its
+    folder would then be the whole project)."""
+    index = os.environ.get("MCP_MEMORY_INDEX") or DEFAULT_INDEX
+    folder = os.path.dirname(index)
+    return os.path.join(os.path.realpath(project), folder or index), bool(folder)
+
+
+def saving_prefixes(project, top):
+    """Status paths of what saving writes, which is not the session's work: the hooks' state
+    file, baselines and bytecode cache, and the memory that /dream edits."""
     real_project = os.path.realpath(project)
+    memory, is_folder = memory_path(project)
     own_files = (
-        os.path.join(real_project, os.environ.get("MCP_SESSION_STATE") or DEFAULT_STATE),
-        os.path.join(real_project, os.environ.get("MCP_BASELINE") or DEFAULT_BASELINE),
-        os.path.join(os.path.realpath(os.path.dirname(os.path.abspath(__file__))), "__pycache__"),
+        (os.path.join(real_project, os.environ.get("MCP_SESSION_STATE") or DEFAULT_STATE), ""),
+        (os.path.join(real_project, os.environ.get("MCP_BASELINE") or DEFAULT_BASELINE), ""),
+        (os.path.join(os.path.realpath(os.path.dirname(os.path.abspath(__file__))), "__pycache__"),
+         ""),
+        (memory, "/" if is_folder else ""),  # "memory/", so memory_utils.py still counts
     )
     try:
-        return tuple(os.fsencode(os.path.relpath(path, top).replace(os.sep, "/"))
-                     for path in own_files)
+        return tuple(os.fsencode(os.path.relpath(path, top).replace(os.sep, "/") + end)
+                     for path, end in own_files)
     except ValueError:  # another drive on Windows: nothing of ours can be in this work tree
         return ()
 
@@ -421,7 +422,7 @@ def repository_state(project, head, raw_status):
     """What the Stop hook compares with the baseline: HEAD, then each changed or untracked
     path with its signature. session-start.py and stop-handoff.py compute it identically."""
     top = work_tree_top(project)
-    own_files = hook_file_prefixes(project, top)
+    own_files = saving_prefixes(project, top)
     parts = [b"head " + head.encode("ascii", "replace")]
     for code, path, original in status_entries(raw_status):
         if own_files and path.startswith(own_files):
@@ -458,36 +459,47 @@ def instructions(project):
 
 
 def decide(project):
-    written = handoff_mtime(project)
-    fresh = is_fresh(written)
-    shared_baseline = setting_path(project, "MCP_BASELINE", DEFAULT_BASELINE)
-    if fresh and not modified_after(written, os.path.dirname(shared_baseline)):
-        return LET_STOP  # checked before reading stdin: the cheapest way out
-    hook_input = read_hook_input()
-    path = baseline_path(project, text_field(hook_input, "session_id"))
-    if fresh:
-        if stop_hook_active(hook_input) and modified_after(written, path):
-            record_current_state(project, path)  # the block was answered
+    if is_fresh(handoff_mtime(project)):  # checked before reading stdin: the cheapest way out
         return LET_STOP
+    hook_input = read_hook_input()
     if stop_hook_active(hook_input):
         return LET_STOP
     current, dirty = current_state(project)
     if current is None:
         return LET_STOP
+    path = baseline_path(project, text_field(hook_input, "session_id"))
     recorded = read_baseline(path)
     if recorded == current:
         return LET_STOP
     if not write_inside_claude_folder(project, path, current):
         return LET_STOP  # a block that cannot advance the baseline would repeat forever
-    if recorded is None and not dirty:
-        return LET_STOP
+    if recorded is None:
+        return BLOCK if dirty else LET_STOP
+    if only_memory_was_committed(project, recorded, current):
+        return LET_STOP  # the baseline has moved past the commits of a /dream
     return BLOCK
 
 
-def record_current_state(project, path):
-    current, _ = current_state(project)
-    if current is not None:
-        write_inside_claude_folder(project, path, current)
+def only_memory_was_committed(project, recorded, current):
+    """Whether the two states differ only in HEAD, by commits that each touch the memory and
+    nothing else (an empty commit, or one that also touches code, is work)."""
+    old_head, _, old_rest = recorded.rstrip(b"\n").partition(b"\0")
+    new_head, _, new_rest = current.rstrip(b"\n").partition(b"\0")
+    if old_rest != new_rest or not old_head.startswith(b"head ") or len(old_head) <= 5:
+        return False
+    memory, _ = memory_path(project)
+    try:
+        relative = os.path.relpath(memory, os.path.realpath(project)).replace(os.sep, "/")
+    except ValueError:
+        return False
+    span = old_head[5:].decode("ascii", "replace") + ".." + new_head[5:].decode("ascii", "replace")
+    count = GIT + ("-C", project, "rev-list", "--count", span)
+    counts = finish_commands(start_commands([
+        count, count + ("--", relative), count + ("--", ".", ":(exclude)" + relative)]))
+    if any(result is None or result[0] != 0 or not result[1].strip().isdigit() for result in counts):
+        return False  # when in doubt, it is work
+    every, touching_memory, touching_the_rest = (int(result[1]) for result in counts)
+    return every > 0 and touching_memory == every and touching_the_rest == 0
 
 
 def main():

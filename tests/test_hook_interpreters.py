@@ -57,6 +57,7 @@ def test_every_hook_under_this_interpreter(python, project):
     budget = run_hook("context-budget.py", project, python=python)
     assert budget.returncode == 0 and b"is 81 lines (budget 80)" in budget.stdout
 
+    (project / "README.md").write_text("work of the session\n", encoding="utf-8")
     assert run_hook("stop-handoff.py", project, python=python,
                     stdin={"session_id": "s1"}).returncode == 2
     assert run_hook("stop-handoff.py", project, python=python,

@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-from conftest import age_worktree, git, load_hook, make_repo, run_hook
+from conftest import age_worktree, git, load_hook, make_repo, run_hook, set_age
 
 WORKTREES = ".claude/worktrees"
 
@@ -276,7 +276,7 @@ def test_keeps_a_commit_that_only_the_reflog_still_reaches(repo):
     git(path, "reset", "-q", "--hard", "HEAD~1")
     age_worktree(path)
     assert prune(repo) == "" and path.is_dir()
-    assert git(repo, "cat-file", "-t", lost) == "commit"
+    assert lost in git(path, "log", "-g", "--format=%H", "HEAD")  # still reachable from its reflog
 
 
 def test_a_reflog_that_holds_only_merged_commits_does_not_keep_it(repo):
@@ -286,21 +286,34 @@ def test_a_reflog_that_holds_only_merged_commits_does_not_keep_it(repo):
     assert prune(repo) == "pruned 1 merged agent worktree(s): only-merged\n"
 
 
-@pytest.mark.parametrize("touch", ["made", "index", "HEAD"])
-def test_keeps_a_worktree_used_within_the_hour(repo, touch):
-    path = repo / WORKTREES / ("fresh-" + touch)
+def admin_folder(path):
+    marker = (path / ".git").read_text(encoding="utf-8").split("\n")[0]
+    return path / marker[len("gitdir:"):].strip()
+
+
+@pytest.mark.parametrize("touched", ["", "HEAD", "index", "logs/HEAD"])
+def test_keeps_a_worktree_git_saw_in_use_within_the_hour(repo, touched):
+    """Each sign of use on its own: the worktree's folder in .git, its HEAD, its index, its
+    HEAD reflog."""
+    path = repo / WORKTREES / ("fresh-" + (touched.replace("/", "-") or "made"))
     git(repo, "worktree", "add", "-q", "-b", path.name, str(path))  # at HEAD: already "merged"
     age_worktree(path)
-    if touch == "made":
-        age_worktree(path, seconds=59 * 60)
-    elif touch == "index":
-        git(path, "status", "--porcelain")  # a session's git refreshes the index
-    else:
-        git(path, "commit", "-q", "--allow-empty", "-m", "still going")
-        merge(repo, path.name)
+    set_age(admin_folder(path) / touched if touched else admin_folder(path), 59 * 60)
     assert prune(repo) == "" and path.is_dir()
     age_worktree(path, seconds=61 * 60)
     assert prune(repo) == "pruned 1 merged agent worktree(s): %s\n" % path.name
+
+
+def test_a_sparse_checkout_does_not_keep_a_finished_worktree(repo):
+    (repo / "docs").mkdir()
+    (repo / "docs" / "guide.md").write_text("guide\n", encoding="utf-8")
+    git(repo, "add", "docs")
+    git(repo, "commit", "-q", "-m", "docs")
+    path = finished_worktree(repo, "sparse")
+    git(path, "sparse-checkout", "set", "--no-cone", "/*.txt", "/.gitignore")
+    assert not (path / "docs").exists()
+    age_worktree(path)
+    assert prune(repo) == "pruned 1 merged agent worktree(s): sparse\n"
 
 
 def test_a_removal_does_not_start_without_time_to_finish(repo, estate):

@@ -292,13 +292,14 @@ def test_an_old_baseline_of_a_session_still_writing_its_transcript_is_kept(proje
 def test_only_files_shaped_like_baselines_are_ever_cleaned_up(project):
     claude = project / ".claude"
     keep = {"settings.json": '{"hooks": {}}\n', "settings.local.json": "{}\n",
-            "settings.a-b": "not a state\n", "settings.x.1.tmp": "partial\n"}
+            "settings.a-b": "not a state\n", "settings.x.1.tmp": "partial\n", "settings.empty": ""}
     for name, text in keep.items():
         (claude / name).write_text(text, encoding="utf-8")
         set_age(claude / name, 30 * 86400)
     (claude / "settings.old-session").write_text("head x\n", encoding="utf-8")
     (claude / "settings.old-session.77.tmp").write_bytes(b"")
-    for name in ("settings.old-session", "settings.old-session.77.tmp"):
+    (claude / "settings.4242.tmp").write_bytes(b"head x\n")  # the shared baseline's leftover
+    for name in ("settings.old-session", "settings.old-session.77.tmp", "settings.4242.tmp"):
         set_age(claude / name, 30 * 86400)
     inject(project, MCP_BASELINE=".claude/settings")
     left = sorted(p.name for p in claude.iterdir() if p.name.startswith("settings"))
@@ -383,7 +384,13 @@ def test_siblings_run_from_bytecode_cached_beside_them(project):
     assert cached == ["context-budget", "stop-handoff"]  # no worktree folder: no pruner loaded
 
 
-def test_a_pycache_that_resolves_elsewhere_is_detected():
+def test_a_pycache_that_resolves_elsewhere_is_detected(tmp_path):
     module = load_hook("session-start.py")
     assert not module.leads_elsewhere(str(HOOKS / "no-such-folder"))
     assert not module.leads_elsewhere(str(HOOKS))
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "__pycache__").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    assert module.leads_elsewhere(str(tmp_path / "__pycache__"))
+    (tmp_path / "inside").mkdir()
+    (tmp_path / "inside" / "linked").symlink_to(tmp_path / "inside", target_is_directory=True)
+    assert module.leads_elsewhere(str(tmp_path / "inside" / "linked"))

@@ -358,6 +358,7 @@ def answer_the_block(project):
     (project / STATE).write_text("## Handoff: now\n", encoding="utf-8")
     (project / "memory" / "MEMORY.md").write_text("# Index\n- [New](new.md) — learned\n",
                                                   encoding="utf-8")
+    (project / "memory" / "new.md").write_text("# New\n", encoding="utf-8")
     git(project, "add", "memory")
     git(project, "commit", "-q", "-m", "memory: what the session learned", "--", "memory")
 
@@ -367,26 +368,71 @@ def continuation(project):
                                 "stop_hook_active": True})
 
 
+def after_the_throttle(project):
+    set_age(project / STATE, 50 * 60)
+
+
 def test_what_the_handoff_and_dream_wrote_is_not_new_work_later(session):
     (session / "README.md").write_text("changed\n", encoding="utf-8")
     assert stop(session).returncode == 2
     answer_the_block(session)
     assert continuation(session).returncode == 0
-    set_age(session / STATE, 50 * 60)  # a read-only turn, after the throttle window
+    after_the_throttle(session)
     assert stop(session).returncode == 0
+
+
+def test_memory_edits_alone_are_never_work(session):
+    (session / "memory" / "topic.md").write_text("# Topic\nA fact.\n", encoding="utf-8")
+    (session / "memory" / "fresh.md").write_text("# Fresh\n", encoding="utf-8")
+    assert stop(session).returncode == 0
+    git(session, "add", "memory")
+    git(session, "commit", "-q", "-m", "memory only")
+    assert stop(session).returncode == 0
+
+
+def test_a_commit_touching_memory_and_code_is_work(session):
+    (session / "memory" / "topic.md").write_text("# Topic\nA fact.\n", encoding="utf-8")
+    (session / "README.md").write_text("code too\n", encoding="utf-8")
+    git(session, "add", "-A")
+    git(session, "commit", "-q", "-m", "both")
+    assert stop(session).returncode == 2
+
+
+def test_a_file_that_only_starts_like_the_memory_folder_is_work(session):
+    (session / "memory_utils.py").write_text("work\n", encoding="utf-8")
+    assert stop(session).returncode == 2
+
+
+def test_an_index_at_the_top_leaves_only_itself_out(session):
+    (session / "MEMORY.md").write_text("# Index\n", encoding="utf-8")
+    run_hook("session-start.py", session, stdin={"session_id": "s1", "source": "startup"},
+             env={"MCP_MEMORY_INDEX": "MEMORY.md"})
+    (session / "MEMORY.md").write_text("# Index\n- [A](a.md) — a\n", encoding="utf-8")
+    assert stop(session, MCP_MEMORY_INDEX="MEMORY.md").returncode == 0
+    (session / "README.md").write_text("changed\n", encoding="utf-8")
+    assert stop(session, MCP_MEMORY_INDEX="MEMORY.md").returncode == 2
 
 
 def test_work_after_the_answered_block_still_counts(session):
     (session / "README.md").write_text("changed\n", encoding="utf-8")
     assert stop(session).returncode == 2
     answer_the_block(session)
+    (session / "fix.py").write_text("written after the handoff\n", encoding="utf-8")
     assert continuation(session).returncode == 0
-    (session / "later.txt").write_text("more work\n", encoding="utf-8")
-    set_age(session / STATE, 50 * 60)
+    after_the_throttle(session)
     assert stop(session).returncode == 2
 
 
-def test_a_continuation_without_a_new_handoff_records_nothing(session):
+def test_work_after_a_handoff_counts_when_another_hook_blocked(session):
+    (session / "README.md").write_text("changed\n", encoding="utf-8")
+    (session / STATE).write_text("## Handoff: mid-session\n", encoding="utf-8")
+    (session / "later.py").write_text("more work after the handoff\n", encoding="utf-8")
+    assert continuation(session).returncode == 0  # another Stop hook had blocked
+    after_the_throttle(session)
+    assert stop(session).returncode == 2
+
+
+def test_work_instead_of_saving_still_counts(session):
     (session / "README.md").write_text("changed\n", encoding="utf-8")
     assert stop(session).returncode == 2
     (session / "more.txt").write_text("worked on instead of saving\n", encoding="utf-8")

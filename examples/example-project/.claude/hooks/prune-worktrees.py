@@ -212,12 +212,17 @@ def holds_nothing_of_its_own(git, worktree, base):
 
 
 def has_hidden_files(git, path):
-    """Files marked skip-worktree (S) or assume-unchanged (a lower-case tag): status does not
-    report their edits, and removal would delete them."""
+    """Files marked assume-unchanged (a lower-case tag), or skip-worktree (S) and present on
+    disk: status does not report their edits, and removal would delete them. A sparse
+    checkout marks every file it leaves out skip-worktree; those are not there to lose."""
     listing = git.output(path, "ls-files", "-v", "-z")
     if listing is None:
         return True
-    return any(entry[:1] == "S" or entry[:1].islower() for entry in listing.split("\0") if entry)
+    for entry in listing.split("\0"):
+        tag, name = entry[:1], entry[2:]
+        if tag.islower() or (tag == "S" and os.path.lexists(os.path.join(path, name))):
+            return True
+    return False
 
 
 def has_commits_only_reflogs_reach(git, worktree, base):

@@ -41,8 +41,9 @@ DISPLAY_LINE_CHARS = 300
 STALE_HANDOFF_DAYS = 2
 BASELINE_RETENTION_SECONDS = 7 * 86400
 # The harness kills this hook after the 15 s install.py writes into settings.json; the slowest
-# path (stdin held open 2 s, a hanging git) must end well before that.
-PRUNE_SECONDS = 4.0
+# path must end well before that: stdin held open 2 s, pruning 3 s plus the 2 s a started
+# removal may overrun, and the git reads 6 s.
+PRUNE_SECONDS = 3.0
 GIT_READ_SECONDS = 6.0
 READ_LIMIT = 256 * 1024  # far more than 10,000 characters, even after comments are removed
 DEFAULT_INDEX = "memory/MEMORY.md"
@@ -218,38 +219,42 @@ def forget_stale_baselines(current, shared_path, transcript_folder):
     for entry in entries:
         if not entry.name.startswith(prefix) or entry.path == current:
             continue
-        session = baseline_session(entry.name[len(prefix):])
+        session, temporary = baseline_name(entry.name[len(prefix):])
         if session is None:
             continue
         try:
-            if (entry.stat(follow_symlinks=False).st_mtime < cutoff and holds_a_state(entry)
+            if (entry.stat(follow_symlinks=False).st_mtime < cutoff
+                    and holds_a_state(entry, temporary)
                     and not session_is_alive(transcript_folder, session, cutoff)):
                 os.unlink(entry.path)
         except OSError:
             pass
 
 
-def baseline_session(suffix):
-    """The session id in `<id>` or `<id>.<pid>.tmp`, or None for any other name."""
+def baseline_name(suffix):
+    """(session id, whether a temporary file) for `<id>`, `<id>.<pid>.tmp` or, the shared
+    baseline's temporary file, `<pid>.tmp` (id ""); (None, False) for any other name."""
     parts = suffix.split(".")
-    if len(parts) == 3 and parts[1].isdigit() and parts[2] == "tmp":
-        parts = parts[:1]
-    if len(parts) != 1 or not 0 < len(parts[0]) <= 128:
-        return None
-    valid = all(c.isascii() and (c.isalnum() or c in "-_") for c in parts[0])
-    return parts[0] if valid else None
+    if len(parts) == 2 and parts[0].isdigit() and parts[1] == "tmp":
+        return "", True
+    temporary = len(parts) == 3 and parts[1].isdigit() and parts[2] == "tmp"
+    session = parts[0] if temporary or len(parts) == 1 else ""
+    valid = 0 < len(session) <= 128 and all(c.isascii() and (c.isalnum() or c in "-_")
+                                            for c in session)
+    return (session, temporary) if valid else (None, False)
 
 
-def holds_a_state(entry):
-    """A regular file that is empty or starts as every baseline does."""
+def holds_a_state(entry, temporary):
+    """A regular file that starts as every baseline does, or an empty temporary file."""
     if not entry.is_file(follow_symlinks=False):
         return False
     with open(entry.path, "rb") as stream:
-        return stream.read(5) in (b"", b"head ")
+        head = stream.read(5)
+    return head == b"head " or (temporary and head == b"")
 
 
 def session_is_alive(transcript_folder, session, cutoff):
-    if not transcript_folder:
+    if not transcript_folder or not session:
         return False
     try:
         return os.stat(os.path.join(transcript_folder, session + ".jsonl")).st_mtime >= cutoff
