@@ -157,8 +157,13 @@ RELEASED_COMMAND_DIGESTS = {}
 
 # The same for hook files. A hook matching neither one of these nor the current
 # source is the user's own: it is replaced only by --update --force, and
-# --uninstall leaves it.
-RELEASED_HOOK_DIGESTS = {}
+# --uninstall leaves it. Each tuple starts with 0.1.0's version.
+RELEASED_HOOK_DIGESTS = {
+    "session-start.py": ("0e6599cc45f8abe94476c679d63d22651ae996cf003cf58eac7d0568dbaa8bdd",),
+    "context-budget.py": ("66676d4eb9d7745ce878d956aade3450b1f4368cd02db4ca28b699c4273b16fc",),
+    "prune-worktrees.py": ("592de05006ce7f4eede7be9f5208088c20a847d54487ed55926edee4314dedb4",),
+    "stop-handoff.py": ("47570c8196b0566d773cd31f0d697797ef322b5a748ffaa816dc66befae07097",),
+}
 
 # The same for the protocol's section of the user's CLAUDE.md, by template
 # name, taken over the section's lines, each stripped of surrounding white

@@ -2,6 +2,7 @@
 tree, a sealed environment, git repositories and directory snapshots."""
 
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -274,11 +275,25 @@ def release_a_new_version(installer, rel, table):
     old = read(path).replace(b"\r\n", b"\n")
     with open(path, "ab") as handle:
         handle.write(b"# a newer version\n")
+    name = os.path.basename(rel)
+    set_in_installer(installer, "{0}[{1!r}] = {0}.get({1!r}, ()) + ({2!r},)".format(
+        table, name, hashlib.sha256(old).hexdigest()))
+
+
+def set_in_installer(installer, statement):
+    """Run a statement in the installer copy's module, after every definition."""
     with open(installer.script, encoding="utf-8") as handle:
         script = handle.read()
-    empty = "{} = {{}}\n".format(table)
-    assert empty in script
-    script = script.replace(empty, "{} = {{{!r}: ({!r},)}}\n".format(
-        table, os.path.basename(rel), hashlib.sha256(old).hexdigest()))
+    entry = 'if __name__ == "__main__":\n'
+    assert entry in script
+    script = script.replace(entry, statement + "\n\n\n" + entry)
     with open(installer.script, "w", encoding="utf-8") as handle:
         handle.write(script)
+
+
+def load_installer(installer):
+    """The installer copy imported as a module, by its path."""
+    spec = importlib.util.spec_from_file_location("install_under_test", installer.script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

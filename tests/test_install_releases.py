@@ -1,0 +1,60 @@
+"""install.py against what earlier releases installed: their hook files and settings entries."""
+
+import hashlib
+import os
+import re
+import subprocess
+
+import pytest
+
+from installtools import (  # noqa: F401  (fixtures are used by name)
+    HOOKS, REPO, installer, load_installer, path_in, project, read, write,
+)
+
+# The commit release 0.1.0 was made from.
+RELEASE_0_1_0 = "88a6e28"
+
+
+def released_hook(name):
+    """A hook file as 0.1.0 shipped it, from this repository's history."""
+    done = subprocess.run(["git", "-C", REPO, "show", "{}:hooks/{}".format(RELEASE_0_1_0, name)],
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    if done.returncode != 0:
+        pytest.skip("the repository's history does not reach release 0.1.0")
+    return done.stdout
+
+
+def test_every_hook_lists_the_digest_of_its_released_version(installer):
+    module = load_installer(installer)
+    assert sorted(module.RELEASED_HOOK_DIGESTS) == sorted(HOOKS)
+    for name, digests in module.RELEASED_HOOK_DIGESTS.items():
+        current = hashlib.sha256(read(installer.source_file("hooks/" + name))).hexdigest()
+        assert digests and current not in digests, name
+        assert all(re.match(r"[0-9a-f]{64}\Z", digest) for digest in digests), name
+
+
+def put_the_released_hooks_in(project, crlf):
+    for name in HOOKS:
+        old = released_hook(name)
+        write(path_in(project, ".claude/hooks/" + name), old.replace(b"\n", b"\r\n") if crlf else old)
+
+
+@pytest.mark.parametrize("crlf", [False, True])
+def test_update_replaces_the_hooks_0_1_0_installed(installer, project, crlf):
+    installer.ok("--project", project)
+    put_the_released_hooks_in(project, crlf)
+    done = installer.ok("--update", project)
+    for name in HOOKS:
+        assert "  replaced .claude/hooks/{} (was an older version)".format(name) in done.stdout
+        assert read(path_in(project, ".claude/hooks/" + name)) == \
+            read(installer.source_file("hooks/" + name))
+
+
+@pytest.mark.parametrize("crlf", [False, True])
+def test_uninstall_removes_the_hooks_0_1_0_installed(installer, project, crlf):
+    installer.ok("--project", project)
+    put_the_released_hooks_in(project, crlf)
+    done = installer.ok("--uninstall", project)
+    for name in HOOKS:
+        assert "  removed  .claude/hooks/{}".format(name) in done.stdout
+    assert not os.path.exists(path_in(project, ".claude/hooks"))
