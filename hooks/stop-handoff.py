@@ -496,7 +496,7 @@ def only_memory_was_committed(project, recorded, current):
     count = GIT + ("-C", project, "rev-list", "--count", span)
     counts = finish_commands(start_commands([
         count, count + ("--", relative), count + ("--", ".", ":(exclude)" + relative)]))
-    if any(result is None or result[0] != 0 or not result[1].strip().isdigit() for result in counts):
+    if not all(result and result[0] == 0 and result[1].strip().isdigit() for result in counts):
         return False  # when in doubt, it is work
     every, touching_memory, touching_the_rest = (int(result[1]) for result in counts)
     return every > 0 and touching_memory == every and touching_the_rest == 0

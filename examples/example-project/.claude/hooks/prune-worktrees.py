@@ -208,7 +208,7 @@ def holds_nothing_of_its_own(git, worktree, base):
     status = git.run(path, "status", "--porcelain", "--ignored", "--untracked-files=all", "-z")
     if status is None or status[0] != 0 or status[1].strip(b"\0"):
         return False
-    return not has_hidden_files(git, path) and not has_commits_only_reflogs_reach(git, worktree, base)
+    return not (has_hidden_files(git, path) or has_commits_only_reflogs_reach(git, worktree, base))
 
 
 def has_hidden_files(git, path):
@@ -237,7 +237,7 @@ def has_commits_only_reflogs_reach(git, worktree, base):
         return False
     if len(commits) > REFLOG_COMMITS_CHECKED:
         return True  # too many to name on a command line: keep it rather than guess
-    missing = git.output(worktree["path"], "rev-list", "--max-count=1", *(commits + ["--not", base]))
+    missing = git.output(worktree["path"], "rev-list", "--max-count=1", *commits, "--not", base)
     return missing is None or bool(missing.strip())
 
 
