@@ -882,6 +882,28 @@ def git_bytes(project, *args):
     return done.returncode, done.stdout
 
 
+def is_tracked_by_git(project, rel):
+    """Whether git's index holds the file (committed, or staged only); None
+    when the project is in a repository but git gives no answer (git missing
+    from PATH, a repository it refuses to read)."""
+    code, out = git_bytes(project, "--literal-pathspecs", "ls-files", "-z", "--", rel)
+    if code == 0:
+        return bool(out)
+    return None if is_in_a_repository(project) else False
+
+
+def is_in_a_repository(folder):
+    """Whether folder or one above it holds a .git entry: the file system's
+    answer, for when git itself gives none."""
+    folder = os.path.abspath(folder)
+    while not os.path.lexists(os.path.join(folder, ".git")):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return False
+        folder = parent
+    return True
+
+
 def committed_version(project, rel):
     """The file as a checkout of git's HEAD would write it (line-ending
     conversion included); None when HEAD does not track it, or without git."""
@@ -1159,13 +1181,18 @@ def plan_gitignore_unblocking(plan, block):
 
 def plan_what_is_left(plan, rel, data, empty, as_committed, note, removed_note):
     """Write what is left of a file once the protocol's parts are out. A file
-    git's HEAD tracks is never removed, and gets HEAD's very bytes back when
-    what is left means the same (as_committed, given HEAD's text, says so)."""
-    head = committed_version(plan.root, rel)
+    git tracks (committed or only staged) is never removed, nor one in a
+    repository git cannot answer for; it gets HEAD's very bytes back when what
+    is left means the same (as_committed, given HEAD's text, says so)."""
+    tracked = is_tracked_by_git(plan.root, rel)
+    head = committed_version(plan.root, rel) if tracked else None
     if head is not None and as_committed(head.decode("utf-8", "surrogateescape")):
         plan.write("merge", rel, head, note)
-    elif empty and head is None:
+    elif empty and tracked is False:
         plan.remove(rel, removed_note)
+    elif empty and tracked is None:
+        plan.write("merge", rel, data, note + "; kept, since git could not say whether it "
+                   "tracks the file")
     else:
         plan.write("merge", rel, data, note)
 
