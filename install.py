@@ -658,11 +658,13 @@ def settings_mean_the_same(data, other_text):
 
 
 def settings_meaning(settings):
+    """The settings as canonical JSON: Python's == takes false for 0 and 30.0
+    for 30, which the harness and the user do not."""
     meaning = dict(settings)
     hooks = {event: groups for event, groups in meaning.pop("hooks", {}).items() if groups}
     if hooks:
         meaning["hooks"] = hooks
-    return meaning
+    return json.dumps(meaning, sort_keys=True)
 
 
 def our_handlers(settings, wiring):

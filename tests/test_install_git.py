@@ -69,3 +69,21 @@ def test_an_emptied_file_outside_any_repository_is_removed_without_git(
     assert not os.path.exists(path_in(project, ".claude/settings.json"))
     assert not os.path.exists(path_in(project, ".gitignore"))
     assert "  removed  .gitignore (held only the local-only lines)" in done.stdout
+
+
+# ------------------------------------------------------------ HEAD's bytes back
+
+@pytest.mark.parametrize("key, committed, edited", [
+    ("spinnerTipsEnabled", False, 0),
+    ("cleanupPeriodDays", 30, 30.0),
+    ("cleanupPeriodDays", 1, True),
+])
+def test_an_edit_that_only_python_takes_for_equal_is_kept(installer, repo, key, committed, edited):
+    commit(repo, installer.env, {".claude/settings.json": json.dumps({key: committed}) + "\n"})
+    installer.ok("--project", repo)
+    settings = json.loads(read(path_in(repo, ".claude/settings.json")))
+    settings[key] = edited
+    write(path_in(repo, ".claude/settings.json"), json.dumps(settings, indent=2) + "\n")
+    installer.ok("--uninstall", repo)
+    text = read(path_in(repo, ".claude/settings.json")).decode("utf-8")
+    assert '"{}": {}'.format(key, json.dumps(edited)) in text
