@@ -867,6 +867,11 @@ def with_section(text, section, shown):
 
 # ------------------------------------------------------------------- git
 
+# How long one git command may take; a repository of 100,000 files answers in
+# well under a second.
+GIT_TIMEOUT_SECONDS = 30
+
+
 def git(project, *args):
     """(exit code, stdout) of a git command in project; (None, '') without git."""
     code, out = git_bytes(project, *args)
@@ -874,12 +879,14 @@ def git(project, *args):
 
 
 def git_bytes(project, *args):
-    """git() with stdout as bytes."""
+    """git() with stdout as bytes; (None, b'') as well when git gives no answer
+    in time (a hook or lock it waits on), for no step may hang the run."""
     env = dict(os.environ, GIT_OPTIONAL_LOCKS="0")
     try:
         done = subprocess.run(("git", "-C", project) + args, stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=env)
-    except OSError:
+                              stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=env,
+                              timeout=GIT_TIMEOUT_SECONDS)
+    except (OSError, subprocess.TimeoutExpired):
         return None, b""
     return done.returncode, done.stdout
 
@@ -906,11 +913,32 @@ def is_in_a_repository(folder):
     return True
 
 
-def committed_version(project, rel):
-    """The file as a checkout of git's HEAD would write it (line-ending
-    conversion included); None when HEAD does not track it, or without git."""
-    code, out = git_bytes(project, "cat-file", "--filters", "HEAD:./" + rel)
-    return out if code == 0 else None
+def committed_version(project, rel, newline):
+    """HEAD's bytes of the file with the given line endings; None when HEAD
+    does not hold it, git cannot say, or a checkout changes it beyond line
+    endings. The blob is read raw: running the repository's filters could
+    write, hang or fail, and core.autocrlf set after the checkout would give
+    CRLF to a file that has LF."""
+    if is_changed_by_checkout(project, rel):
+        return None
+    code, out = git_bytes(project, "cat-file", "blob", "HEAD:./" + rel)
+    if code != 0:
+        return None
+    return lf_endings(out).replace(b"\n", newline.encode("ascii"))
+
+
+# Attributes under which a checkout writes something other than the blob.
+CHECKOUT_ATTRIBUTES = ("filter", "ident", "working-tree-encoding")
+
+
+def is_changed_by_checkout(project, rel):
+    """Whether an attribute has git change the file between the blob and the
+    work tree (line endings aside); True when git cannot say."""
+    code, out = git(project, "check-attr", "-z", *(CHECKOUT_ATTRIBUTES + ("--", rel)))
+    if code != 0:
+        return True
+    values = out.split("\0")[2::3]
+    return any(value not in ("unspecified", "unset") for value in values)
 
 
 def index_modes(project, rels):
@@ -942,6 +970,9 @@ def why_index_cannot_change(project):
 
 def mark_executable_in_index(project, rels):
     code, _ = git(project, "update-index", "--chmod=+x", "--", *rels)
+    if code is None:
+        raise Refusal("git update-index --chmod=+x gave no answer within {} seconds in {}".format(
+            GIT_TIMEOUT_SECONDS, project))
     if code != 0:
         raise Refusal("git update-index --chmod=+x failed in {}".format(project))
 
@@ -1152,7 +1183,7 @@ def plan_settings_unwiring(plan):
     changed = unwire(settings)
     if not changed:
         return
-    plan_what_is_left(plan, SETTINGS, settings_bytes(settings, original),
+    plan_what_is_left(plan, SETTINGS, original, settings_bytes(settings, original),
                       settings == {}, lambda head: settings_mean_the_same(settings, head),
                       "unwired " + " and ".join(changed), "held only the protocol's hooks")
 
@@ -1176,18 +1207,19 @@ def plan_gitignore_unblocking(plan, block):
     if new_text is None:
         return
     new_text = with_final_newline_as(text, new_text)
-    plan_what_is_left(plan, GITIGNORE, encode_text(new_text), new_text == "",
+    plan_what_is_left(plan, GITIGNORE, text, encode_text(new_text), new_text == "",
                       lambda head: head.splitlines() == new_text.splitlines(),
                       "removed the local-only lines", "held only the local-only lines")
 
 
-def plan_what_is_left(plan, rel, data, empty, as_committed, note, removed_note):
-    """Write what is left of a file once the protocol's parts are out. A file
-    git tracks (committed or only staged) is never removed, nor one in a
-    repository git cannot answer for; it gets HEAD's very bytes back when what
-    is left means the same (as_committed, given HEAD's text, says so)."""
+def plan_what_is_left(plan, rel, original, data, empty, as_committed, note, removed_note):
+    """Write what is left of a file (its text was original) once the protocol's
+    parts are out. A file git tracks (committed or only staged) is never
+    removed, nor one in a repository git cannot answer for; it gets HEAD's
+    bytes back, in the file's line endings, when what is left means the same
+    (as_committed, given HEAD's text, says so)."""
     tracked = is_tracked_by_git(plan.root, rel)
-    head = committed_version(plan.root, rel) if tracked else None
+    head = committed_version(plan.root, rel, newline_of(original)) if tracked else None
     if head is not None and as_committed(head.decode("utf-8", "surrogateescape")):
         plan.write("merge", rel, head, note)
     elif empty and tracked is False:

@@ -2,11 +2,14 @@
 
 import json
 import os
+import shlex
+import sys
 
 import pytest
 
 from installtools import (  # noqa: F401  (fixtures are used by name)
-    expected_settings, git, installer, make_repo, path_in, project, read, repo, write,
+    expected_settings, git, installer, make_repo, path_in, project, read, repo, set_in_installer,
+    write,
 )
 
 ONLY_OURS = json.dumps(expected_settings(), indent=2) + "\n"
@@ -87,3 +90,72 @@ def test_an_edit_that_only_python_takes_for_equal_is_kept(installer, repo, key, 
     installer.ok("--uninstall", repo)
     text = read(path_in(repo, ".claude/settings.json")).decode("utf-8")
     assert '"{}": {}'.format(key, json.dumps(edited)) in text
+
+
+def test_core_autocrlf_set_after_the_checkout_gives_no_crlf_to_an_lf_file(installer, repo):
+    git(repo, "config", "core.autocrlf", "true", env=installer.env)
+    before = read(path_in(repo, ".gitignore"))
+    installer.ok("--project", repo)
+    installer.ok("--uninstall", repo)
+    assert read(path_in(repo, ".gitignore")) == before == b"build/\n"
+
+
+def test_a_crlf_checkout_gets_heads_bytes_back_in_crlf(installer, repo):
+    env = installer.env
+    commit(repo, env, {".claude/settings.json": '{\n  "model": "opus"\n}\n'})
+    git(repo, "config", "core.autocrlf", "true", env=env)
+    os.remove(path_in(repo, ".claude/settings.json"))
+    git(repo, "checkout", "--", ".claude/settings.json", env=env)
+    before = read(path_in(repo, ".claude/settings.json"))
+    assert before == b'{\r\n  "model": "opus"\r\n}\r\n'
+    installer.ok("--project", repo)
+    installer.ok("--uninstall", repo)
+    assert read(path_in(repo, ".claude/settings.json")) == before
+
+
+def test_the_repositorys_filters_never_run(installer, repo, tmp_path):
+    env = installer.env
+    ran = tmp_path / "the smudge filter ran"
+    script = tmp_path / "smudge.py"
+    write(str(script), "import shutil, sys\nopen({!r}, 'w').close()\n"
+          "shutil.copyfileobj(sys.stdin.buffer, sys.stdout.buffer)\n".format(str(ran)))
+    commit(repo, env, {".gitattributes": ".gitignore filter=mark\n"})
+    git(repo, "config", "filter.mark.smudge",
+        "{} {}".format(shlex.quote(sys.executable), shlex.quote(str(script))), env=env)
+    installer.ok("--project", repo)
+    installer.ok("--uninstall", repo, "--dry-run")
+    assert not ran.exists()
+    installer.ok("--uninstall", repo)
+    assert not ran.exists()
+    assert read(path_in(repo, ".gitignore")) == b"build/\n"
+
+
+@pytest.mark.skipif(os.name == "nt", reason="the stand-in git is a shell script")
+def test_a_git_that_never_answers_stops_no_run(installer, repo, tmp_path):
+    folder = tmp_path / "hanging git"
+    write(str(folder / "git"), "#!/bin/sh\nexec sleep 120\n")
+    os.chmod(str(folder / "git"), 0o755)
+    set_in_installer(installer, "GIT_TIMEOUT_SECONDS = 1")
+    commit(repo, installer.env, {".claude/settings.json": ONLY_OURS})
+    env = {"PATH": "{}{}{}".format(folder, os.pathsep, installer.env["PATH"])}
+    installer.ok("--update", repo, env=env, timeout=60)
+    done = installer.ok("--uninstall", repo, env=env, timeout=60)
+    assert json.loads(read(path_in(repo, ".claude/settings.json"))) == {}
+    assert "kept, since git could not say whether it tracks the file" in done.stdout
+
+
+def test_a_filtered_file_gets_the_merged_text_not_heads_blob(installer, repo, tmp_path):
+    env = installer.env
+    script = tmp_path / "minify.py"
+    write(str(script), "import json, sys\n"
+          "json.dump(json.load(sys.stdin), sys.stdout, separators=(',', ':'))\n")
+    git(repo, "config", "filter.minify.clean",
+        "{} {}".format(shlex.quote(sys.executable), shlex.quote(str(script))), env=env)
+    pretty = b'{\n  "model": "opus"\n}\n'
+    commit(repo, env, {".gitattributes": ".claude/settings.json filter=minify\n",
+                       ".claude/settings.json": pretty})
+    assert git(repo, "cat-file", "blob", "HEAD:.claude/settings.json", env=env) == \
+        '{"model":"opus"}'
+    installer.ok("--project", repo)
+    installer.ok("--uninstall", repo)
+    assert read(path_in(repo, ".claude/settings.json")) == pretty
