@@ -697,17 +697,35 @@ def wire(settings, python, update):
         if not update:
             continue
         for group, handler in found:
-            old = str(handler.get("command", ""))
-            new = wiring.handler(python or interpreter_in(old) or DEFAULT_PYTHON)["command"]
-            if old != new:
-                handler["command"] = new
-                if wiring.event not in changed:
-                    changed.append(wiring.event)
-            if group.get("matcher") in RELEASED_MATCHERS.get(wiring.event, ()):
-                group["matcher"] = wiring.matcher
-                if wiring.event not in changed:
-                    changed.append(wiring.event)
+            updated = [update_command(handler, wiring, python), update_matcher(group, wiring)]
+            if any(updated) and wiring.event not in changed:
+                changed.append(wiring.event)
     return changed
+
+
+def update_command(handler, wiring, python):
+    """Bring the handler's command to this version's form; whether it changed."""
+    old = str(handler.get("command", ""))
+    new = wiring.handler(python or interpreter_in(old) or DEFAULT_PYTHON)["command"]
+    if old == new:
+        return False
+    handler["command"] = new
+    return True
+
+
+def update_matcher(group, wiring):
+    """Bring a matcher an earlier release wrote to this version's, unless the
+    group also holds handlers of the user's, which would then run for more
+    sources than the user chose; whether it changed."""
+    if not is_on_a_released_matcher(group, wiring) or \
+            not all(wiring.is_ours(handler) for handler in group["hooks"]):
+        return False
+    group["matcher"] = wiring.matcher
+    return True
+
+
+def is_on_a_released_matcher(group, wiring):
+    return group.get("matcher") in RELEASED_MATCHERS.get(wiring.event, ())
 
 
 def unwire(settings):
@@ -1095,12 +1113,28 @@ def plan_settings_wiring(plan, options):
     if options.python is not None and not options.update:
         plan_kept_interpreter_note(plan, settings, options.python)
     changed = wire(settings, options.python, update=options.update)
+    if options.update:
+        plan_shared_matcher_note(plan, settings)
     if not changed:
         plan.keep(SETTINGS, "hooks already wired")
         return
     verb = "write" if original is None else "merge"
     note = "wired " + " and ".join(changed)
     plan.write(verb, SETTINGS, settings_bytes(settings, original), note)
+
+
+def plan_shared_matcher_note(plan, settings):
+    """After wire(), a group still on an earlier release's matcher is one the
+    user's own handlers share: say what that costs and how to fix it."""
+    for wiring in WIRINGS:
+        kept = [group["matcher"] for group, _ in our_handlers(settings, wiring)
+                if is_on_a_released_matcher(group, wiring)]
+        if kept:
+            missing = [source for source in wiring.matcher.split("|")
+                       if source not in kept[0].split("|")]
+            plan.note("the {} group shared with hooks of your own keeps its matcher, so the "
+                      "protocol's hook misses {}; add it there, or move that hook to a group "
+                      "of its own".format(wiring.event, "|".join(missing)))
 
 
 def plan_kept_interpreter_note(plan, settings, python):

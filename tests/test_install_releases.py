@@ -1,6 +1,7 @@
 """install.py against what earlier releases installed: their hook files and settings entries."""
 
 import hashlib
+import json
 import os
 import re
 import subprocess
@@ -8,7 +9,8 @@ import subprocess
 import pytest
 
 from installtools import (  # noqa: F401  (fixtures are used by name)
-    HOOKS, REPO, installer, load_installer, path_in, project, read, write,
+    HOOKS, REPO, expected_settings, installer, load_installer, path_in, project, read,
+    settings_of, write,
 )
 
 # The commit release 0.1.0 was made from.
@@ -58,3 +60,36 @@ def test_uninstall_removes_the_hooks_0_1_0_installed(installer, project, crlf):
     for name in HOOKS:
         assert "  removed  .claude/hooks/{}".format(name) in done.stdout
     assert not os.path.exists(path_in(project, ".claude/hooks"))
+
+
+# ---------------------------------------------------------- 0.1.0's settings entries
+
+def settings_of_0_1_0():
+    data = expected_settings()
+    data["hooks"]["SessionStart"][0]["matcher"] = "startup|resume|clear|compact"
+    return data
+
+
+def test_update_leaves_the_matcher_of_a_group_shared_with_the_users_hook(installer, project):
+    old = settings_of_0_1_0()
+    mine = {"type": "command", "command": "./my-banner.sh"}
+    old["hooks"]["SessionStart"][0]["hooks"].append(mine)
+    write(path_in(project, ".claude/settings.json"), json.dumps(old, indent=2) + "\n")
+    done = installer.ok("--update", project)
+    assert settings_of(project) == old
+    assert ("  note     the SessionStart group shared with hooks of your own keeps its matcher, "
+            "so the protocol's hook misses fork; add it there, or move that hook to a group of "
+            "its own") in done.stdout
+    assert "  keep     .claude/settings.json (hooks already wired)" in done.stdout
+
+
+def test_update_brings_the_matcher_of_the_protocols_own_group(installer, project):
+    old = settings_of_0_1_0()
+    old["hooks"]["SessionStart"].append({"matcher": "startup|resume|clear|compact",
+                                         "hooks": [{"type": "command", "command": "./mine.sh"}]})
+    write(path_in(project, ".claude/settings.json"), json.dumps(old, indent=2) + "\n")
+    done = installer.ok("--update", project)
+    groups = settings_of(project)["hooks"]["SessionStart"]
+    assert [group["matcher"] for group in groups] == [
+        "startup|resume|clear|compact|fork", "startup|resume|clear|compact"]
+    assert "note" not in done.stdout
