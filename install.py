@@ -673,16 +673,36 @@ def our_handlers(settings, wiring):
             for handler in group["hooks"] if wiring.is_ours(handler)]
 
 
+# A hook command as a release wrote it, or as older instructions did (no -I -S,
+# no braces): an interpreter, its flags, then the hook's path and nothing more.
+WIRED_COMMAND = re.compile(
+    r'\s*(.+?)((?:\s+-I)?(?:\s+-S)?)\s+"?\$\{?CLAUDE_PROJECT_DIR\}?/[^"\s]+"?\s*\Z')
+PYTHON_PROGRAM = re.compile(r"(?:python|pypy|py)[\d.]*w?(?:\.exe)?\Z", re.IGNORECASE)
+
+
 def interpreter_in(command):
-    """The interpreter a wired command runs, e.g. 'py -3'; None if unclear."""
-    match = re.match(r'\s*(.+?)\s+(?:-I\s+)?(?:-S\s+)?"?\$\{?CLAUDE_PROJECT_DIR', command)
-    return match.group(1) if match else None
+    """The interpreter a wired command runs, e.g. 'py -3'; None when the command
+    is in a form of the user's (the hook run directly, `uv run`), where putting
+    an interpreter in front would change what runs."""
+    match = WIRED_COMMAND.match(command)
+    if not match or not INTERPRETER.match(match.group(1)):
+        return None
+    python, flags = match.groups()
+    return python if flags or names_a_python(python) else None
+
+
+def names_a_python(interpreter):
+    """Whether a word of the interpreter names a Python (python3, py, .../python.exe)."""
+    return any(PYTHON_PROGRAM.match(re.split(r"[/\\]", word)[-1])
+               for word in shlex.split(interpreter))
 
 
 def wire(settings, python, update):
     """Add our entries where missing. With update, also bring the command of
     each entry of ours to this version's form, keeping its interpreter unless
-    python is given, and a matcher an earlier release wrote to this version's;
+    python is given (without python, a command whose interpreter cannot be
+    read stays as written), and a matcher an earlier release wrote to this
+    version's in a group of the protocol's alone;
     every other field of an entry (its timeout, a matcher of the user's, its
     status message) is the user's to change and stays. Returns the names of
     the events that changed."""
@@ -704,9 +724,13 @@ def wire(settings, python, update):
 
 
 def update_command(handler, wiring, python):
-    """Bring the handler's command to this version's form; whether it changed."""
+    """Bring the handler's command to this version's form, unless no python is
+    given and its own cannot be read; whether it changed."""
     old = str(handler.get("command", ""))
-    new = wiring.handler(python or interpreter_in(old) or DEFAULT_PYTHON)["command"]
+    python = python or interpreter_in(old)
+    if python is None:
+        return False
+    new = wiring.handler(python)["command"]
     if old == new:
         return False
     handler["command"] = new
@@ -989,8 +1013,8 @@ def why_index_cannot_change(project):
 def mark_executable_in_index(project, rels):
     code, _ = git(project, "update-index", "--chmod=+x", "--", *rels)
     if code is None:
-        raise Refusal("git update-index --chmod=+x gave no answer within {} seconds in {}".format(
-            GIT_TIMEOUT_SECONDS, project))
+        raise Refusal("git update-index --chmod=+x gave no answer within {} seconds in {}"
+                      .format(GIT_TIMEOUT_SECONDS, project))
     if code != 0:
         raise Refusal("git update-index --chmod=+x failed in {}".format(project))
 
@@ -1140,9 +1164,9 @@ def plan_shared_matcher_note(plan, settings):
 def plan_kept_interpreter_note(plan, settings, python):
     """--project never changes an existing entry, so a new --python would be
     silently ignored: say how to apply it."""
-    kept = sorted(set(interpreter_in(str(handler.get("command", ""))) or "?"
-                      for wiring in WIRINGS for _, handler in our_handlers(settings, wiring))
-                  - {python})
+    wired = set(interpreter_in(str(handler.get("command", "")))
+                for wiring in WIRINGS for _, handler in our_handlers(settings, wiring))
+    kept = sorted(wired - {python, None}) + (["a command of your own"] if None in wired else [])
     if kept:
         shown = '"{}"'.format(python) if " " in python else python
         plan.note("the hooks stay wired to {}; --update --python {} changes that".format(

@@ -1,4 +1,4 @@
-"""install.py --uninstall in git repositories: what git tracks, and how its committed bytes come back."""
+"""install.py --uninstall in git repositories: what git tracks, and HEAD's bytes given back."""
 
 import json
 import os

@@ -38,7 +38,8 @@ def test_every_hook_lists_the_digest_of_its_released_version(installer):
 def put_the_released_hooks_in(project, crlf):
     for name in HOOKS:
         old = released_hook(name)
-        write(path_in(project, ".claude/hooks/" + name), old.replace(b"\n", b"\r\n") if crlf else old)
+        data = old.replace(b"\n", b"\r\n") if crlf else old
+        write(path_in(project, ".claude/hooks/" + name), data)
 
 
 @pytest.mark.parametrize("crlf", [False, True])
@@ -93,3 +94,44 @@ def test_update_brings_the_matcher_of_the_protocols_own_group(installer, project
     assert [group["matcher"] for group in groups] == [
         "startup|resume|clear|compact|fork", "startup|resume|clear|compact"]
     assert "note" not in done.stdout
+
+
+# ------------------------------------------------------- commands in a form of the user's
+
+STOP = ".claude/hooks/stop-handoff.py"
+
+
+def settings_with_stop_command(command):
+    data = expected_settings()
+    data["hooks"]["Stop"][0]["hooks"][0]["command"] = command
+    return data
+
+
+@pytest.mark.parametrize("command", [
+    '"${CLAUDE_PROJECT_DIR}/' + STOP + '"',
+    '"$CLAUDE_PROJECT_DIR/' + STOP + '"',
+    'uv run "${CLAUDE_PROJECT_DIR}/' + STOP + '"',
+    'uv run --script "$CLAUDE_PROJECT_DIR/' + STOP + '"',
+    'cd "$CLAUDE_PROJECT_DIR" && python3 ./' + STOP,
+    'python3 "${CLAUDE_PROJECT_DIR}/' + STOP + '" --verbose',
+])
+def test_update_keeps_a_command_whose_interpreter_it_cannot_read(installer, project, command):
+    data = settings_with_stop_command(command)
+    write(path_in(project, ".claude/settings.json"), json.dumps(data, indent=2) + "\n")
+    installer.ok("--update", project)
+    assert settings_of(project) == data
+    done = installer.ok("--project", project, "--python", "py -3")
+    assert ("  note     the hooks stay wired to python3 and a command of your own; "
+            '--update --python "py -3" changes that') in done.stdout
+    installer.ok("--update", project, "--python", "py -3")
+    assert settings_of(project) == expected_settings("py -3")
+
+
+@pytest.mark.parametrize("python", [
+    "/usr/bin/env python3", "'C:\\Program Files\\Python\\python.exe'", "uv run python", "pypy3",
+])
+def test_update_brings_an_older_command_form_with_its_interpreter(installer, project, python):
+    data = settings_with_stop_command('{} "$CLAUDE_PROJECT_DIR/{}"'.format(python, STOP))
+    write(path_in(project, ".claude/settings.json"), json.dumps(data, indent=2) + "\n")
+    installer.ok("--update", project)
+    assert settings_of(project)["hooks"]["Stop"] == expected_settings(python)["hooks"]["Stop"]
