@@ -20,8 +20,12 @@ What it promises
   stay unless `--force` (for a hook, `--update --force`) says otherwise.
 * --uninstall removes only what --project created: a command the user edited
   or a hook of the user's stays, and so do `memory/` and the session-state
-  file. A file git's HEAD tracks is never removed, and gets its committed bytes
-  back when what is left of it means the same.
+  file. The protocol's own hooks, commands and `.claudeignore` go even when
+  committed (git shows them as deleted). `.claude/settings.json` and
+  `.gitignore` lose only the protocol's parts and are never removed while git
+  tracks them, committed or staged, or cannot say whether it does; when what
+  is left means the same as HEAD's version, HEAD's bytes come back in the
+  file's line endings.
 * Everything is checked before anything is written. An invalid settings.json,
   a symbolic link or something other than a regular file where a file would be
   read or written, a read-only file, folder or file system, or a damaged marker
@@ -63,6 +67,8 @@ the index, because a hook committed without its executable bit breaks every
 fresh clone on Linux and macOS. New hooks are never staged into the user's
 index: the script prints the `git add --chmod=+x` line to run instead, and any
 later --project or --update fixes a hook that was added without the bit.
+The repository's filters never run, and a git command that gives no answer
+within 30 seconds counts as no answer.
 
 The source files are found next to the real path of this script, so it may be
 run through a symbolic link to a clone.

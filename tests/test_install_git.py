@@ -8,8 +8,8 @@ import sys
 import pytest
 
 from installtools import (  # noqa: F401  (fixtures are used by name)
-    expected_settings, git, installer, make_repo, path_in, project, read, repo, set_in_installer,
-    write,
+    COMMANDS, HOOKS, expected_settings, git, installer, make_repo, path_in, project, read, repo,
+    set_in_installer, write,
 )
 
 ONLY_OURS = json.dumps(expected_settings(), indent=2) + "\n"
@@ -159,3 +159,19 @@ def test_a_filtered_file_gets_the_merged_text_not_heads_blob(installer, repo, tm
     installer.ok("--project", repo)
     installer.ok("--uninstall", repo)
     assert read(path_in(repo, ".claude/settings.json")) == pretty
+
+
+def test_uninstall_removes_the_protocols_committed_files_but_not_the_shared_ones(installer, repo):
+    env = installer.env
+    installer.ok("--project", repo)
+    git(repo, "add", "--chmod=+x", ".claude/hooks", env=env)
+    git(repo, "add", ".", env=env)
+    git(repo, "commit", "-q", "-m", "the protocol", env=env)
+    installer.ok("--uninstall", repo)
+    status = git(repo, "status", "--porcelain", "--untracked-files=no", env=env).splitlines()
+    deleted = sorted(line[3:] for line in status if line.startswith(" D "))
+    assert deleted == sorted([".claudeignore"] + [
+        ".claude/hooks/" + name for name in HOOKS] + [
+        ".claude/commands/" + name for name in COMMANDS])
+    assert " M .gitignore" in status and " M .claude/settings.json" in status
+    assert json.loads(read(path_in(repo, ".claude/settings.json"))) == {}
