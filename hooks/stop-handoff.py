@@ -383,11 +383,18 @@ def work_tree_top(project):
 
 
 def memory_path(project):
-    """The memory folder, or the index itself when it sits at the top of the project (its
-    folder would then be the whole project)."""
-    index = os.environ.get("MCP_MEMORY_INDEX") or DEFAULT_INDEX
+    """(path, whether a folder): the memory folder, resolved, or the index file alone when its
+    folder holds the project itself (the index at the top, however it is spelled): that folder
+    would leave out the whole project."""
+    real_project = os.path.realpath(project)
+    index = os.path.realpath(os.path.join(real_project, os.environ.get("MCP_MEMORY_INDEX")
+                                          or DEFAULT_INDEX))
     folder = os.path.dirname(index)
-    return os.path.join(os.path.realpath(project), folder or index), bool(folder)
+    try:
+        holds_project = os.path.commonpath([folder, real_project]) == folder
+    except ValueError:  # another drive on Windows
+        holds_project = False
+    return (index, False) if holds_project else (folder, True)
 
 
 def saving_prefixes(project, top):
@@ -402,11 +409,15 @@ def saving_prefixes(project, top):
          ""),
         (memory, "/" if is_folder else ""),  # "memory/", so memory_utils.py still counts
     )
-    try:
-        return tuple(os.fsencode(os.path.relpath(path, top).replace(os.sep, "/") + end)
-                     for path, end in own_files)
-    except ValueError:  # another drive on Windows: nothing of ours can be in this work tree
-        return ()
+    prefixes = []
+    for path, end in own_files:
+        try:
+            relative = os.path.relpath(path, top).replace(os.sep, "/")
+        except ValueError:  # another drive on Windows: not in this work tree
+            continue
+        if relative != os.pardir and not relative.startswith(os.pardir + "/"):
+            prefixes.append(os.fsencode(relative + end))
+    return tuple(prefixes)
 
 
 def file_signature(top, path):
@@ -425,16 +436,18 @@ def repository_state(project, head, raw_status):
     own_files = saving_prefixes(project, top)
     parts = [b"head " + head.encode("ascii", "replace")]
     for code, path, original in status_entries(raw_status):
-        if own_files and path.startswith(own_files):
+        # A file moved into the memory is still gone from where it was: that move is work.
+        if own_files and path.startswith(own_files) and (
+                original is None or original.startswith(own_files)):
             continue
         parts.append(b" ".join((code.encode("ascii", "replace"), path, original or b"-",
                                 file_signature(top, path))))
     return b"\0".join(parts) + b"\n"
 
 
-def current_state(project):
+def current_state(project, seconds=GIT_SECONDS):
     """(state, whether anything is changed or untracked), or (None, False) outside git."""
-    facts = repository_facts(finish_commands(start_commands(repository_reads(project))))
+    facts = repository_facts(finish_commands(start_commands(repository_reads(project)), seconds))
     if facts is None:
         return None, False
     head, _, raw_status = facts
@@ -464,23 +477,27 @@ def decide(project):
     hook_input = read_hook_input()
     if stop_hook_active(hook_input):
         return LET_STOP
-    current, dirty = current_state(project)
+    deadline = time.monotonic() + GIT_SECONDS  # one budget for every git call of this stop
+    current, dirty = current_state(project, GIT_SECONDS)
     if current is None:
         return LET_STOP
     path = baseline_path(project, text_field(hook_input, "session_id"))
     recorded = read_baseline(path)
     if recorded == current:
         return LET_STOP
+    if recorded is None:
+        verdict = BLOCK if dirty else LET_STOP
+    elif only_memory_was_committed(project, recorded, current, deadline - time.monotonic()):
+        verdict = LET_STOP  # the commits of a /dream: the baseline moves past them
+    else:
+        verdict = BLOCK
+    # Written once the verdict is known, so a hook killed on the way loses no block.
     if not write_inside_claude_folder(project, path, current):
         return LET_STOP  # a block that cannot advance the baseline would repeat forever
-    if recorded is None:
-        return BLOCK if dirty else LET_STOP
-    if only_memory_was_committed(project, recorded, current):
-        return LET_STOP  # the baseline has moved past the commits of a /dream
-    return BLOCK
+    return verdict
 
 
-def only_memory_was_committed(project, recorded, current):
+def only_memory_was_committed(project, recorded, current, seconds):
     """Whether the two states differ only in HEAD, by commits that each touch the memory and
     nothing else (an empty commit, or one that also touches code, is work)."""
     old_head, _, old_rest = recorded.rstrip(b"\n").partition(b"\0")
@@ -492,10 +509,12 @@ def only_memory_was_committed(project, recorded, current):
         relative = os.path.relpath(memory, os.path.realpath(project)).replace(os.sep, "/")
     except ValueError:
         return False
+    if seconds <= 0:
+        return False  # no time left to look: it counts as work
     span = old_head[5:].decode("ascii", "replace") + ".." + new_head[5:].decode("ascii", "replace")
     count = GIT + ("-C", project, "rev-list", "--count", span)
     counts = finish_commands(start_commands([
-        count, count + ("--", relative), count + ("--", ".", ":(exclude)" + relative)]))
+        count, count + ("--", relative), count + ("--", ":/", ":(exclude)" + relative)]), seconds)
     if not all(result and result[0] == 0 and result[1].strip().isdigit() for result in counts):
         return False  # when in doubt, it is work
     every, touching_memory, touching_the_rest = (int(result[1]) for result in counts)

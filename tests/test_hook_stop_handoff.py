@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from conftest import HOOKS, clean_environment, git, load_hook, run_hook, set_age
+from conftest import HOOKS, clean_environment, git, load_hook, make_repo, run_hook, set_age
 
 STATE = ".claude/session-state.md"
 
@@ -438,3 +438,58 @@ def test_work_instead_of_saving_still_counts(session):
     (session / "more.txt").write_text("worked on instead of saving\n", encoding="utf-8")
     assert continuation(session).returncode == 0
     assert stop(session).returncode == 2
+
+
+@pytest.mark.parametrize("spelling", ["absolute", "./MEMORY.md", "memory/../MEMORY.md"])
+def test_an_index_at_the_top_however_spelled_never_hides_a_code_commit(session, spelling):
+    index = str(session / "MEMORY.md") if spelling == "absolute" else spelling
+    (session / "MEMORY.md").write_text("# Index\n", encoding="utf-8")
+    git(session, "add", "MEMORY.md")
+    git(session, "commit", "-q", "-m", "index at the top")
+    run_hook("session-start.py", session, stdin={"session_id": "s1", "source": "startup"},
+             env={"MCP_MEMORY_INDEX": index})
+    (session / "README.md").write_text("code\n", encoding="utf-8")
+    git(session, "commit", "-q", "-am", "code")
+    assert stop(session, MCP_MEMORY_INDEX=index).returncode == 2
+
+
+def test_in_a_subfolder_project_a_commit_touching_code_elsewhere_is_work(tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    app = repo / "app"
+    (app / "memory").mkdir(parents=True)
+    (app / "memory" / "MEMORY.md").write_text("# Index\n", encoding="utf-8")
+    (repo / "lib").mkdir()
+    (repo / "lib" / "core.py").write_text("x = 1\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "layout")
+    (app / ".claude" / "hooks").mkdir(parents=True)
+    stale_handoff(app)
+    start(app)
+    (app / "memory" / "MEMORY.md").write_text("# Index\n- [A](a.md) — a\n", encoding="utf-8")
+    (repo / "lib" / "core.py").write_text("x = 2\n", encoding="utf-8")
+    git(repo, "commit", "-q", "-am", "memory and code")
+    assert stop(app).returncode == 2
+
+
+def test_moving_code_into_the_memory_folder_is_work(session):
+    git(session, "mv", "README.md", "memory/README.md")
+    assert stop(session).returncode == 2
+
+
+def test_no_time_left_means_the_commits_count_as_work(session):
+    guard = load_hook("stop-handoff.py")
+    assert not guard.only_memory_was_committed(str(session), b"head a\n", b"head b\n", 0)
+
+
+def test_a_memory_folder_git_cannot_place_leaves_the_other_exclusions(session, monkeypatch):
+    guard = load_hook("stop-handoff.py")
+    relpath = os.path.relpath
+
+    def on_another_drive(path, start=os.curdir):
+        if path.endswith("memory"):
+            raise ValueError("path is on mount 'D:', start on mount 'C:'")
+        return relpath(path, start)
+
+    monkeypatch.setattr(os.path, "relpath", on_another_drive)
+    prefixes = guard.saving_prefixes(str(session), str(session))
+    assert prefixes == (b".claude/session-state.md", b".claude/hooks/.session-baseline")
