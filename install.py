@@ -126,7 +126,11 @@ class Wiring(object):
         self.hook = hook
         self.matcher = matcher
         self.status = status
-        self.marker = "/{}/{}".format(HOOK_DIR, hook)
+        # Only the project's own copy counts: the same name under ~/.claude/hooks
+        # (the user's global hooks) or anywhere else is another program.
+        self.path_in_command = re.compile(
+            r'\$(?:CLAUDE_PROJECT_DIR|\{{CLAUDE_PROJECT_DIR\}})"?/{}(?![\w.-])'.format(
+                re.escape("{}/{}".format(HOOK_DIR, hook))))
 
     def handler(self, python):
         return {
@@ -144,7 +148,7 @@ class Wiring(object):
         return group
 
     def is_ours(self, handler):
-        return self.marker in str(handler.get("command", ""))
+        return self.path_in_command.search(str(handler.get("command", ""))) is not None
 
 
 WIRINGS = (

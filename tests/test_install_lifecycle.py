@@ -364,3 +364,19 @@ def test_project_with_another_python_says_how_to_switch(installer, project):
     assert ('  note     the hooks stay wired to python3; --update --python "py -3" changes that'
             in done.stdout)
     assert settings_of(project) == expected_settings()
+
+
+# ------------------------------------------------------------------ whose entries
+
+GLOBAL_SESSION_START = {"type": "command", "command": "python3 ~/.claude/hooks/session-start.py"}
+
+
+def test_a_global_hook_of_the_same_name_is_not_taken_for_the_protocols(installer, project):
+    mine = {"hooks": {"SessionStart": [{"hooks": [GLOBAL_SESSION_START]}]}}
+    write(path_in(project, ".claude/settings.json"), json.dumps(mine, indent=2) + "\n")
+    done = installer.ok("--project", project)
+    assert "(wired SessionStart and Stop)" in done.stdout
+    groups = settings_of(project)["hooks"]["SessionStart"]
+    assert groups == mine["hooks"]["SessionStart"] + expected_settings()["hooks"]["SessionStart"]
+    installer.ok("--uninstall", project)
+    assert settings_of(project) == mine

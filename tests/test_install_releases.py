@@ -112,7 +112,7 @@ def settings_with_stop_command(command):
     '"$CLAUDE_PROJECT_DIR/' + STOP + '"',
     'uv run "${CLAUDE_PROJECT_DIR}/' + STOP + '"',
     'uv run --script "$CLAUDE_PROJECT_DIR/' + STOP + '"',
-    'cd "$CLAUDE_PROJECT_DIR" && python3 ./' + STOP,
+    'python3 "$CLAUDE_PROJECT_DIR"/' + STOP,
     'python3 "${CLAUDE_PROJECT_DIR}/' + STOP + '" --verbose',
 ])
 def test_update_keeps_a_command_whose_interpreter_it_cannot_read(installer, project, command):
