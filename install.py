@@ -20,7 +20,9 @@ What it promises
   stay unless `--force` (for a hook, `--update --force`) says otherwise.
 * --uninstall removes only what --project created: a command the user edited
   or a hook of the user's stays, and so do `memory/` and the session-state
-  file. The protocol's own hooks, commands and `.claudeignore` go even when
+  file. A settings entry that runs a hook of the user's is the user's too:
+  no mode adds, changes or removes it, except --update --force, which
+  replaces the hook and so brings its entry up to date. The protocol's own hooks, commands and `.claudeignore` go even when
   committed (git shows them as deleted). `.claude/settings.json` and
   `.gitignore` lose only the protocol's parts and are never removed while git
   tracks them, committed or staged, or cannot say whether it does; when what
@@ -157,6 +159,13 @@ WIRINGS = (
     Wiring("Stop", "stop-handoff.py", None,
            "Checking that the session's work is saved"),
 )
+
+
+def wirings_of(hooks):
+    """The entries that run the given hooks. An entry running a hook file of
+    the user's is the user's as well: the installer neither adds, changes nor
+    removes it."""
+    return [wiring for wiring in WIRINGS if wiring.hook in hooks]
 
 # sha256 digests of command files shipped by earlier releases, by file name,
 # taken with CRLF line endings read as LF. A command matching one of them (or
@@ -707,8 +716,8 @@ def names_a_python(interpreter):
                for word in shlex.split(interpreter))
 
 
-def wire(settings, python, update):
-    """Add our entries where missing. With update, also bring the command of
+def wire(settings, python, update, wirings=WIRINGS):
+    """Add the wirings' entries where missing. With update, also bring the command of
     each entry of ours to this version's form, keeping its interpreter unless
     python is given (without python, a command whose interpreter cannot be
     read stays as written), and a matcher an earlier release wrote to this
@@ -717,7 +726,7 @@ def wire(settings, python, update):
     status message) is the user's to change and stays. Returns the names of
     the events that changed."""
     changed = []
-    for wiring in WIRINGS:
+    for wiring in wirings:
         found = our_handlers(settings, wiring)
         if not found:
             hooks = settings.setdefault("hooks", {})
@@ -762,10 +771,11 @@ def is_on_a_released_matcher(group, wiring):
     return group.get("matcher") in RELEASED_MATCHERS.get(wiring.event, ())
 
 
-def unwire(settings):
-    """Remove our entries, then whatever they leave empty. Returns the events changed."""
+def unwire(settings, wirings):
+    """Remove the wirings' entries, then whatever they leave empty. Returns the
+    events changed."""
     changed = []
-    for wiring in WIRINGS:
+    for wiring in wirings:
         found = our_handlers(settings, wiring)
         if not found:
             continue
@@ -1052,7 +1062,7 @@ def plan_install(source, project, options):
         plan_copy_if_absent(plan, MEMORY_INDEX, source.bytes_of(TEMPLATE_MEMORY))
         plan_copy_if_absent(plan, CLAUDEIGNORE, source.bytes_of(TEMPLATE_CLAUDEIGNORE))
     plan_gitignore_block(plan, source.marked_template(TEMPLATE_GITIGNORE))
-    plan_settings_wiring(plan, options)
+    plan_settings_wiring(plan, options, wirings_of(ours))
     plan_git_index(plan, project, ours)
     return plan
 
@@ -1137,7 +1147,7 @@ def plan_gitignore_block(plan, block):
         plan.write("write" if text is None else verb, GITIGNORE, encode_text(new_text), note)
 
 
-def plan_settings_wiring(plan, options):
+def plan_settings_wiring(plan, options, wirings):
     path = plan.path(SETTINGS)
     try:
         settings, original = load_settings(path, SETTINGS)
@@ -1145,10 +1155,10 @@ def plan_settings_wiring(plan, options):
         plan.refuse(str(error))
         return
     if options.python is not None and not options.update:
-        plan_kept_interpreter_note(plan, settings, options.python)
-    changed = wire(settings, options.python, update=options.update)
+        plan_kept_interpreter_note(plan, settings, options.python, wirings)
+    changed = wire(settings, options.python, options.update, wirings)
     if options.update:
-        plan_shared_matcher_note(plan, settings)
+        plan_shared_matcher_note(plan, settings, wirings)
     if not changed:
         plan.keep(SETTINGS, "hooks already wired")
         return
@@ -1157,10 +1167,10 @@ def plan_settings_wiring(plan, options):
     plan.write(verb, SETTINGS, settings_bytes(settings, original), note)
 
 
-def plan_shared_matcher_note(plan, settings):
+def plan_shared_matcher_note(plan, settings, wirings):
     """After wire(), a group still on an earlier release's matcher is one the
     user's own handlers share: say what that costs and how to fix it."""
-    for wiring in WIRINGS:
+    for wiring in wirings:
         kept = [group["matcher"] for group, _ in our_handlers(settings, wiring)
                 if is_on_a_released_matcher(group, wiring)]
         if kept:
@@ -1171,11 +1181,11 @@ def plan_shared_matcher_note(plan, settings):
                       "of its own".format(wiring.event, "|".join(missing)))
 
 
-def plan_kept_interpreter_note(plan, settings, python):
+def plan_kept_interpreter_note(plan, settings, python, wirings):
     """--project never changes an existing entry, so a new --python would be
     silently ignored: say how to apply it."""
     wired = set(interpreter_in(str(handler.get("command", "")))
-                for wiring in WIRINGS for _, handler in our_handlers(settings, wiring))
+                for wiring in wirings for _, handler in our_handlers(settings, wiring))
     kept = sorted(wired - {python, None}) + (["a command of your own"] if None in wired else [])
     if kept:
         shown = '"{}"'.format(python) if " " in python else python
@@ -1197,10 +1207,13 @@ def protocol_is_installed(project):
 def plan_uninstall(source, project):
     plan = Plan(project)
     hook_dir = plan.path(HOOK_DIR)
+    users = []
     for name in HOOKS:
         rel = HOOK_DIR + "/" + name
-        plan_remove_if_unmodified(plan, rel, lambda data, rel=rel: is_the_installers(
-            source, rel, data), "not a version the installer shipped; left in place")
+        if plan_remove_if_unmodified(plan, rel, lambda data, rel=rel: is_the_installers(
+                source, rel, data), "not a version the installer shipped; left in place"):
+            users.append(name)
+    wirings = wirings_of([name for name in HOOKS if name not in users])
     for name in sorted(leftovers_of_the_hooks(hook_dir)):
         plan.remove(HOOK_DIR + "/" + name, "local file the hooks wrote")
     for name in COMMANDS:
@@ -1210,8 +1223,8 @@ def plan_uninstall(source, project):
     template = source.bytes_of(TEMPLATE_CLAUDEIGNORE)
     plan_remove_if_unmodified(plan, CLAUDEIGNORE, lambda data: same_content(data, template),
                               "differs from the template; left in place")
-    plan_settings_unwiring(plan)
-    plan_local_wiring_note(plan)
+    plan_settings_unwiring(plan, wirings)
+    plan_local_wiring_note(plan, wirings)
     plan_gitignore_unblocking(plan, source.marked_template(TEMPLATE_GITIGNORE))
     for rel in (HOOK_DIR, COMMAND_DIR, ".claude"):
         if os.path.isdir(plan.path(rel)) and plan.will_be_emptied(rel):
@@ -1232,23 +1245,25 @@ def leftovers_of_the_hooks(hook_dir):
 
 
 def plan_remove_if_unmodified(plan, rel, unmodified, kept_note):
-    """Remove rel when unmodified(its bytes) holds; keep it, saying so, otherwise."""
+    """Remove rel when unmodified(its bytes) holds; keep it, saying so, otherwise.
+    Returns whether the file stays as the user's."""
     existing = read_bytes(plan.path(rel), rel)
     if existing is None:
-        return
+        return False
     if unmodified(existing):
         plan.remove(rel)
-    else:
-        plan.keep(rel, kept_note)
+        return False
+    plan.keep(rel, kept_note)
+    return True
 
 
-def plan_settings_unwiring(plan):
+def plan_settings_unwiring(plan, wirings):
     try:
         settings, original = load_settings(plan.path(SETTINGS), SETTINGS)
     except SettingsError as error:
         plan.refuse(str(error))
         return
-    changed = unwire(settings)
+    changed = unwire(settings, wirings)
     if not changed:
         return
     plan_what_is_left(plan, SETTINGS, original, settings_bytes(settings, original),
@@ -1256,14 +1271,14 @@ def plan_settings_unwiring(plan):
                       "unwired " + " and ".join(changed), "held only the protocol's hooks")
 
 
-def plan_local_wiring_note(plan):
+def plan_local_wiring_note(plan, wirings):
     """The local settings file is the user's, never changed; but hooks it still
     wires would fail at every session once the hook files are gone."""
     try:
         local, _ = load_settings(plan.path(LOCAL_SETTINGS), LOCAL_SETTINGS)
     except Refusal:
         return
-    events = [wiring.event for wiring in WIRINGS if our_handlers(local, wiring)]
+    events = [wiring.event for wiring in wirings if our_handlers(local, wiring)]
     if events:
         plan.note("{} still wires {} to the removed hooks; delete those entries".format(
             LOCAL_SETTINGS, " and ".join(events)))

@@ -380,3 +380,44 @@ def test_a_global_hook_of_the_same_name_is_not_taken_for_the_protocols(installer
     assert groups == mine["hooks"]["SessionStart"] + expected_settings()["hooks"]["SessionStart"]
     installer.ok("--uninstall", project)
     assert settings_of(project) == mine
+
+
+MY_SESSION_START = b"import mylib\nmylib.greet()\n"
+MY_WIRING = {"hooks": {"SessionStart": [{"hooks": [{
+    "type": "command", "command": 'python3 "$CLAUDE_PROJECT_DIR/.claude/hooks/session-start.py"'}]}]}}
+
+
+@pytest.fixture
+def project_with_my_wired_hook(project):
+    write(path_in(project, ".claude/hooks/session-start.py"), MY_SESSION_START)
+    write(path_in(project, ".claude/settings.json"), json.dumps(MY_WIRING, indent=2) + "\n")
+    return project
+
+
+def test_update_leaves_the_entry_of_a_hook_of_the_users(installer, project_with_my_wired_hook):
+    project = project_with_my_wired_hook
+    installer.ok("--update", project)
+    assert read(path_in(project, ".claude/hooks/session-start.py")) == MY_SESSION_START
+    settings = settings_of(project)
+    assert settings["hooks"]["SessionStart"] == MY_WIRING["hooks"]["SessionStart"]
+    assert settings["hooks"]["Stop"] == expected_settings()["hooks"]["Stop"]
+    installer.ok("--update", "--force", project)
+    assert settings_of(project)["hooks"]["SessionStart"][0]["hooks"][0]["command"] == \
+        expected_settings()["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+
+
+def test_uninstall_leaves_the_entry_of_a_hook_of_the_users(installer, project_with_my_wired_hook):
+    project = project_with_my_wired_hook
+    before = snapshot(project)
+    done = installer.ok("--uninstall", project)
+    assert snapshot(project) == before
+    assert done.stdout.splitlines()[-1] == "nothing to do: already up to date"
+    installer.ok("--update", project)
+    installer.ok("--uninstall", project)
+    assert settings_of(project) == MY_WIRING
+
+
+def test_project_wires_no_hook_of_the_users(installer, project):
+    write(path_in(project, ".claude/hooks/session-start.py"), MY_SESSION_START)
+    installer.ok("--project", project)
+    assert settings_of(project) == {"hooks": {"Stop": expected_settings()["hooks"]["Stop"]}}
