@@ -721,8 +721,9 @@ def wire(settings, python, update, wirings=WIRINGS):
     each entry of ours to this version's form, keeping its interpreter unless
     python is given (without python, a command whose interpreter cannot be
     read stays as written), and a matcher an earlier release wrote to this
-    version's in a group of the protocol's alone;
-    every other field of an entry (its timeout, a matcher of the user's, its
+    version's in a group of the protocol's alone; an entry wired more than
+    once (which the harness would run as often) keeps only its first copy.
+    Every other field of an entry (its timeout, a matcher of the user's, its
     status message) is the user's to change and stays. Returns the names of
     the events that changed."""
     changed = []
@@ -735,10 +736,11 @@ def wire(settings, python, update, wirings=WIRINGS):
             continue
         if not update:
             continue
-        for group, handler in found:
-            updated = [update_command(handler, wiring, python), update_matcher(group, wiring)]
-            if any(updated) and wiring.event not in changed:
-                changed.append(wiring.event)
+        group, handler = found[0]
+        updated = [update_command(handler, wiring, python), update_matcher(group, wiring)]
+        drop_handlers(settings, wiring.event, found[1:])
+        if any(updated) or found[1:]:
+            changed.append(wiring.event)
     return changed
 
 
@@ -779,13 +781,20 @@ def unwire(settings, wirings):
         found = our_handlers(settings, wiring)
         if not found:
             continue
-        for group, handler in found:
-            group["hooks"].remove(handler)
-        drop_emptied_groups(settings, wiring.event, [group for group, _ in found])
+        drop_handlers(settings, wiring.event, found)
         changed.append(wiring.event)
     if changed and settings.get("hooks") == {}:
         del settings["hooks"]
     return changed
+
+
+def drop_handlers(settings, event, found):
+    """Remove the (group, handler) pairs found, then the groups they emptied.
+    A handler goes by identity: an equal copy elsewhere in the group stays."""
+    for group, handler in found:
+        group["hooks"][:] = [other for other in group["hooks"] if other is not handler]
+    if found:
+        drop_emptied_groups(settings, event, [group for group, _ in found])
 
 
 def drop_emptied_groups(settings, event, touched):
@@ -1488,6 +1497,11 @@ def hook_findings(source, project):
     if unwired:
         findings.append(Finding("unwired", "not wired in settings.json: " + ", ".join(unwired),
                                 "--update"))
+    settings, _ = load_settings(os.path.join(project, *SETTINGS.split("/")), SETTINGS)
+    repeated = [wiring.event for wiring in WIRINGS if len(our_handlers(settings, wiring)) > 1]
+    if repeated:
+        findings.append(Finding("drift", "wired more than once in settings.json (each copy "
+                                "runs): " + ", ".join(repeated), "--update"))
     return findings
 
 

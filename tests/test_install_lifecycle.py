@@ -421,3 +421,27 @@ def test_project_wires_no_hook_of_the_users(installer, project):
     write(path_in(project, ".claude/hooks/session-start.py"), MY_SESSION_START)
     installer.ok("--project", project)
     assert settings_of(project) == {"hooks": {"Stop": expected_settings()["hooks"]["Stop"]}}
+
+
+@pytest.mark.parametrize("where", ["another group", "the same group"])
+def test_update_keeps_the_first_copy_of_an_entry_wired_twice(installer, project, where):
+    installer.ok("--project", project)
+    data = settings_of(project)
+    first = data["hooks"]["Stop"][0]
+    copy = json.loads(json.dumps(first["hooks"][0]))
+    first["hooks"][0]["timeout"] = 60
+    if where == "another group":
+        data["hooks"]["Stop"].append({"hooks": [copy]})
+    else:
+        first["hooks"].append(copy)
+    write(path_in(project, ".claude/settings.json"), json.dumps(data, indent=2) + "\n")
+    check = installer.run("--check", project)
+    assert check.returncode == 1
+    assert "wired more than once in settings.json (each copy runs): Stop" in check.stdout
+    assert "fix: python3 install.py --update " + project in check.stdout
+    done = installer.ok("--update", project)
+    assert "  merged   .claude/settings.json (wired Stop)" in done.stdout
+    stop = expected_settings()["hooks"]["Stop"]
+    stop[0]["hooks"][0]["timeout"] = 60
+    assert settings_of(project)["hooks"]["Stop"] == stop
+    installer.ok("--check", project)
