@@ -64,9 +64,10 @@ Exit codes (stable)
 
 Git
 ---
-Hooks already tracked in git's index (added or committed) are marked 100755 in
-the index, because a hook committed without its executable bit breaks every
-fresh clone on Linux and macOS. New hooks are never staged into the user's
+Hooks already tracked in git's index (added or committed) as plain files are
+marked 100755 in the index, because a hook committed without its executable
+bit breaks every fresh clone on Linux and macOS; only the mode changes, no
+content is staged. A hook tracked as a symbolic link is left alone. New hooks are never staged into the user's
 index: the script prints the `git add --chmod=+x` line to run instead, and any
 later --project or --update fixes a hook that was added without the bit.
 The repository's filters never run, and a git command that gives no answer
@@ -1012,16 +1013,37 @@ def is_changed_by_checkout(project, rel):
     return any(value not in ("unspecified", "unset") for value in values)
 
 
-def index_modes(project, rels):
-    """{path: mode} for the paths git's index tracks; None outside a repository."""
-    code, out = git(project, "ls-files", "--stage", "--", *rels)
+class IndexEntry(object):
+    """What git's index holds for one path: its mode, blob and merge stage, and
+    the path from the top of the repository, which update-index --cacheinfo takes."""
+
+    def __init__(self, mode, blob, stage, top_path):
+        self.mode = mode
+        self.blob = blob
+        self.stage = stage
+        self.top_path = top_path
+
+    def is_a_plain_file(self):
+        """Whether the executable bit is all it lacks: a regular, non-executable
+        file outside a merge conflict (not a symbolic link, a submodule or an
+        executable already)."""
+        return self.mode == "100644" and self.stage == "0"
+
+
+def index_entries(project, rels):
+    """{path: IndexEntry} for the paths git's index tracks (a path in a merge
+    conflict by its last stage); None outside a repository."""
+    code, out = git(project, "ls-files", "--stage", "--full-name", "-z", "--", *rels)
     if code != 0:
         return None
-    modes = {}
-    for line in out.splitlines():
-        info, _, path = line.partition("\t")
-        modes[path] = info.split(" ")[0]
-    return modes
+    entries = {}
+    for record in filter(None, out.split("\0")):
+        info, _, top_path = record.partition("\t")
+        mode, blob, stage = info.split(" ")
+        for rel in rels:
+            if top_path == rel or top_path.endswith("/" + rel):
+                entries[rel] = IndexEntry(mode, blob, stage, top_path)
+    return entries
 
 
 def why_index_cannot_change(project):
@@ -1039,13 +1061,18 @@ def why_index_cannot_change(project):
     return None
 
 
-def mark_executable_in_index(project, rels):
-    code, _ = git(project, "update-index", "--chmod=+x", "--", *rels)
+def mark_executable_in_index(project, entries):
+    """Set mode 100755 on the entries' blobs as the plan found them. Unlike
+    --chmod=+x, this stages no work-tree content, so no clean filter runs."""
+    arguments = []
+    for entry in entries:
+        arguments += ["--cacheinfo", "100755,{},{}".format(entry.blob, entry.top_path)]
+    code, _ = git(project, "update-index", *arguments)
     if code is None:
-        raise Refusal("git update-index --chmod=+x gave no answer within {} seconds in {}"
+        raise Refusal("git update-index gave no answer within {} seconds in {}"
                       .format(GIT_TIMEOUT_SECONDS, project))
     if code != 0:
-        raise Refusal("git update-index --chmod=+x failed in {}".format(project))
+        raise Refusal("git update-index could not set mode 100755 in {}".format(project))
 
 
 # ------------------------------------------------------------------ install
@@ -1108,22 +1135,23 @@ def plan_owned_file(plan, source, rel, data, options, hook):
 
 def plan_git_index(plan, project, ours):
     """Mark the installer's tracked hooks 100755 in git's index; never stage
-    new files, nor touch the mode of a hook of the user's."""
+    new files or content, nor touch the mode of a hook of the user's or of an
+    entry that is no plain file (a symbolic link, a conflict)."""
     rels = [HOOK_DIR + "/" + name for name in HOOKS]
-    modes = index_modes(project, rels)
-    if modes is None:
+    entries = index_entries(project, rels)
+    if entries is None:
         return
-    to_mark = [HOOK_DIR + "/" + name for name in ours
-               if modes.get(HOOK_DIR + "/" + name, "100755") != "100755"]
+    tracked = [entries.get(HOOK_DIR + "/" + name) for name in ours]
+    to_mark = [entry for entry in tracked if entry is not None and entry.is_a_plain_file()]
     if to_mark:
         problem = why_index_cannot_change(project)
         if problem:
             plan.refuse(problem)
             return
-        plan.steps.append(Step("index", ", ".join(os.path.basename(rel) for rel in to_mark),
-                               "mode 100755 in git's index",
-                               lambda: mark_executable_in_index(project, to_mark)))
-    if len(modes) < len(rels):
+        plan.steps.append(Step("index", ", ".join(
+            os.path.basename(entry.top_path) for entry in to_mark),
+            "mode 100755 in git's index", lambda: mark_executable_in_index(project, to_mark)))
+    if len(entries) < len(rels):
         plan.note("the hooks are not in git yet; add them with: "
                   "git add --chmod=+x .claude/hooks/*.py")
 

@@ -183,6 +183,12 @@ def git(repo, *args, **kwargs):
     return done.stdout
 
 
+def index_mode(repo, env, rel):
+    """The mode git's index holds for rel, e.g. "100755"; None when untracked."""
+    line = git(repo, "ls-files", "--stage", "--", rel, env=env)
+    return line.split(" ")[0] if line else None
+
+
 def make_repo(path, env, files=None):
     """A git repository at path with files committed (relative path -> text)."""
     os.makedirs(path, exist_ok=True)

@@ -12,8 +12,9 @@ import sys
 import pytest
 
 from installtools import (  # noqa: F401  (fixtures are used by name)
-    COMMANDS, GITIGNORE_BLOCK, HOOKS, REPO, expected_settings, git, installer, path_in, project,
-    read, release_a_new_version, repo, settings_of, snapshot, template_text, write,
+    COMMANDS, GITIGNORE_BLOCK, HOOKS, REPO, expected_settings, git, index_mode, installer,
+    path_in, project, read, release_a_new_version, repo, settings_of, snapshot, template_text,
+    write,
 )
 from test_hook_interpreters import find_interpreter
 
@@ -580,11 +581,6 @@ def test_the_block_lists_every_local_only_file(installer):
 
 
 # ------------------------------------------------------------------ git index
-
-def index_mode(repo, env, rel):
-    line = git(repo, "ls-files", "--stage", "--", rel, env=env)
-    return line.split(" ")[0] if line else None
-
 
 def test_new_hooks_are_not_staged_and_a_note_says_how(installer, repo):
     done = installer.ok("--project", repo)
