@@ -573,9 +573,10 @@ class SettingsError(Refusal):
 
 def parse_settings(text, shown):
     """The settings as a dict (an empty file counts as {}); a SettingsError
-    otherwise, naming what is wrong and where. Duplicate keys and NaN are
-    refused too: a rewrite would silently drop the first key, and the harness
-    reads NaN as no JSON at all."""
+    otherwise, naming what is wrong and where. Duplicate keys, NaN and a
+    number too large for a double are refused too: a rewrite would silently
+    drop the first key, and would write the number as Infinity, which is no
+    JSON at all."""
     if not text.strip():
         return {}
 
@@ -591,8 +592,17 @@ def parse_settings(text, shown):
     def no_constant(name):
         raise SettingsError("{}: {} is not JSON".format(shown, name))
 
+    def finite(number):
+        value = float(number)
+        if value in (float("inf"), float("-inf")):
+            raise SettingsError("{}: the number {} is too large to be written back as "
+                                "JSON (it reads as infinity); use a smaller one".format(
+                                    shown, number))
+        return value
+
     try:
-        data = json.loads(text, object_pairs_hook=unique_keys, parse_constant=no_constant)
+        data = json.loads(text, object_pairs_hook=unique_keys, parse_constant=no_constant,
+                          parse_float=finite)
     except json.JSONDecodeError as error:
         raise SettingsError("{} is not valid JSON at line {}, column {} ({})".format(
             shown, error.lineno, error.colno, error.msg))

@@ -387,6 +387,8 @@ WRONG_SHAPES = [
     '{"model": "a", "model": "b"}',
     '{"hooks": {}, "hooks": {}}',
     '{"timeout": NaN}',
+    '{"cleanupPeriodDays": 1e999}',
+    '{"env": {"X": [-1.5e400]}}',
     '{"model": "caf\xe9"}'.encode("latin-1"),
     pytest.param('{"a": ' * 100000 + "1" + "}" * 100000, id="nested-100000-deep"),
 ]
@@ -414,6 +416,16 @@ def test_other_modes_refuse_settings_of_the_wrong_shape_too(installer, project, 
     assert done.returncode == 1 and len(done.stderr.splitlines()) == 1
     assert '"hooks.Stop[0]" has no "hooks" list' in done.stderr
     assert snapshot(project) == before
+
+
+@pytest.mark.parametrize("mode", ["--project", "--uninstall"])
+def test_a_number_that_reads_as_infinity_is_refused_not_written(installer, project, mode):
+    text = '{"cleanupPeriodDays": 1e999}\n'
+    write_settings(project, text)
+    done = installer.run(mode, project)
+    assert done.returncode == 1 and len(done.stderr.splitlines()) == 1
+    assert "the number 1e999 is too large to be written back as JSON" in done.stderr
+    assert read(path_in(project, ".claude/settings.json")).decode("utf-8") == text
 
 
 def make_special_file(path, kind):
