@@ -1058,10 +1058,14 @@ def index_entries(project, rels):
 
 def why_index_cannot_change(project):
     """Why git cannot update the project's index now (another git command holds
-    its lock, or its folder is read-only); None when it can."""
+    its lock, its folder is read-only, or git does not say where the lock is);
+    None when it can."""
     code, out = git(project, "rev-parse", "--git-path", "index.lock")
+    if code is None:
+        return "git gave no answer within {} seconds about its index lock, so the index " \
+            "cannot be changed safely".format(GIT_TIMEOUT_SECONDS)
     if code != 0:
-        return None
+        return "git could not say where its index lock is, so the index cannot be changed safely"
     lock = os.path.join(project, out.strip())
     if os.path.lexists(lock):
         return "git's index is locked ({} exists): wait for the other git command, or " \

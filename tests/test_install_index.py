@@ -2,13 +2,14 @@
 
 import os
 import shlex
+import shutil
 import sys
 
 import pytest
 
 from installtools import (  # noqa: F401  (fixtures are used by name)
     HOOKS, git, index_mode, installer, make_repo, path_in, read, release_a_new_version, repo,
-    write,
+    set_in_installer, snapshot, write,
 )
 
 
@@ -81,3 +82,25 @@ def test_a_hook_committed_as_a_symbolic_link_is_left_alone(installer, repo):
     assert "git +x" not in done.stdout
     assert index_mode(repo, env, ".claude/hooks/session-start.py") == "120000"
     assert os.path.isfile(path_in(repo, ".claude/commands/status.md"))
+
+
+@pytest.mark.skipif(os.name == "nt", reason="the stand-in git is a shell script")
+def test_a_git_that_never_says_where_its_index_lock_is_stops_the_run(installer, repo, tmp_path):
+    env = installer.env
+    installer.ok("--project", repo)
+    commit_the_hooks_without_their_bit(repo, env)
+    os.remove(path_in(repo, ".claude/commands/status.md"))
+    real_git = shutil.which("git", path=env["PATH"])
+    folder = tmp_path / "slow git"
+    write(str(folder / "git"), '#!/bin/sh\ncase " $* " in *" --git-path "*) exec sleep 120;; '
+          'esac\nexec {} "$@"\n'.format(shlex.quote(real_git)))
+    os.chmod(str(folder / "git"), 0o755)
+    set_in_installer(installer, "GIT_TIMEOUT_SECONDS = 1")
+    before = snapshot(repo)
+    done = installer.run("--update", repo, timeout=60,
+                         env={"PATH": "{}{}{}".format(folder, os.pathsep, env["PATH"])})
+    assert done.returncode == 1 and done.stdout == ""
+    assert len(done.stderr.splitlines()) == 1
+    assert "no answer within 1 seconds about its index lock" in done.stderr
+    assert "nothing was changed" in done.stderr
+    assert snapshot(repo) == before
