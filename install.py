@@ -24,7 +24,8 @@ What it promises
   no mode adds, changes or removes it, except --update --force, which
   replaces the hook and so brings its entry up to date. The protocol's own hooks, commands and `.claudeignore` go even when
   committed (git shows them as deleted). `.claude/settings.json` and
-  `.gitignore` lose only the protocol's parts and are never removed while git
+  `.gitignore` lose only the protocol's parts; they are removed only when they
+  hold exactly what the installer writes into a new file, and never while git
   tracks them, committed or staged, or cannot say whether it does; when what
   is left means the same as HEAD's version, HEAD's bytes come back in the
   file's line endings.
@@ -1314,12 +1315,27 @@ def plan_settings_unwiring(plan, wirings):
     except SettingsError as error:
         plan.refuse(str(error))
         return
+    created = is_as_the_installer_creates_it(original, settings, wirings)
     changed = unwire(settings, wirings)
     if not changed:
         return
     plan_what_is_left(plan, SETTINGS, original, settings_bytes(settings, original),
-                      settings == {}, lambda head: settings_mean_the_same(settings, head),
+                      created and settings == {},
+                      lambda head: settings_mean_the_same(settings, head),
                       "unwired " + " and ".join(changed), "held only the protocol's hooks")
+
+
+def is_as_the_installer_creates_it(original, settings, wirings):
+    """Whether the settings text is exactly what --project writes where there
+    was no settings file, with the interpreter its entries name. Anything else
+    (an empty "hooks" object, another layout) may be the user's."""
+    pythons = set(interpreter_in(str(handler.get("command", "")))
+                  for wiring in wirings for _, handler in our_handlers(settings, wiring))
+    if len(pythons) != 1 or None in pythons:
+        return False
+    fresh = {}
+    wire(fresh, pythons.pop(), False, wirings)
+    return original == settings_text(fresh, None)
 
 
 def plan_local_wiring_note(plan, wirings):
@@ -1341,24 +1357,26 @@ def plan_gitignore_unblocking(plan, block):
     if new_text is None:
         return
     new_text = with_final_newline_as(text, new_text)
-    plan_what_is_left(plan, GITIGNORE, text, encode_text(new_text), new_text == "",
+    created = text == appended("", block, gap=False)
+    plan_what_is_left(plan, GITIGNORE, text, encode_text(new_text), created,
                       lambda head: head.splitlines() == new_text.splitlines(),
                       "removed the local-only lines", "held only the local-only lines")
 
 
-def plan_what_is_left(plan, rel, original, data, empty, as_committed, note, removed_note):
+def plan_what_is_left(plan, rel, original, data, only_ours, as_committed, note, removed_note):
     """Write what is left of a file (its text was original) once the protocol's
-    parts are out. A file git tracks (committed or only staged) is never
-    removed, nor one in a repository git cannot answer for; it gets HEAD's
+    parts are out. Only a file that held nothing but what the installer
+    writes into a new one (only_ours) is removed, and never while git tracks
+    it (committed or only staged) or cannot say; a tracked file gets HEAD's
     bytes back, in the file's line endings, when what is left means the same
     (as_committed, given HEAD's text, says so)."""
     tracked = is_tracked_by_git(plan.root, rel)
     head = committed_version(plan.root, rel, newline_of(original)) if tracked else None
     if head is not None and as_committed(head.decode("utf-8", "surrogateescape")):
         plan.write("merge", rel, head, note)
-    elif empty and tracked is False:
+    elif only_ours and tracked is False:
         plan.remove(rel, removed_note)
-    elif empty and tracked is None:
+    elif only_ours and tracked is None:
         plan.write("merge", rel, data, note + "; kept, since git could not say whether it "
                    "tracks the file")
     else:

@@ -175,3 +175,29 @@ def test_uninstall_removes_the_protocols_committed_files_but_not_the_shared_ones
         ".claude/commands/" + name for name in COMMANDS])
     assert " M .gitignore" in status and " M .claude/settings.json" in status
     assert json.loads(read(path_in(repo, ".claude/settings.json"))) == {}
+
+
+# ------------------------------------------------------------- files the user had
+
+@pytest.mark.parametrize("text", ['{"hooks": {}}', "{}", '{\n    "hooks": {}\n}\n'])
+def test_a_settings_file_the_user_had_outside_git_is_kept(installer, project, tmp_path, text):
+    write(path_in(project, ".claude/settings.json"), text)
+    installer.ok("--project", project)
+    done = installer.ok("--uninstall", project, env=without_git(tmp_path))
+    assert json.loads(read(path_in(project, ".claude/settings.json"))) == {}
+    assert "  merged   .claude/settings.json (unwired SessionStart and Stop)" in done.stdout
+
+
+def test_a_settings_file_the_installer_created_with_another_python_is_removed(
+        installer, project, tmp_path):
+    installer.ok("--project", project, "--python", "py -3")
+    installer.ok("--uninstall", project, env=without_git(tmp_path))
+    assert not os.path.exists(path_in(project, ".claude/settings.json"))
+
+
+def test_a_gitignore_with_bytes_of_the_users_is_kept(installer, project, tmp_path):
+    write(path_in(project, ".gitignore"), "# memory-context-protocol \u2014 local-only files "
+          "(per developer, never shared)\r\n.claude/session-state.md\r\n")
+    installer.ok("--project", project)
+    installer.ok("--uninstall", project, env=without_git(tmp_path))
+    assert os.path.isfile(path_in(project, ".gitignore"))
