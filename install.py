@@ -173,8 +173,10 @@ def wirings_of(hooks):
 # taken with CRLF line endings read as LF. A command matching one of them (or
 # the current source) is unmodified: --update may replace it and --uninstall
 # may remove it. Each release that changes a file in commands/ adds the digest
-# of the version it replaces.
-RELEASED_COMMAND_DIGESTS = {}
+# of the version it replaces. Each tuple starts with 0.1.0's version.
+RELEASED_COMMAND_DIGESTS = {
+    "dream.md": ("c550431f1c14e46e632fd476156754d6de8c0d53938780c9a6da1c44a3acaa2b",),
+}
 
 # The same for hook files. A hook matching neither one of these nor the current
 # source is the user's own: it is replaced only by --update --force, and

@@ -135,3 +135,34 @@ def test_update_brings_an_older_command_form_with_its_interpreter(installer, pro
     write(path_in(project, ".claude/settings.json"), json.dumps(data, indent=2) + "\n")
     installer.ok("--update", project)
     assert settings_of(project)["hooks"]["Stop"] == expected_settings(python)["hooks"]["Stop"]
+
+
+def released_file(rel):
+    """A file as 0.1.0 shipped it, from this repository's history."""
+    done = subprocess.run(["git", "-C", REPO, "show", "{}:{}".format(RELEASE_0_1_0, rel)],
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    if done.returncode != 0:
+        pytest.skip("the repository's history does not reach release 0.1.0")
+    return done.stdout
+
+
+def test_every_changed_command_lists_the_digest_of_its_released_version(installer):
+    module = load_installer(installer)
+    for name, digests in module.RELEASED_COMMAND_DIGESTS.items():
+        current = hashlib.sha256(read(installer.source_file("commands/" + name))).hexdigest()
+        assert digests and current not in digests, name
+        assert all(re.match(r"[0-9a-f]{64}\Z", digest) for digest in digests), name
+        assert hashlib.sha256(released_file("commands/" + name)).hexdigest() == digests[0], name
+
+
+@pytest.mark.parametrize("verb", ["--update", "--uninstall"])
+def test_the_released_dream_command_counts_as_unedited(installer, project, verb):
+    installer.ok("--project", project)
+    write(path_in(project, ".claude/commands/dream.md"), released_file("commands/dream.md"))
+    done = installer.ok(verb, project)
+    assert "edited by you" not in done.stdout
+    if verb == "--update":
+        assert read(path_in(project, ".claude/commands/dream.md")) == \
+            read(installer.source_file("commands/dream.md"))
+    else:
+        assert not os.path.exists(path_in(project, ".claude/commands/dream.md"))
