@@ -17,13 +17,17 @@ from installtools import (  # noqa: F401  (fixtures are used by name)
 RELEASE_0_1_0 = "88a6e28"
 
 
-def released_hook(name):
-    """A hook file as 0.1.0 shipped it, from this repository's history."""
-    done = subprocess.run(["git", "-C", REPO, "show", "{}:hooks/{}".format(RELEASE_0_1_0, name)],
+def released_file(rel):
+    """A file as 0.1.0 shipped it, from this repository's history."""
+    done = subprocess.run(["git", "-C", REPO, "show", "{}:{}".format(RELEASE_0_1_0, rel)],
                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     if done.returncode != 0:
         pytest.skip("the repository's history does not reach release 0.1.0")
     return done.stdout
+
+
+def released_hook(name):
+    return released_file("hooks/" + name)
 
 
 def test_every_hook_lists_the_digest_of_its_released_version(installer):
@@ -135,15 +139,6 @@ def test_update_brings_an_older_command_form_with_its_interpreter(installer, pro
     write(path_in(project, ".claude/settings.json"), json.dumps(data, indent=2) + "\n")
     installer.ok("--update", project)
     assert settings_of(project)["hooks"]["Stop"] == expected_settings(python)["hooks"]["Stop"]
-
-
-def released_file(rel):
-    """A file as 0.1.0 shipped it, from this repository's history."""
-    done = subprocess.run(["git", "-C", REPO, "show", "{}:{}".format(RELEASE_0_1_0, rel)],
-                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    if done.returncode != 0:
-        pytest.skip("the repository's history does not reach release 0.1.0")
-    return done.stdout
 
 
 def test_every_changed_command_lists_the_digest_of_its_released_version(installer):
