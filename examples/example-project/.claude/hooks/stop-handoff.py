@@ -162,22 +162,16 @@ def throttle_minutes():
     return int(value) if value.isascii() and value.isdigit() else DEFAULT_THROTTLE_MINUTES
 
 
-def handoff_mtime(project):
-    """When the session-state file was written (ns), or None when it is not a regular file."""
+def handoff_is_fresh(project):
+    """Whether the session-state file was written within the throttle window, and not in the
+    future (a skewed clock or a copied file must not silence the guard for good)."""
     try:
         info = os.stat(setting_path(project, "MCP_SESSION_STATE", DEFAULT_STATE))
     except (OSError, ValueError):
-        return None
-    return info.st_mtime_ns if stat.S_ISREG(info.st_mode) else None
-
-
-def is_fresh(mtime_ns):
-    """Written within the throttle window, and not in the future (a skewed clock or a copied
-    file must not silence the guard for good)."""
-    if mtime_ns is None:
         return False
-    age_seconds = time.time() - mtime_ns / 1e9
-    return -60 < age_seconds and age_seconds // 60 < throttle_minutes()
+    age_seconds = time.time() - info.st_mtime
+    fresh = -60 < age_seconds and age_seconds // 60 < throttle_minutes()
+    return stat.S_ISREG(info.st_mode) and fresh
 
 
 def safe_session_id(session_id):
@@ -472,7 +466,7 @@ def instructions(project):
 
 
 def decide(project):
-    if is_fresh(handoff_mtime(project)):  # checked before reading stdin: the cheapest way out
+    if handoff_is_fresh(project):  # checked before reading stdin: the cheapest way out
         return LET_STOP
     hook_input = read_hook_input()
     if stop_hook_active(hook_input):
