@@ -36,7 +36,6 @@ HOOKS_SOURCE = os.path.join(ROOT, "hooks")
 HOOK_FILES = ("session-start.py", "context-budget.py", "prune-worktrees.py", "stop-handoff.py")
 DEFAULT_JSON = os.path.join(ROOT, "bench", "results", "latest.json")
 GIB = 1024 ** 3
-STALE, FRESH = "stale", "fresh"
 INJECTION_LIMIT = 10000
 DIRTY_MODIFIED = 150
 DIRTY_UNTRACKED = 50
@@ -371,14 +370,14 @@ def short_count(number):
 class Case:
     """One thing to time on the current fixture: a hook with its input, or a floor."""
 
-    def __init__(self, key, hook, label, steps, state=STALE, target=None, base=None,
+    def __init__(self, key, hook, label, steps, stale_state=True, target=None, base=None,
                  fixture=None, inner=False):
         self.key = key
         self.inner = inner  # the sample is the time the command reports on stdout
         self.hook = hook
         self.label = label
         self.steps = steps  # [(argv, env, stdin)] run one after the other, times summed
-        self.state = state
+        self.stale_state = stale_state
         self.target = target
         self.base = base
         self.fixture = fixture or {}
@@ -460,7 +459,7 @@ def build_cases(repo, python, phase, session_id="bench"):
                       target="stop-handoff (git)", fixture=fixture()))
     if phase.get("throttled", True):
         cases.append(Case("stop-handoff:throttled", "stop-handoff", "throttled (handoff fresh)",
-                          [(hook_argv("stop-handoff.py"), env, stop_input)], state=FRESH,
+                          [(hook_argv("stop-handoff.py"), env, stop_input)], stale_state=False,
                           target="stop-handoff (throttled)", fixture=fixture()))
     if phase.get("startup"):
         # The price of being a self-contained script: the hook compiled from source and `os`
@@ -494,8 +493,8 @@ sys.stdout.write("%.4f" % ((time.perf_counter() - started) * 1000.0))
 """
 
 
-def set_state_age(repo, state):
-    stamp = time.time() - (86400 if state == STALE else 0)
+def set_state_age(repo, stale):
+    stamp = time.time() - (86400 if stale else 0)
     os.utime(repo.state, (stamp, stamp))
 
 
@@ -503,14 +502,14 @@ def measure_phase(runner, repo, cases, prime, runs, warmup, rng):
     """Warm-up, then `runs` rounds; in each round every case once, in a shuffled order."""
     # The Stop hook compares with its session's baseline: record it for the current state, as
     # the session's start would have, so the timed stops find the repository unchanged.
-    set_state_age(repo, STALE)
+    set_state_age(repo, True)
     argv, env, stdin = prime
     runner.run(argv, env, repo.path, stdin)
     order = list(cases)
     for round_number in range(warmup + runs):
         rng.shuffle(order)
         for case in order:
-            set_state_age(repo, case.state)
+            set_state_age(repo, case.stale_state)
             total = 0.0
             for argv, env, stdin in case.steps:
                 elapsed, code, out, err = runner.run(argv, env, repo.path, stdin)
@@ -531,7 +530,7 @@ def measure_phase(runner, repo, cases, prime, runs, warmup, rng):
                 case.longest_stdout = max(case.longest_stdout, utf16_length(text))
                 if err and code not in (0, 2):
                     case.stderr_tail = err[-300:]
-    set_state_age(repo, STALE)
+    set_state_age(repo, True)
 
 
 # --- evaluation -----------------------------------------------------------------------------
