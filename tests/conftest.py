@@ -130,11 +130,16 @@ def plain_dir(tmp_path):
     return folder
 
 
+def worktree_admin_folder(path):
+    """A linked worktree's own folder in the main repository's .git, as its `.git` file names it."""
+    marker = (Path(path) / ".git").read_text(encoding="utf-8").split("\n")[0]
+    return Path(path) / marker[len("gitdir:"):].strip()
+
+
 def age_worktree(path, seconds=2 * 3600):
     """Make a linked worktree look unused for `seconds`, as the pruner judges use: by its folder
     in the main repository's .git and that folder's HEAD, index and HEAD reflog."""
-    marker = (Path(path) / ".git").read_text(encoding="utf-8").split("\n")[0]
-    admin = Path(path) / marker[len("gitdir:"):].strip()
+    admin = worktree_admin_folder(path)
     for entry in (admin / "HEAD", admin / "index", admin / "logs" / "HEAD", admin):
         if entry.exists():
             set_age(entry, seconds)

@@ -3,7 +3,8 @@ import os
 
 import pytest
 
-from conftest import age_worktree, git, load_hook, make_repo, run_hook, set_age
+from conftest import (age_worktree, git, load_hook, make_repo, run_hook, set_age,
+                      worktree_admin_folder)
 
 WORKTREES = ".claude/worktrees"
 
@@ -286,11 +287,6 @@ def test_a_reflog_that_holds_only_merged_commits_does_not_keep_it(repo):
     assert prune(repo) == "pruned 1 merged agent worktree(s): only-merged\n"
 
 
-def admin_folder(path):
-    marker = (path / ".git").read_text(encoding="utf-8").split("\n")[0]
-    return path / marker[len("gitdir:"):].strip()
-
-
 @pytest.mark.parametrize("touched", ["", "HEAD", "index", "logs/HEAD"])
 def test_keeps_a_worktree_git_saw_in_use_within_the_hour(repo, touched):
     """Each sign of use on its own: the worktree's folder in .git, its HEAD, its index, its
@@ -298,7 +294,8 @@ def test_keeps_a_worktree_git_saw_in_use_within_the_hour(repo, touched):
     path = repo / WORKTREES / ("fresh-" + (touched.replace("/", "-") or "made"))
     git(repo, "worktree", "add", "-q", "-b", path.name, str(path))  # at HEAD: already "merged"
     age_worktree(path)
-    set_age(admin_folder(path) / touched if touched else admin_folder(path), 59 * 60)
+    admin = worktree_admin_folder(path)
+    set_age(admin / touched if touched else admin, 59 * 60)
     assert prune(repo) == "" and path.is_dir()
     age_worktree(path, seconds=61 * 60)
     assert prune(repo) == "pruned 1 merged agent worktree(s): %s\n" % path.name
