@@ -102,13 +102,11 @@ def read_text_head(path, limit=READ_LIMIT):
 def load_sibling(file_name):
     """A sibling hook file as a module, loaded by path: under `python -I` the hook folder is
     not on sys.path, and nothing there may shadow the standard library. Its bytecode is cached
-    in __pycache__ beside it (git-ignored), which saves compiling it at every start; a
-    __pycache__ that is a symlink or a junction is never written through, and a damaged cache
-    entry only costs a compile from source."""
+    in __pycache__ beside it (git-ignored), which saves compiling it at every start (see
+    keep_bytecode_out_of_a_redirected_cache), and a damaged cache entry only costs a compile
+    from source."""
     path = os.path.join(HOOK_DIR, file_name)
     name = "mcp_" + file_name[:-len(".py")].replace("-", "_")
-    if leads_elsewhere(os.path.join(HOOK_DIR, "__pycache__")):
-        sys.dont_write_bytecode = True
     for run in (run_from_bytecode_cache, run_from_source):
         module = type(sys)(name)
         module.__file__ = path
@@ -118,6 +116,13 @@ def load_sibling(file_name):
         except Exception:
             continue
     return None
+
+
+def keep_bytecode_out_of_a_redirected_cache():
+    """A __pycache__ that is a symlink or a junction is never written through. Decided once,
+    before the first sibling loads: each look resolves two paths."""
+    if leads_elsewhere(os.path.join(HOOK_DIR, "__pycache__")):
+        sys.dont_write_bytecode = True
 
 
 def leads_elsewhere(path):
@@ -464,6 +469,7 @@ def read_path(project, guard, hook_input, pruned=(), record=True):
 def preview_injection(project):
     """What a session starting now would be shown, with nothing pruned or recorded: for
     install.py --check, which weighs everything that loads before the first turn."""
+    keep_bytecode_out_of_a_redirected_cache()
     return read_path(project, load_sibling("stop-handoff.py"), {}, record=False)
 
 
@@ -471,6 +477,7 @@ def main():
     project = project_dir()
     if project is None:
         return
+    keep_bytecode_out_of_a_redirected_cache()
     guard = load_sibling("stop-handoff.py")
     hook_input = guard["read_hook_input"]() if guard else {}
     cwd = text_field(hook_input, "cwd")
