@@ -1,9 +1,16 @@
-"""Shared fixtures: run a hook the way the harness does, and build git repositories to run it in."""
+"""Shared fixtures: run a hook the way the harness does, and build git repositories to run it in.
+
+The hooks run from an installed copy, laid out as install.py --project lays them out, never from
+hooks/ of the checkout: that is the file layout the harness runs, and the hooks there would
+otherwise gather bytecode from every test run. A test session that leaves hooks/ changed fails.
+"""
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -33,9 +40,60 @@ def clean_environment(home):
     return env
 
 
+class InstalledHooks:
+    """The four hooks copied byte for byte into `<folder>/.claude/hooks/`, executable, as
+    install.py --project writes them: made at first use in a test session, removed at its end."""
+    root = None
+
+    @classmethod
+    def folder(cls):
+        if cls.root is None:
+            cls.root = Path(tempfile.mkdtemp(prefix="mcp-installed-"))
+            hooks = cls.root / ".claude" / "hooks"
+            hooks.mkdir(parents=True)
+            for name in HOOK_NAMES:
+                shutil.copyfile(str(HOOKS / name), str(hooks / name))
+                os.chmod(str(hooks / name), 0o755)
+        return cls.root / ".claude" / "hooks"
+
+    @classmethod
+    def remove(cls):
+        if cls.root is not None:
+            shutil.rmtree(str(cls.root), ignore_errors=True)
+            cls.root = None
+
+
+def source_hooks_state():
+    """Every entry under hooks/ of the checkout with its size and modification time."""
+    state = {}
+    for folder, names, files in os.walk(str(HOOKS)):
+        for name in names + files:
+            path = os.path.join(folder, name)
+            info = os.lstat(path)
+            state[os.path.relpath(path, str(HOOKS))] = (info.st_size, info.st_mtime_ns)
+    return state
+
+
+# Bytecode that runs of earlier versions of this suite left beside the sources goes first, so
+# that any found at the end was written by this run.
+shutil.rmtree(str(HOOKS / "__pycache__"), ignore_errors=True)
+SOURCE_HOOKS_AT_START = source_hooks_state()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Remove the installed copy, and fail the run if anything was written into hooks/."""
+    InstalledHooks.remove()
+    changed = sorted(set(source_hooks_state().items()) ^ set(SOURCE_HOOKS_AT_START.items()))
+    if changed:
+        names = sorted({name for name, _ in changed})
+        sys.stderr.write("\nthe test run wrote into hooks/ of the checkout: %s\n" % ", ".join(names))
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 def run_hook(name, project, stdin=b"", env=None, python=None, cwd=None, isolated=True,
              timeout=30, hooks_dir=None):
-    """Run one hook as a subprocess with JSON (or raw bytes) on stdin, as the harness does."""
+    """Run one hook as a subprocess with JSON (or raw bytes) on stdin, as the harness does,
+    from the installed copy unless `hooks_dir` names another folder."""
     if isinstance(stdin, dict):
         stdin = json.dumps(stdin).encode("utf-8")
     home = Path(project).parent / "home" if project else Path.cwd()
@@ -45,7 +103,8 @@ def run_hook(name, project, stdin=b"", env=None, python=None, cwd=None, isolated
         environment["CLAUDE_PROJECT_DIR"] = str(project)
     environment.update(env or {})
     flags = ["-I", "-S"] if isolated else []
-    command = [python or sys.executable] + flags + [str(Path(hooks_dir or HOOKS) / name)]
+    hook = Path(hooks_dir or InstalledHooks.folder()) / name
+    command = [python or sys.executable] + flags + [str(hook)]
     if cwd is None:
         cwd = project if project and Path(project).is_dir() else Path(project or home).parent
     return subprocess.run(command, input=stdin, capture_output=True, env=environment,
@@ -53,9 +112,10 @@ def run_hook(name, project, stdin=b"", env=None, python=None, cwd=None, isolated
 
 
 def load_hook(file_name):
-    """A hook file as a module, loaded by path (its name has a hyphen), as install.py loads it."""
+    """A hook file of the installed copy as a module, loaded by path (its name has a hyphen),
+    as install.py loads it."""
     name = "hook_" + file_name[:-len(".py")].replace("-", "_")
-    spec = importlib.util.spec_from_file_location(name, str(HOOKS / file_name))
+    spec = importlib.util.spec_from_file_location(name, str(InstalledHooks.folder() / file_name))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
