@@ -232,7 +232,7 @@ def test_branch_that_moved_is_not_deleted(repo):
     git(repo, "update-ref", "refs/heads/moving", "main")  # it moves after it was listed
     worktree = {"path": str(path), "branch": "moving", "head": first}
     pruner = load_pruner()
-    assert pruner.remove_worktree(pruner.Git(20), str(repo), worktree)
+    assert pruner.remove_worktree(pruner.Git(20), str(repo), worktree, False)
     assert "moving" in branches(repo)
 
 
