@@ -400,10 +400,18 @@ def prune(project, env, session_dirs=(), seconds=GIT_SECONDS):
         shared = checked_out.count(worktree["branch"]) > 1
         if holds_nothing_of_its_own(git, worktree, base) \
                 and remove_worktree(git, project, worktree, shared):
-            removed.append(os.path.basename(worktree["path"]))
+            checked_out.remove(worktree["branch"])
+            removed.append(shown_name(os.path.basename(worktree["path"])))
     if not removed:
         return []
     return ["pruned %d merged agent worktree(s): %s" % (len(removed), ", ".join(removed))]
+
+
+def shown_name(name):
+    """A folder name fit for one line of text: bytes that are not UTF-8 and control characters
+    (a newline, an escape sequence) each become `?`."""
+    return "".join("?" if ord(c) < 32 or 127 <= ord(c) < 160 or 0xD800 <= ord(c) < 0xE000 else c
+                   for c in name)
 
 
 # --- running on its own ---------------------------------------------------------------------

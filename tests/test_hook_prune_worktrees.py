@@ -317,3 +317,69 @@ def test_a_removal_does_not_start_without_time_to_finish(repo, estate):
     pruner = load_pruner()
     assert pruner.prune(str(repo), {}, [], seconds=pruner.REMOVAL_START_SECONDS * 0.5) == []
     assert estate["merged"].is_dir()
+
+
+# --- refs of its own, paths with newlines, branches checked out twice, processes inside -------
+
+def commit_only(path, name):
+    """A commit in the worktree that its branch and reflogs no longer reach."""
+    (path / name).write_text("draft\n", encoding="utf-8")
+    git(path, "add", name)
+    git(path, "commit", "-q", "-m", "a draft the base branch lacks")
+    commit = git(path, "rev-parse", "HEAD")
+    git(path, "reset", "-q", "--hard", "HEAD~1")
+    git(path, "reflog", "expire", "--expire=now", "--all")
+    return commit
+
+
+@pytest.mark.parametrize("ref", ["refs/worktree/keep", "refs/bisect/bad", "refs/rewritten/onto"])
+def test_keeps_a_worktree_holding_a_ref_of_its_own(repo, ref):
+    """Per-worktree refs live in the worktree's folder in .git; removal would take them, and
+    the commits only they reach, with it."""
+    path = finished_worktree(repo, "own-ref")
+    draft = commit_only(path, "draft.txt")
+    git(path, "update-ref", ref, draft)
+    age_worktree(path)
+    assert prune(repo) == "" and path.is_dir()
+    assert git(path, "rev-parse", ref) == draft
+    git(path, "update-ref", "-d", ref)
+    age_worktree(path)
+    assert prune(repo) == "pruned 1 merged agent worktree(s): own-ref\n"
+
+
+def test_a_ref_of_another_worktree_does_not_keep_this_one(repo):
+    path = finished_worktree(repo, "finished")
+    git(repo, "update-ref", "refs/worktree/main-only", "HEAD")
+    assert prune(repo) == "pruned 1 merged agent worktree(s): finished\n"
+    assert not path.exists()
+
+
+def newline_estate(repo):
+    """A worktree whose path, read line by line, holds the line `worktree <…>/b`: the path of
+    a second worktree, b. The first holds an untracked file (so it stays); b is finished."""
+    folder = repo / WORKTREES
+    folder.mkdir(parents=True, exist_ok=True)
+    real = folder.resolve()
+    tricky = real / ("a\nworktree " + str(real / "b") + "\nrest")
+    git(repo, "worktree", "add", "-q", "-b", "tricky", str(tricky))
+    (tricky / "notes.txt").write_text("kept\n", encoding="utf-8")
+    age_worktree(tricky)
+    plain = add_worktree(repo, "b", commit=False)
+    return tricky, plain
+
+
+def test_a_newline_in_a_path_makes_up_no_worktree(repo):
+    tricky, plain = newline_estate(repo)
+    assert prune(repo) == "pruned 1 merged agent worktree(s): b\n"
+    assert not plain.exists() and (tricky / "notes.txt").exists()
+    assert branches(repo) == ["main", "tricky"]
+    assert git(tricky, "rev-parse", "--abbrev-ref", "HEAD") == "tricky"
+
+
+def test_a_worktree_whose_path_holds_a_newline_is_pruned_whole(repo):
+    tricky, plain = newline_estate(repo)
+    (tricky / "notes.txt").unlink()
+    assert prune(repo) in ("pruned 2 merged agent worktree(s): b?rest, b\n",
+                           "pruned 2 merged agent worktree(s): b, b?rest\n")
+    assert not tricky.exists() and not plain.exists()
+    assert branches(repo) == ["main"]
