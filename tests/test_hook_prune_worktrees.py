@@ -1,5 +1,9 @@
 """prune-worktrees.py: removes merged, clean agent worktrees, and never anything that holds work."""
 import os
+import shutil
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -383,3 +387,94 @@ def test_a_worktree_whose_path_holds_a_newline_is_pruned_whole(repo):
                            "pruned 2 merged agent worktree(s): b, b?rest\n")
     assert not tricky.exists() and not plain.exists()
     assert branches(repo) == ["main"]
+
+
+@pytest.mark.parametrize("elsewhere", [WORKTREES + "/second", "../outside"])
+def test_never_deletes_a_branch_another_worktree_has_checked_out(repo, elsewhere):
+    first = finished_worktree(repo, "shared")
+    second = (repo / elsewhere).resolve()
+    git(repo, "worktree", "add", "-q", "-f", str(second), "shared")
+    (second / "notes.txt").write_text("work in progress\n", encoding="utf-8")
+    age_worktree(second)
+    assert prune(repo) == "pruned 1 merged agent worktree(s): shared\n"
+    assert not first.exists()
+    assert "shared" in branches(repo)
+    assert git(second, "rev-parse", "--abbrev-ref", "HEAD") == "shared"
+    assert git(second, "rev-parse", "HEAD") == git(repo, "rev-parse", "main")
+
+
+def test_a_branch_both_its_finished_worktrees_had_goes_with_the_second(repo):
+    first = finished_worktree(repo, "shared")
+    second = repo / WORKTREES / "second"
+    git(repo, "worktree", "add", "-q", "-f", str(second), "shared")
+    age_worktree(second)
+    assert prune(repo) in ("pruned 2 merged agent worktree(s): shared, second\n",
+                           "pruned 2 merged agent worktree(s): second, shared\n")
+    assert not first.exists() and not second.exists()
+    assert branches(repo) == ["main"]
+
+
+def git_without_nul_listing(tmp_path):
+    """A folder to put first on PATH: a `git` that rejects `worktree list -z` as gits before
+    2.36 do (a usage error, exit 129), and otherwise runs the real one."""
+    folder = tmp_path / "old-git"
+    folder.mkdir()
+    script = folder / "git"
+    script.write_text(
+        "#!%s\nimport os, sys\n"
+        "if 'list' in sys.argv and '-z' in sys.argv:\n"
+        "    sys.stderr.write(\"error: unknown switch `z'\\n\")\n"
+        "    sys.exit(129)\n"
+        "os.execv(%r, [%r] + sys.argv[1:])\n" % (sys.executable, shutil.which("git"), "git"),
+        encoding="utf-8")
+    script.chmod(0o755)
+    return str(folder) + os.pathsep + os.environ["PATH"]
+
+
+@pytest.mark.skipif(os.name == "nt", reason="a script stands in for git through its #! line")
+def test_on_a_git_without_nul_listing_a_newline_in_a_path_still_misleads_nothing(repo, tmp_path):
+    tricky, plain = newline_estate(repo)
+    assert prune(repo, PATH=git_without_nul_listing(tmp_path)) == \
+        "pruned 1 merged agent worktree(s): b\n"
+    assert not plain.exists() and (tricky / "notes.txt").exists()
+    assert branches(repo) == ["main", "tricky"]
+
+
+@pytest.mark.skipif(os.name == "nt", reason="a script stands in for git through its #! line")
+def test_on_a_git_without_nul_listing_finished_worktrees_are_still_pruned(repo, estate, tmp_path):
+    assert prune(repo, PATH=git_without_nul_listing(tmp_path)) == \
+        "pruned 1 merged agent worktree(s): merged\n"
+    assert "merged" not in branches(repo)
+    assert estate["unmerged"].is_dir() and estate["locked"].is_dir()
+
+
+LISTS_WORKING_DIRECTORIES = os.path.islink("/proc/self/cwd")
+
+
+@pytest.mark.skipif(not LISTS_WORKING_DIRECTORIES, reason="no /proc/<pid>/cwd on this platform")
+@pytest.mark.parametrize("where", ["", "src/deep"])
+def test_keeps_a_worktree_a_running_process_stands_in(repo, where):
+    path = finished_worktree(repo, "occupied")
+    inside = path / where
+    inside.mkdir(parents=True, exist_ok=True)
+    age_worktree(path)
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"],
+                               cwd=str(inside))
+    try:
+        assert prune(repo) == "" and path.is_dir()
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    if where:
+        os.rmdir(str(inside))
+        os.rmdir(str(inside.parent))
+    age_worktree(path)
+    assert prune(repo) == "pruned 1 merged agent worktree(s): occupied\n"
+
+
+def test_every_folder_counts_as_occupied_when_the_processes_cannot_be_read_in_time(tmp_path):
+    pruner = load_pruner()
+    folders = [str(tmp_path / "one"), str(tmp_path / "two")]
+    expected = set(folders) if LISTS_WORKING_DIRECTORIES else set()
+    assert pruner.folders_processes_stand_in(folders, time.monotonic() - 1) == expected
+    assert pruner.folders_processes_stand_in(folders, time.monotonic() + 5) == set()
