@@ -12,11 +12,16 @@ What it promises, because deleting work is the one failure a hook must never hav
 - It keeps every worktree that is locked, on a detached HEAD, on the base branch itself, on a
   branch with commits the base branch lacks, that holds changes, untracked files or ignored
   files (git would delete ignored files without a word), files git was told not to look at
-  (skip-worktree, assume-unchanged), commits that only its reflogs still reach, that a session
-  stands in, or that git saw in use within the last hour (another session or a subagent may
-  be working there: a worktree made for one starts clean and already "merged").
+  (skip-worktree, assume-unchanged), refs of its own (refs/worktree/*, refs/bisect/*,
+  refs/rewritten/*), commits that only its reflogs still reach, that a session stands in, that
+  a running process has its working directory in (where the platform lists them: Linux), or
+  that git saw in use within the last hour (another session or a subagent may be working
+  there: a worktree made for one starts clean and already "merged").
+- It reads git's list of worktrees NUL-separated, so a path holding a newline cannot make up
+  an entry; a git too old for that has each entry confirmed from inside its folder.
 - It removes without --force, so git's own refusals stand, then deletes the branch ref only if
-  it still points at the commit that was checked out: no commit is lost. A removal starts only
+  no other worktree has it checked out and it still points at the commit that was checked
+  out: no commit is lost, no checkout left on a branch that is gone. A removal starts only
   with time left and is never cut short within a grace period: a half-done one leaves a
   half-deleted folder behind.
 - It never runs `git worktree prune`, which would forget worktrees on unmounted drives too.
@@ -128,12 +133,13 @@ def listed_worktrees(git, project):
     stays one path. Older gits reject -z and print paths raw, one field a line: a newline in a
     path can then make up a whole entry, so that listing is used only with each candidate
     confirmed from inside its own folder (see is_what_git_listed)."""
-    exact = git.run(project, "worktree", "list", "--porcelain", "-z")
-    if exact is None:
+    fields = git.run(project, "worktree", "list", "--porcelain", "-z")
+    if fields is None:
         return [], True
-    if exact[0] == 0:
-        return parsed_listing(exact[1].decode("utf-8", "surrogateescape"), "\0"), True
-    return parsed_listing(git.output(project, "worktree", "list", "--porcelain") or "", "\n"), False
+    if fields[0] == 0:
+        return parsed_listing(fields[1].decode("utf-8", "surrogateescape"), "\0"), True
+    lines = git.output(project, "worktree", "list", "--porcelain")
+    return parsed_listing(lines or "", "\n"), False
 
 
 def parsed_listing(listing, separator):

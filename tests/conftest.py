@@ -86,7 +86,8 @@ def pytest_sessionfinish(session, exitstatus):
     changed = sorted(set(source_hooks_state().items()) ^ set(SOURCE_HOOKS_AT_START.items()))
     if changed:
         names = sorted({name for name, _ in changed})
-        sys.stderr.write("\nthe test run wrote into hooks/ of the checkout: %s\n" % ", ".join(names))
+        sys.stderr.write("\nthe test run wrote into hooks/ of the checkout: %s\n"
+                         % ", ".join(names))
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
