@@ -12,11 +12,16 @@ What it promises, because deleting work is the one failure a hook must never hav
 - It keeps every worktree that is locked, on a detached HEAD, on the base branch itself, on a
   branch with commits the base branch lacks, that holds changes, untracked files or ignored
   files (git would delete ignored files without a word), files git was told not to look at
-  (skip-worktree, assume-unchanged), commits that only its reflogs still reach, that a session
-  stands in, or that git saw in use within the last hour (another session or a subagent may
-  be working there: a worktree made for one starts clean and already "merged").
+  (skip-worktree, assume-unchanged), refs of its own (refs/worktree/*, refs/bisect/*,
+  refs/rewritten/*), commits that only its reflogs still reach, that a session stands in, that
+  a running process has its working directory in (where the platform lists them: Linux), or
+  that git saw in use within the last hour (another session or a subagent may be working
+  there: a worktree made for one starts clean and already "merged").
+- It reads git's list of worktrees NUL-separated, so a path holding a newline cannot make up
+  an entry; a git too old for that has each entry confirmed from inside its folder.
 - It removes without --force, so git's own refusals stand, then deletes the branch ref only if
-  it still points at the commit that was checked out: no commit is lost. A removal starts only
+  no other worktree has it checked out and it still points at the commit that was checked
+  out: no commit is lost, no checkout left on a branch that is gone. A removal starts only
   with time left and is never cut short within a grace period: a half-done one leaves a
   half-deleted folder behind.
 - It never runs `git worktree prune`, which would forget worktrees on unmounted drives too.
@@ -37,6 +42,7 @@ REMOVAL_START_SECONDS = 1.0  # what must be left of the budget to begin removing
 REMOVAL_GRACE_SECONDS = 2.0  # how far a removal may overrun the budget before it is stopped
 RECENT_SECONDS = 3600
 REFLOG_COMMITS_CHECKED = 500
+PROCESS_SCAN_SECONDS = 0.5  # reading every process's working directory; beyond it, keep all
 DEFAULT_WORKTREE_DIR = ".claude/worktrees"
 GIT = ("git", "--no-pager", "--no-optional-locks", "-c", "core.fsmonitor=false")
 
@@ -122,25 +128,48 @@ def run_with_subprocess(argv, deadline):
 
 
 def listed_worktrees(git, project):
-    """`git worktree list --porcelain`, one dict per worktree."""
-    listing = git.output(project, "worktree", "list", "--porcelain")
+    """Every worktree git knows, one dict each, and whether the listing is exact.
+    `--porcelain -z` (git 2.36 and later) ends each field with NUL, so a path holding a newline
+    stays one path. Older gits reject -z and print paths raw, one field a line: a newline in a
+    path can then make up a whole entry, so that listing is used only with each candidate
+    confirmed from inside its own folder (see is_what_git_listed)."""
+    fields = git.run(project, "worktree", "list", "--porcelain", "-z")
+    if fields is None:
+        return [], True
+    if fields[0] == 0:
+        return parsed_listing(fields[1].decode("utf-8", "surrogateescape"), "\0"), True
+    lines = git.output(project, "worktree", "list", "--porcelain")
+    return parsed_listing(lines or "", "\n"), False
+
+
+def parsed_listing(listing, separator):
+    """The porcelain format: one attribute per field, an empty field after each worktree."""
     worktrees = []
     current = None
-    for line in (listing or "").split("\n"):
-        if line.startswith("worktree "):
-            current = {"path": line[len("worktree "):], "locked": False, "detached": False}
+    for field in listing.split(separator):
+        if field.startswith("worktree "):
+            current = {"path": field[len("worktree "):], "locked": False, "detached": False}
             worktrees.append(current)
         elif current is None:
             continue
-        elif line.startswith("HEAD "):
-            current["head"] = line[len("HEAD "):]
-        elif line.startswith("branch refs/heads/"):
-            current["branch"] = line[len("branch refs/heads/"):]
-        elif line == "detached":
+        elif field.startswith("HEAD "):
+            current["head"] = field[len("HEAD "):]
+        elif field.startswith("branch refs/heads/"):
+            current["branch"] = field[len("branch refs/heads/"):]
+        elif field == "detached":
             current["detached"] = True
-        elif line == "locked" or line.startswith("locked "):
+        elif field == "locked" or field.startswith("locked "):
             current["locked"] = True
     return worktrees
+
+
+def is_what_git_listed(git, worktree):
+    """Whether the worktree's own folder agrees with its entry: it is the top of a checkout
+    whose HEAD is the listed commit on the listed branch. An entry made up by a newline in
+    another path names a folder whose checkout says otherwise, or no checkout at all."""
+    answer = git.output(worktree["path"], "rev-parse", "--show-prefix", "HEAD",
+                        "--symbolic-full-name", "HEAD")
+    return answer == "\n%s\nrefs/heads/%s\n" % (worktree["head"], worktree["branch"])
 
 
 def lies_inside(path, folder):
@@ -202,13 +231,24 @@ def merged_branches(git, project, base):
 
 def holds_nothing_of_its_own(git, worktree, base):
     """Nothing that removal would destroy: no change, no untracked or ignored file, no file
-    git was told not to look at, and no commit that only the worktree's reflogs reach."""
+    git was told not to look at, no ref of its own, and no commit that only the worktree's
+    reflogs reach."""
     path = worktree["path"]
     # --untracked-files=all: status.showUntrackedFiles=no would hide untracked and ignored files.
     status = git.run(path, "status", "--porcelain", "--ignored", "--untracked-files=all", "-z")
     if status is None or status[0] != 0 or status[1].strip(b"\0"):
         return False
-    return not (has_hidden_files(git, path) or has_commits_only_reflogs_reach(git, worktree, base))
+    return not (has_hidden_files(git, path) or has_refs_of_its_own(git, path)
+                or has_commits_only_reflogs_reach(git, worktree, base))
+
+
+def has_refs_of_its_own(git, path):
+    """Refs kept per worktree (refs/worktree/*, and refs/bisect/* and refs/rewritten/* of a
+    bisect or rebase under way) live in the worktree's folder in .git and go with it: a commit
+    only they reach would be lost to the next gc. Someone made each one on purpose: keep it."""
+    listing = git.output(path, "for-each-ref", "--count=1", "--format=%(refname)",
+                         "refs/worktree/", "refs/bisect/", "refs/rewritten/")
+    return listing is None or bool(listing.strip())
 
 
 def has_hidden_files(git, path):
@@ -256,6 +296,62 @@ def was_used_lately(worktree, now):
     return False
 
 
+def folders_processes_stand_in(paths, deadline):
+    """Those of `paths` that a running process has its working directory in: a session, a
+    shell or a server started there, however long git has not seen it write. Where the
+    platform lists no working directories (macOS, Windows) none is known to be occupied and
+    the hour of use is the only sign; where the list cannot be read in time, all are."""
+    if not paths:
+        return set()
+    directories = working_directories_of_processes(deadline)
+    if directories is None:
+        return set(paths)
+    resolved = {os.path.realpath(path): path for path in paths}
+    occupied = set()
+    for where in directories:
+        folder = folder_holding(where, resolved)
+        if folder is not None:
+            occupied.add(resolved[folder])
+    return occupied
+
+
+def folder_holding(where, folders):
+    """The one of `folders` that is `where` or a folder above it, or None: one lookup per
+    level, however many folders there are."""
+    while where not in folders:
+        parent = os.path.dirname(where)
+        if parent == where:
+            return None
+        where = parent
+    return where
+
+
+def working_directories_of_processes(deadline):
+    """The working directory of every process this user may see, as Linux lists them: the
+    link /proc/<pid>/cwd, which the kernel keeps resolved, so one readlink per process.
+    [] where the platform has no such list; None when it could not be read to its end within
+    PROCESS_SCAN_SECONDS (cannot tell)."""
+    try:
+        os.readlink("/proc/self/cwd")
+    except (OSError, AttributeError, NotImplementedError):
+        return []
+    deadline = min(deadline, time.monotonic() + PROCESS_SCAN_SECONDS)
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return None
+    directories = []
+    for count, entry in enumerate(entries):
+        if count % 256 == 0 and time.monotonic() >= deadline:
+            return None
+        if entry.isdigit():
+            try:
+                directories.append(os.readlink("/proc/" + entry + "/cwd"))
+            except OSError:  # ended since the listing, or another user's
+                continue
+    return directories
+
+
 def admin_folder(path):
     """The worktree's own folder in the main repository's .git, as its `.git` file names it."""
     marker = os.path.join(path, ".git")
@@ -271,10 +367,12 @@ def admin_folder(path):
     return os.path.join(path, first[len("gitdir:"):].strip())
 
 
-def remove_worktree(git, project, worktree):
+def remove_worktree(git, project, worktree, branch_is_shared):
     removed = git.run_to_completion(project, "worktree", "remove", worktree["path"])
     if removed is None or removed[0] != 0:
         return False
+    if branch_is_shared:
+        return True  # another worktree has it checked out (`worktree add -f`): it stays
     # Only if the branch still points where it did: its commits are all in the base branch.
     git.run_to_completion(project, "update-ref", "-d", "refs/heads/" + worktree["branch"],
                           worktree["head"])
@@ -289,24 +387,37 @@ def prune(project, env, session_dirs=(), seconds=GIT_SECONDS):
         return []
     session_dirs = [project] + list(session_dirs)
     git = Git(seconds)
-    candidates = [w for w in listed_worktrees(git, project)
-                  if is_candidate(w, worktree_dir, session_dirs)]
+    worktrees, exact = listed_worktrees(git, project)
+    candidates = [w for w in worktrees if is_candidate(w, worktree_dir, session_dirs)]
     base = base_branch(git, project, env) if candidates else None
     if not base:
         return []
     merged = merged_branches(git, project, base)
     base_name = base[len("refs/heads/"):] if base.startswith("refs/heads/") else base
-    removed = []
     now = time.time()
-    for worktree in candidates:
-        branch = worktree["branch"]
-        if branch == base_name or branch not in merged or was_used_lately(worktree, now):
+    unused = [w for w in candidates if w["branch"] != base_name and w["branch"] in merged
+              and not was_used_lately(w, now)]
+    occupied = folders_processes_stand_in([w["path"] for w in unused], git.deadline)
+    checked_out = [w.get("branch") for w in worktrees]
+    removed = []
+    for worktree in unused:
+        if worktree["path"] in occupied or not (exact or is_what_git_listed(git, worktree)):
             continue
-        if holds_nothing_of_its_own(git, worktree, base) and remove_worktree(git, project, worktree):
-            removed.append(os.path.basename(worktree["path"]))
+        shared = checked_out.count(worktree["branch"]) > 1
+        if holds_nothing_of_its_own(git, worktree, base) \
+                and remove_worktree(git, project, worktree, shared):
+            checked_out.remove(worktree["branch"])
+            removed.append(shown_name(os.path.basename(worktree["path"])))
     if not removed:
         return []
     return ["pruned %d merged agent worktree(s): %s" % (len(removed), ", ".join(removed))]
+
+
+def shown_name(name):
+    """A folder name fit for one line of text: bytes that are not UTF-8 and control characters
+    (a newline, an escape sequence) each become `?`."""
+    return "".join("?" if ord(c) < 32 or 127 <= ord(c) < 160 or 0xD800 <= ord(c) < 0xE000 else c
+                   for c in name)
 
 
 # --- running on its own ---------------------------------------------------------------------
