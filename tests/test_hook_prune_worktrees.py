@@ -358,6 +358,9 @@ def test_a_ref_of_another_worktree_does_not_keep_this_one(repo):
     assert not path.exists()
 
 
+NO_NEWLINES_IN_NAMES = pytest.mark.skipif(os.name == "nt", reason="Windows forbids newlines in names")
+
+
 def newline_estate(repo):
     """A worktree whose path, read line by line, holds the line `worktree <…>/b`: the path of
     a second worktree, b. The first holds an untracked file (so it stays); b is finished."""
@@ -372,6 +375,7 @@ def newline_estate(repo):
     return tricky, plain
 
 
+@NO_NEWLINES_IN_NAMES
 def test_a_newline_in_a_path_makes_up_no_worktree(repo):
     tricky, plain = newline_estate(repo)
     assert prune(repo) == "pruned 1 merged agent worktree(s): b\n"
@@ -380,6 +384,7 @@ def test_a_newline_in_a_path_makes_up_no_worktree(repo):
     assert git(tricky, "rev-parse", "--abbrev-ref", "HEAD") == "tricky"
 
 
+@NO_NEWLINES_IN_NAMES
 def test_a_worktree_whose_path_holds_a_newline_is_pruned_whole(repo):
     tricky, plain = newline_estate(repo)
     (tricky / "notes.txt").unlink()
@@ -431,7 +436,7 @@ def git_without_nul_listing(tmp_path):
     return str(folder) + os.pathsep + os.environ["PATH"]
 
 
-@pytest.mark.skipif(os.name == "nt", reason="a script stands in for git through its #! line")
+@NO_NEWLINES_IN_NAMES
 def test_on_a_git_without_nul_listing_a_newline_in_a_path_still_misleads_nothing(repo, tmp_path):
     tricky, plain = newline_estate(repo)
     assert prune(repo, PATH=git_without_nul_listing(tmp_path)) == \
