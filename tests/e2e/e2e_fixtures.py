@@ -1,0 +1,130 @@
+"""Fixtures of the end-to-end tests: the real CLI (or a skip that says why there is none), the mock
+API it talks to, and throw-away git repositories where `install.py --project` installed the protocol.
+The test modules import them by name (a second conftest.py would shadow the suite's own `conftest`
+module, which other tests import).
+
+Without node and npm, or without the registry, every test here is skipped with the reason, and the
+rest of the suite runs as before. Where the CLI must run (CI sets E2E_REQUIRE_CLI=1), its absence is
+an error instead: a green run that never started the CLI would say nothing.
+"""
+import os
+import subprocess
+import sys
+import uuid
+
+import pytest
+
+import claude_cli
+from cli_session import Cli
+from mock_api import MockApi
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+INSTALL_PY = os.path.join(ROOT, "install.py")
+
+
+@pytest.fixture(scope="session")
+def claude_binary():
+    binary, reason = claude_cli.find_cli()
+    if binary:
+        return binary
+    if os.environ.get("E2E_REQUIRE_CLI") == "1":
+        pytest.fail("E2E_REQUIRE_CLI=1 but the CLI cannot be had: " + reason, pytrace=False)
+    pytest.skip("real Claude Code CLI unavailable: " + reason)
+
+
+@pytest.fixture(scope="session")
+def api():
+    server = MockApi()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def cli(claude_binary, api, tmp_path):
+    return Cli(claude_binary, api, str(tmp_path / "cli"))
+
+
+def assert_clean(run):
+    """The run ended normally, no hook failed or timed out, nothing left 127.0.0.1."""
+    assert not run.problems(), run.problems()
+
+
+def git(repo, *args):
+    env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
+    env.update({"GIT_AUTHOR_NAME": "E2E Author", "GIT_AUTHOR_EMAIL": "e2e@example.invalid",
+                "GIT_COMMITTER_NAME": "E2E Author", "GIT_COMMITTER_EMAIL": "e2e@example.invalid",
+                "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull})
+    return subprocess.run(["git", "-C", str(repo)] + list(args), check=True, env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True).stdout
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8", newline="\n") as handle:
+        handle.write(text)
+
+
+class Fixture(object):
+    """A committed git repository with a small memory and the protocol installed. `token` is a word
+    only this fixture's memory index contains, so the index can be recognised wherever it lands."""
+
+    def __init__(self, path, index_pointers=None):
+        self.path = str(path)
+        self.token = "e2e-token-" + uuid.uuid4().hex[:10]
+        self.pointers = index_pointers or [
+            "- [Decisions](decisions.md) — why the service keeps no state between requests (%s)" % self.token,
+            "- [Gotchas](gotchas.md) — the port the tests reserve"]
+        os.makedirs(self.path)
+        git(self.path, "init", "-q", "-b", "main")
+        write(self.file("memory/MEMORY.md"), "# Project Memory Index\n<!-- Last dream: 2026-11-30 -->\n\n"
+              "## Active Context\nA small service used by the end-to-end tests.\n\n## Topics\n"
+              + "".join(line + "\n" for line in self.pointers))
+        write(self.file("memory/decisions.md"), "# Decisions\n<!-- Last updated: 2026-11-30 -->\n\n"
+              "- 2026-11-30: requests carry all their state; the service stores none.\n")
+        write(self.file("memory/gotchas.md"), "# Gotchas\n<!-- Last updated: 2026-11-30 -->\n\n"
+              "- 2026-11-30: port 8080 is reserved by the test runner.\n")
+        write(self.file("CLAUDE.md"), "# Service\n\nRun it with `python3 app.py`.\n")
+        write(self.file("app.py"), "print('service')\n")
+        self.install = subprocess.run([sys.executable, INSTALL_PY, "--project", self.path],
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                      universal_newlines=True, env=self.install_environment())
+        assert self.install.returncode == 0, self.install.stdout
+        git(self.path, "add", "-A")
+        git(self.path, "commit", "-q", "-m", "a service with the protocol installed")
+
+    def install_environment(self):
+        home = self.path + "-home"
+        os.makedirs(home, exist_ok=True)
+        env = {key: value for key, value in os.environ.items() if not key.startswith(("MCP_", "CLAUDE"))}
+        env.update({"HOME": home, "USERPROFILE": home, "GIT_CONFIG_NOSYSTEM": "1",
+                    "GIT_CONFIG_GLOBAL": os.devnull})
+        return env
+
+    def file(self, relative):
+        return os.path.join(self.path, *relative.split("/"))
+
+    def read(self, relative):
+        with open(self.file(relative), encoding="utf-8") as handle:
+            return handle.read()
+
+    def git(self, *args):
+        return git(self.path, *args)
+
+    def files_of_session(self, session_id):
+        """{path relative to the repository: content} of the files the hooks keep for one session:
+        those whose name ends with its id."""
+        found = {}
+        for top, dirs, files in os.walk(self.path):
+            dirs[:] = [name for name in dirs if name != ".git"]
+            for name in files:
+                if session_id and name.endswith(session_id):
+                    path = os.path.join(top, name)
+                    with open(path, "rb") as handle:
+                        found[os.path.relpath(path, self.path).replace(os.sep, "/")] = handle.read()
+        return found
+
+
+@pytest.fixture
+def installed(tmp_path):
+    return Fixture(tmp_path / "repo")
