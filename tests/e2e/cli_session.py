@@ -76,10 +76,13 @@ class Cli(object):
         self.count = 0
         os.makedirs(self.home, exist_ok=True)
 
-    def run(self, repo, args, replies, mode=None, settings=None):
-        """`claude -p ARGS` in `repo`, the model's replies scripted; a Run of what happened."""
+    def run(self, repo, args, replies, mode=None, settings=None, trusted=True):
+        """`claude -p ARGS` in `repo`, the model's replies scripted; a Run of what happened.
+        `trusted=False` runs it with a configuration of its own that never trusted the folder."""
         repo = str(repo)
-        trust(self.config, repo)
+        config = self.config if trusted else self.config + "-untrusted"
+        if trusted:
+            trust(config, repo)
         self.count += 1
         debug_file = os.path.join(self.folder, "run-%d.debug.log" % self.count)
         argv = [self.binary, "-p"] + list(args) + [
@@ -91,7 +94,7 @@ class Cli(object):
             argv += ["--settings", json.dumps(settings)]
         self.api.play(replies)
         mark = self.api.mark()
-        done = subprocess.run(argv, cwd=repo, env=sealed_environment(self.api, self.home, self.config),
+        done = subprocess.run(argv, cwd=repo, env=sealed_environment(self.api, self.home, config),
                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               universal_newlines=True, encoding="utf-8", timeout=CLI_SECONDS)
         requests, refused = self.api.since(mark)

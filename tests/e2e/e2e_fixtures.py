@@ -112,8 +112,9 @@ class Fixture(object):
         return git(self.path, *args)
 
     def files_of_session(self, session_id):
-        """{path relative to the repository: content} of the files the hooks keep for one session:
-        those whose name ends with its id."""
+        """{path relative to the repository: (content, inode, modification time)} of the files the
+        hooks keep for one session: those whose name ends with its id. The inode and the time tell
+        a file left alone from one written again with the same content."""
         found = {}
         for top, dirs, files in os.walk(self.path):
             dirs[:] = [name for name in dirs if name != ".git"]
@@ -121,7 +122,10 @@ class Fixture(object):
                 if session_id and name.endswith(session_id):
                     path = os.path.join(top, name)
                     with open(path, "rb") as handle:
-                        found[os.path.relpath(path, self.path).replace(os.sep, "/")] = handle.read()
+                        content = handle.read()
+                    info = os.stat(path)
+                    found[os.path.relpath(path, self.path).replace(os.sep, "/")] = (
+                        content, info.st_ino, info.st_mtime_ns)
         return found
 
 

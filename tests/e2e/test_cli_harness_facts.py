@@ -1,0 +1,55 @@
+"""What the protocol relies on the CLI to do, pinned against the real CLI, so that a new release that
+changes it fails here rather than in a user's session (spec/08-limits.md, "What the protocol relies
+on in the harness"):
+- every file under `.claude/` is write-protected, even in acceptEdits mode, while the project root
+  is not: the reason the session state lives outside `.claude/`;
+- a project's permissions.allow counts only in a workspace the user trusted;
+- a hook that fails or runs past its timeout shows in what these tests read, so their verdict
+  "no hook error or timeout" can be believed.
+"""
+import json
+import os
+
+from e2e_fixtures import api, assert_clean, claude_binary, cli, installed  # noqa: F401
+from mock_api import say, use
+
+
+def test_a_write_under_dot_claude_is_refused_in_accept_edits_and_one_at_the_root_is_not(cli, installed):
+    run = cli.run(installed.path, ["take notes"], [
+        use("Write", file_path=installed.file(".claude/notes.md"), content="x\n"),
+        use("Write", file_path=installed.file("notes.md"), content="x\n"),
+        say("Done."), say("Understood.")], mode="acceptEdits")
+    assert_clean(run)
+    refused = [(denial.get("tool_name"), denial.get("decision_reason_type")) for denial in run.denials()]
+    assert refused == [("Write", "safetyCheck")]
+    assert not os.path.exists(installed.file(".claude/notes.md"))
+    assert os.path.exists(installed.file("notes.md"))
+
+
+def allow_the_handoff_skill(project):
+    path = project.file(".claude/settings.json")
+    with open(path, encoding="utf-8") as handle:
+        settings = json.load(handle)
+    settings.setdefault("permissions", {})["allow"] = ["Skill(handoff)"]
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(settings, handle, indent=2)
+
+
+def test_the_project_permissions_count_only_in_a_trusted_workspace(cli, installed):
+    allow_the_handoff_skill(installed)
+    script = [use("Skill", skill="handoff"), say("Done.")]
+    trusted = cli.run(installed.path, ["save"], script)
+    assert_clean(trusted)
+    assert trusted.denials() == []
+    untrusted = cli.run(installed.path, ["save"], script, trusted=False)
+    assert "this workspace has not been trusted" in untrusted.stderr
+    assert [denial.get("tool_name") for denial in untrusted.denials()] == ["Skill"]
+
+
+def test_a_failing_hook_and_a_slow_one_are_problems(cli, installed):
+    settings = {"hooks": {
+        "SessionStart": [{"hooks": [{"type": "command", "command": "sleep 5", "timeout": 1}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "exit 1"}]}]}}
+    problems = cli.run(installed.path, ["hello"], [say("Hello.")], settings=settings).problems()
+    assert any("timed out" in problem for problem in problems), problems
+    assert any(problem.startswith("hook Stop: outcome error") for problem in problems), problems
