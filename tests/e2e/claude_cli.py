@@ -9,6 +9,7 @@ debug log), and those are the pinned release's.
 `find_cli()` never raises: it returns the binary, or the reason it could not have one (no node or
 npm, no registry, a package that does not run), which the tests print as their skip reason.
 """
+import functools
 import os
 import shutil
 import subprocess
@@ -16,7 +17,7 @@ import tempfile
 
 PACKAGE = "@anthropic-ai/claude-code"
 VERSION = "2.1.328"
-INSTALL_SECONDS = 900
+INSTALL_SECONDS = 600
 
 
 def cache_root():
@@ -38,8 +39,10 @@ def version_of(binary):
     return done.stdout.strip() if done.returncode == 0 else None
 
 
+@functools.lru_cache(maxsize=None)
 def find_cli():
-    """(path to the claude binary, None) or (None, why there is none)."""
+    """(path to the claude binary, None) or (None, why there is none); asked once per test run,
+    so an install that fails is not tried again by every test module."""
     given = os.environ.get("E2E_CLAUDE_BIN")
     if given:
         return (given, None) if version_of(given) else (None, "E2E_CLAUDE_BIN=%s does not run" % given)

@@ -10,8 +10,12 @@ on in the harness"):
 import json
 import os
 
+import pytest
+
 from e2e_fixtures import api, assert_clean, claude_binary, cli, installed  # noqa: F401
 from mock_api import say, use
+
+pytestmark = pytest.mark.e2e
 
 
 def test_a_write_under_dot_claude_is_refused_in_accept_edits_and_one_at_the_root_is_not(cli, installed):

@@ -2,8 +2,12 @@
 hooks run with the source the CLI gives them, the files they keep for a session (named by its id)
 are left as they were, a fork gets files of its own, and a session that did nothing new since its
 last save is not blocked again."""
+import pytest
+
 from e2e_fixtures import api, assert_clean, claude_binary, cli, installed  # noqa: F401
 from mock_api import say, use
+
+pytestmark = pytest.mark.e2e
 
 
 def worked_session(cli, project):

@@ -5,9 +5,13 @@ import re
 import shlex
 import sys
 
+import pytest
+
 from cli_session import injections, texts_of, utf16_units
 from e2e_fixtures import Fixture, api, assert_clean, claude_binary, cli, installed  # noqa: F401
 from mock_api import say
+
+pytestmark = pytest.mark.e2e
 
 CAP = 10000  # UTF-16 units the CLI passes on inline from one hook's output
 

@@ -16,6 +16,8 @@ from cli_session import Cli, STOP_FEEDBACK, texts_of
 from e2e_fixtures import Fixture, api, assert_clean, claude_binary, cli, installed  # noqa: F401
 from mock_api import say, use
 
+pytestmark = pytest.mark.e2e
+
 HANDOFF = ("## Handoff: 2026-11-30 12:00\n\n## Working On\nThe report feature.\n\n## Modified Files\n"
            "- `report.txt` — new\n\n## Next Steps\n1. Review the report.\n")
 MEMORY_COMMIT = "memory: the report feature writes plain text"
