@@ -33,7 +33,8 @@ def quick_start():
 def test_quick_start_has_exactly_two_commands_and_the_second_is_the_test_command():
     check, tests = quick_start()
     assert first_code_block(section("Test")) == [tests]
-    assert tests == "python3 -m pip install -r requirements-dev.txt && python3 -m pytest"
+    assert tests == ("python3 -m venv .venv && .venv/bin/python -m pip install -r requirements-dev.txt"
+                     " && .venv/bin/python -m pytest")
     with open(os.path.join(REPO, ".ci", "run"), encoding="utf-8") as handle:
         ci = handle.read()
     ci_commands = [line.strip() for line in ci.splitlines() if "pytest" in line and not line.startswith("#")]
@@ -50,3 +51,16 @@ def test_quick_start_first_command_runs_against_the_example(tmp_path):
                           stderr=subprocess.PIPE, universal_newlines=True,
                           env=sealed_env(str(tmp_path / "home")))
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_test_command_installs_into_a_virtual_environment_git_ignores():
+    """A distribution's Python refuses `pip install` outside a virtual environment (PEP 668): the
+    command makes one, every later step runs its interpreter, and git ignores the folder."""
+    _, tests = quick_start()
+    steps = [step.split() for step in tests.split(" && ")]
+    assert steps[0][:3] == ["python3", "-m", "venv"]
+    folder = steps[0][3]
+    assert all(step[0] == folder + "/bin/python" for step in steps[1:]), steps
+    with open(os.path.join(REPO, ".gitignore"), encoding="utf-8") as handle:
+        ignored = [line.strip() for line in handle]
+    assert folder + "/" in ignored or "/" + folder + "/" in ignored

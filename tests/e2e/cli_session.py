@@ -9,16 +9,17 @@ once: without it the CLI ignores the project's permissions.allow.
 
 The texts matched here are the CLI's own, not the protocol's: the `SessionStart:<source> hook
 success` marker before a SessionStart hook's output, the `Stop hook feedback` message after a Stop
-block, the debug log's `Hooks: <event> [<command>] finished with status N (Nms)` lines.
+block, the debug log's report of a hook that timed out.
 """
 import json
 import os
 import re
 import subprocess
 
+from conftest import GIT_IDENTITY
+
 START_MARKER = re.compile(r"SessionStart:(\w+) hook success")
 STOP_FEEDBACK = "Stop hook feedback"
-HOOK_FINISHED = re.compile(r"Hooks: (\w+)(?::\w+)? \[(.*)\] finished with status (-?\d+) \((\d+)ms\)")
 CLI_SECONDS = 180
 STEERING = ("ANTHROPIC_", "CLAUDE", "MCP_", "GIT_")
 PROXIES = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
@@ -43,10 +44,9 @@ def sealed_environment(api, home, config):
         "DISABLE_ERROR_REPORTING": "1",
         "HTTP_PROXY": api.url, "HTTPS_PROXY": api.url, "http_proxy": api.url, "https_proxy": api.url,
         "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
-        "GIT_AUTHOR_NAME": "E2E Author", "GIT_AUTHOR_EMAIL": "e2e@example.invalid",
-        "GIT_COMMITTER_NAME": "E2E Author", "GIT_COMMITTER_EMAIL": "e2e@example.invalid",
-        "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_CONFIG_GLOBAL": os.devnull,
     })
+    env.update(GIT_IDENTITY)
     return env
 
 
@@ -136,11 +136,6 @@ class Run(object):
         """What each hook of `event` returned, in order: the stream's hook_response events."""
         return [e for e in self.events if e.get("type") == "system" and e.get("subtype") == "hook_response"
                 and e.get("hook_event") == event]
-
-    def hook_runs(self):
-        """(event, command, status, milliseconds) of every hook run, from the debug log."""
-        return [(m.group(1), m.group(2), int(m.group(3)), int(m.group(4)))
-                for m in HOOK_FINISHED.finditer(self.debug)]
 
     def stop_verdicts(self):
         """'block' or 'pass' for each run of the Stop hooks. A hook blocks by exiting 2 or by

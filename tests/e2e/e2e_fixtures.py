@@ -16,10 +16,11 @@ import pytest
 
 import claude_cli
 from cli_session import Cli
+from conftest import git
+from installtools import REPO, sealed_env
 from mock_api import MockApi
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-INSTALL_PY = os.path.join(ROOT, "install.py")
+INSTALL_PY = os.path.join(REPO, "install.py")
 
 
 @pytest.fixture(scope="session")
@@ -47,16 +48,6 @@ def cli(claude_binary, api, tmp_path):
 def assert_clean(run):
     """The run ended normally, no hook failed or timed out, nothing left 127.0.0.1."""
     assert not run.problems(), run.problems()
-
-
-def git(repo, *args):
-    env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
-    env.update({"GIT_AUTHOR_NAME": "E2E Author", "GIT_AUTHOR_EMAIL": "e2e@example.invalid",
-                "GIT_COMMITTER_NAME": "E2E Author", "GIT_COMMITTER_EMAIL": "e2e@example.invalid",
-                "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull})
-    return subprocess.run(["git", "-C", str(repo)] + list(args), check=True, env=env,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True).stdout
 
 
 def write(path, text):
@@ -88,18 +79,10 @@ class Fixture(object):
         write(self.file("app.py"), "print('service')\n")
         self.install = subprocess.run([sys.executable, INSTALL_PY, "--project", self.path],
                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                      universal_newlines=True, env=self.install_environment())
+                                      universal_newlines=True, env=sealed_env(self.path + "-home"))
         assert self.install.returncode == 0, self.install.stdout
         git(self.path, "add", "-A")
         git(self.path, "commit", "-q", "-m", "a service with the protocol installed")
-
-    def install_environment(self):
-        home = self.path + "-home"
-        os.makedirs(home, exist_ok=True)
-        env = {key: value for key, value in os.environ.items() if not key.startswith(("MCP_", "CLAUDE"))}
-        env.update({"HOME": home, "USERPROFILE": home, "GIT_CONFIG_NOSYSTEM": "1",
-                    "GIT_CONFIG_GLOBAL": os.devnull})
-        return env
 
     def file(self, relative):
         return os.path.join(self.path, *relative.split("/"))

@@ -73,4 +73,4 @@ def test_the_cli_passes_10000_units_inline_and_previews_10001(cli, installed):
     assert_clean(run)
     everything = "\n".join(text for _, text in texts_of(run.main_requests[0]))
     assert "FITS<" in everything and "<STIF" in everything
-    assert "OVER<" in everything and "<REVO" not in everything
+    assert "OVER<" in everything and "<REVO" not in everything and "<persisted-output>" in everything
