@@ -4,14 +4,19 @@ on in the harness"):
 - every file under `.claude/` is write-protected, even in acceptEdits mode, while the project root
   is not: the reason the session state lives outside `.claude/`;
 - a project's permissions.allow counts only in a workspace the user trusted;
+- a Stop hook's block goes back to the model as "Stop hook feedback", and the hook's next run
+  says `stop_hook_active: true`, which is how the guard avoids a loop;
 - a hook that fails or runs past its timeout shows in what these tests read, so their verdict
   "no hook error or timeout" can be believed.
 """
 import json
 import os
+import shlex
+import sys
 
 import pytest
 
+from conftest import make_repo
 from e2e_fixtures import api, assert_clean, claude_binary, cli, installed  # noqa: F401
 from mock_api import say, use
 
@@ -57,3 +62,29 @@ def test_a_failing_hook_and_a_slow_one_are_problems(cli, installed):
     problems = cli.run(installed.path, ["hello"], [say("Hello.")], settings=settings).problems()
     assert any("timed out" in problem for problem in problems), problems
     assert any(problem.startswith("hook Stop: outcome error") for problem in problems), problems
+
+
+BLOCK_ONCE = """
+import json, sys
+given = json.load(sys.stdin)
+with open(sys.argv[1], "a") as record:
+    record.write(json.dumps(given.get("stop_hook_active")) + "\\n")
+if not given.get("stop_hook_active"):
+    sys.stderr.write("save the work first")
+    sys.exit(2)
+"""
+
+
+def test_a_stop_block_reaches_the_model_and_the_next_stop_says_stop_hook_active(cli, tmp_path):
+    repo = make_repo(tmp_path / "plain")
+    record = tmp_path / "stop-inputs"
+    command = "%s -c %s %s" % (shlex.quote(sys.executable), shlex.quote(BLOCK_ONCE), shlex.quote(str(record)))
+    run = cli.run(str(repo), ["hello"], [say("Done."), say("Saved.")],
+                  settings={"hooks": {"Stop": [{"hooks": [{"type": "command", "command": command}]}]}})
+    assert_clean(run)
+    assert run.stop_verdicts() == ["block", "pass"]
+    assert record.read_text().split() == ["false", "true"]
+    feedback = run.stop_feedback()
+    assert feedback[0] == [] and len(feedback[1]) == 1
+    assert feedback[1][0].startswith("Stop hook feedback:") and "save the work first" in feedback[1][0]
+
