@@ -17,7 +17,7 @@ import pytest
 import claude_cli
 from cli_session import Cli
 from conftest import git
-from installtools import REPO, sealed_env
+from installtools import REPO, sealed_env, write
 from mock_api import MockApi
 
 INSTALL_PY = os.path.join(REPO, "install.py")
@@ -50,20 +50,14 @@ def assert_clean(run):
     assert not run.problems(), run.problems()
 
 
-def write(path, text):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8", newline="\n") as handle:
-        handle.write(text)
-
-
 class Fixture(object):
     """A committed git repository with a small memory and the protocol installed. `token` is a word
     only this fixture's memory index contains, so the index can be recognised wherever it lands."""
 
-    def __init__(self, path, index_pointers=None):
+    def __init__(self, path):
         self.path = str(path)
         self.token = "e2e-token-" + uuid.uuid4().hex[:10]
-        self.pointers = index_pointers or [
+        self.pointers = [
             "- [Decisions](decisions.md) — why the service keeps no state between requests (%s)" % self.token,
             "- [Gotchas](gotchas.md) — the port the tests reserve"]
         os.makedirs(self.path)

@@ -9,6 +9,7 @@ import pytest
 
 from cli_session import injections, texts_of, utf16_units
 from e2e_fixtures import Fixture, api, assert_clean, claude_binary, cli, installed  # noqa: F401
+from installtools import write
 from mock_api import say
 
 pytestmark = pytest.mark.e2e
@@ -44,15 +45,15 @@ def test_an_oversized_index_is_cut_within_the_cap_and_still_reaches_the_model_wh
             for i in range(500)]
     project = Fixture(tmp_path / "big")
     wide[0] += " (%s)" % project.token
-    with open(project.file("memory/MEMORY.md"), "w", encoding="utf-8") as handle:
-        handle.write("# Project Memory Index\n\n## Topics\n" + "".join(line + "\n" for line in wide))
+    index = "# Project Memory Index\n\n## Topics\n" + "".join(line + "\n" for line in wide)
+    write(project.file("memory/MEMORY.md"), index)
     project.git("commit", "-q", "-am", "a long index")
 
     run = cli.run(project.path, ["hello"], [say("Hello.")])
     assert_clean(run)
     printed = printed_by_the_start_hook(run, project.token)
     assert len(printed) == 1
-    assert utf16_units(wide[0] + "\n" + "".join(line + "\n" for line in wide[1:])) > CAP
+    assert utf16_units(index) > 3 * CAP
     assert utf16_units(printed[0]) <= CAP
     assert wide[0] in printed[0]
     assert carried_whole(run.main_requests[0], "startup", printed[0])
