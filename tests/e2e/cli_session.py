@@ -14,7 +14,9 @@ block, the debug log's report of a hook that timed out.
 import json
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 
 from conftest import GIT_IDENTITY
 
@@ -30,11 +32,12 @@ def utf16_units(text):
     return len(text.encode("utf-16-le")) // 2
 
 
-def sealed_environment(api, home, config):
+def sealed_environment(api, home, config, scratch):
     env = {key: value for key, value in os.environ.items()
            if not key.startswith(STEERING) and key.lower() not in PROXIES}
     env.update({
         "HOME": home,
+        "TMPDIR": scratch, "TMP": scratch, "TEMP": scratch,
         "CLAUDE_CONFIG_DIR": config,
         "ANTHROPIC_BASE_URL": api.url,
         "ANTHROPIC_API_KEY": "sk-e2e-dummy",
@@ -67,14 +70,20 @@ def trust(config, repo):
 
 
 class Cli(object):
-    """The CLI binary, the mock, and a folder for HOME, configuration and logs."""
+    """The CLI binary, the mock, a folder for HOME, configuration and logs, and a temporary folder
+    of its own, removed by close(): the CLI keeps files there per project, and its sockets need
+    a short path, shorter than a test's folder may be."""
 
     def __init__(self, binary, api, folder):
         self.binary, self.api, self.folder = binary, api, folder
         self.home = os.path.join(folder, "home")
         self.config = os.path.join(folder, "config")
+        self.scratch = tempfile.mkdtemp(prefix="mcp-e2e-")
         self.count = 0
         os.makedirs(self.home, exist_ok=True)
+
+    def close(self):
+        shutil.rmtree(self.scratch, ignore_errors=True)
 
     def run(self, repo, args, replies, mode=None, settings=None, trusted=True):
         """`claude -p ARGS` in `repo`, the model's replies scripted; a Run of what happened.
@@ -94,7 +103,7 @@ class Cli(object):
             argv += ["--settings", json.dumps(settings)]
         self.api.play(replies)
         mark = self.api.mark()
-        done = subprocess.run(argv, cwd=repo, env=sealed_environment(self.api, self.home, config),
+        done = subprocess.run(argv, cwd=repo, env=sealed_environment(self.api, self.home, config, self.scratch),
                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               universal_newlines=True, encoding="utf-8", timeout=CLI_SECONDS)
         requests, refused = self.api.since(mark)

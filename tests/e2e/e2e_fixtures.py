@@ -42,7 +42,9 @@ def api():
 
 @pytest.fixture
 def cli(claude_binary, api, tmp_path):
-    return Cli(claude_binary, api, str(tmp_path / "cli"))
+    runner = Cli(claude_binary, api, str(tmp_path / "cli"))
+    yield runner
+    runner.close()
 
 
 def assert_clean(run):

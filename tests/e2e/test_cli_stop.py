@@ -111,7 +111,8 @@ def saved(claude_binary, api, tmp_path_factory):  # noqa: F811
     runner = Cli(claude_binary, api, str(folder / "cli"))
     replies, written = save_flow(project)
     run = runner.run(project.path, ["write the report"], replies, mode="acceptEdits")
-    return project, runner, run, written
+    yield project, runner, run, written
+    runner.close()
 
 
 def test_the_save_flow_completes_unattended_with_the_installed_settings(saved):
