@@ -184,13 +184,21 @@ class Run(object):
 
 
 def blocks(response):
+    return block_message(response) is not None
+
+
+def block_message(response):
+    """What a Stop hook said when it blocked (stderr after exit 2, or the JSON decision's reason);
+    None when it did not block."""
     if response.get("exit_code") == 2:
-        return True
+        return response.get("stderr") or ""
     try:
         decision = json.loads(response.get("stdout") or "")
     except ValueError:
-        return False
-    return isinstance(decision, dict) and decision.get("decision") == "block"
+        return None
+    if isinstance(decision, dict) and decision.get("decision") == "block":
+        return str(decision.get("reason") or "")
+    return None
 
 
 def texts_of(body):

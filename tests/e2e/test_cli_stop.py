@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from cli_session import Cli, STOP_FEEDBACK, texts_of
+from cli_session import Cli, STOP_FEEDBACK, block_message, texts_of
 from e2e_fixtures import Fixture, api, assert_clean, claude_binary, cli, installed  # noqa: F401
 from mock_api import say, use
 
@@ -41,11 +41,10 @@ def test_work_earns_one_block_whose_message_reaches_the_model_then_the_stop_pass
     assert len(run.main_requests) == 3
     feedback = run.stop_feedback()
     assert feedback[:2] == [[], []]
-    blocked = [response for response in run.hook_responses("Stop") if response.get("exit_code") == 2
-               or response.get("stdout")]
-    message = (blocked[0].get("stderr") or blocked[0].get("stdout")).strip()
+    said = [block_message(response) for response in run.hook_responses("Stop")]
+    assert said[1] is None and said[0].strip()
     assert len(feedback[2]) == 1
-    assert message.splitlines()[0] in feedback[2][0]
+    assert said[0].strip().splitlines()[0] in feedback[2][0]
 
 
 def handoff_path_named_in(text, project):

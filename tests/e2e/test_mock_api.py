@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from cli_session import Run
+from cli_session import Run, block_message
 from mock_api import HELPER_REPLY, MockApi, say, use
 
 
@@ -112,6 +112,8 @@ def test_a_clean_run_has_no_problems_and_a_block_is_not_one():
     assert run.stop_verdicts() == ["block", "pass"]
     json_block = dict(passed, stdout=json.dumps({"decision": "block", "reason": "save first"}))
     assert run_of([json_block]).stop_verdicts() == ["block"]
+    assert [block_message(response) for response in (block, json_block, passed)] == [
+        "save first", "save first", None]
 
 
 @pytest.mark.parametrize("run", [
