@@ -412,9 +412,6 @@ def test_git_that_misbehaves(estate, tmp_path, script):
     run_every_hook(estate, env={"PATH": "%s:%s" % (fake, os.environ.get("PATH", ""))})
 
 
-HARNESS_TIMEOUT = 15  # seconds: the "timeout" install.py writes into settings.json
-
-
 @pytest.mark.skipif(os.name != "posix", reason="fake git is a shell script")
 def test_git_that_never_answers_costs_less_than_the_harness_timeout(estate, tmp_path):
     fake = tmp_path / "hanging-bin"
@@ -441,7 +438,7 @@ def test_git_that_never_answers_costs_less_than_the_harness_timeout(estate, tmp_
         thread.join()
     for name, done in sorted(outcomes.items()):
         assert not isinstance(done, AssertionError), done
-        assert_run_properties(done, seconds=HARNESS_TIMEOUT - 1)
+        assert_run_properties(done)
     assert outside_claude(estate) == before
 
 
