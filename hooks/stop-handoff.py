@@ -640,7 +640,7 @@ def instructions(project, written_ns):
     if written_ns is None:
         reason = "no handoff has been written yet (%s does not exist)" % wanted
     else:
-        shown = os.path.relpath(state_path(project), project).replace(os.sep, "/")
+        shown = shown_path(project, state_path(project))
         if handoff_age(written_ns) < 0:
             reason = "its handoff (%s) is dated ahead of the clock" % shown
         else:
@@ -752,12 +752,20 @@ def commits_touch_only_memory(project, old_head, new_head, seconds):
 def cannot_record_notice(project, path):
     """What the user is told when the guard cannot keep its baseline, and so cannot ask for a
     handoff: the path, and why writing there is refused."""
-    shown = os.path.relpath(path, project).replace(os.sep, "/")
     return ("[memory-context-protocol] " + NOTICE_MARK + " at %s (the "
             "hooks write only inside the project's .claude/ folder, never through a symbolic "
             "link), so it cannot ask for a handoff in this project. Make .claude/ and "
             ".claude/hooks/ plain folders, or set MCP_BASELINE to a path inside them; until "
-            "then, run /handoff and /dream yourself before you stop." % shown)
+            "then, run /handoff and /dream yourself before you stop." % shown_path(project, path))
+
+
+def shown_path(project, path):
+    """A path as the user knows it: relative to the project when inside it."""
+    try:
+        relative = os.path.relpath(path, project)
+    except ValueError:  # another drive on Windows
+        return path
+    return path if relative.startswith(os.pardir) else relative.replace(os.sep, "/")
 
 
 def already_told(transcript, deadline):

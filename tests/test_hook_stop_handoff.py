@@ -1,4 +1,5 @@
 """stop-handoff.py: blocks a stop only when work happened and the handoff is stale, never twice."""
+import json
 import os
 import subprocess
 import sys
@@ -8,7 +9,10 @@ import pytest
 
 from conftest import HOOKS, clean_environment, git, load_hook, make_repo, run_hook, set_age
 
-STATE = ".claude/session-state.md"
+NOTICE = "The Stop guard cannot record its baseline"
+
+STATE = ".session-state.md"
+OLD_STATE = ".claude/session-state.md"
 
 
 def start(project, session="s1", source="startup"):
@@ -26,11 +30,20 @@ def stop(project, session="s1", stdin=None, **env):
     return done
 
 
-def stale_handoff(project, minutes=24 * 60):
-    state = project / STATE
+def stale_handoff(project, minutes=24 * 60, name=STATE):
+    state = project / name
     state.write_text("## Handoff: 2026-01-01 09:00\n", encoding="utf-8")
     set_age(state, minutes * 60)
     return state
+
+
+def system_message(done):
+    """The warning a stop that cannot do its job shows the user: JSON on stdout, exit 0."""
+    if not done.stdout.strip():
+        return ""
+    value = json.loads(done.stdout.decode("utf-8"))
+    assert set(value) == {"systemMessage"} and done.returncode == 0
+    return value["systemMessage"]
 
 
 @pytest.fixture
@@ -51,7 +64,8 @@ def test_blocks_when_the_repository_changed(session):
     assert done.returncode == 2
     message = done.stderr.decode("utf-8")
     assert "/handoff" in message and "/dream" in message
-    assert ".claude/session-state.md" in message
+    assert "write .session-state.md" in message
+    assert "its handoff (.session-state.md) is older than 45 minutes" in message
 
 
 def test_the_next_stop_passes(session):
@@ -103,7 +117,7 @@ def test_passes_outside_a_git_repository(plain_dir):
     stale_handoff(plain_dir)
     (plain_dir / "file.txt").write_text("work\n", encoding="utf-8")
     assert stop(plain_dir).returncode == 0
-    assert sorted(os.listdir(str(plain_dir / ".claude"))) == ["session-state.md"]
+    assert os.listdir(str(plain_dir / ".claude")) == []
 
 
 def test_throttle_44_minutes_passes(session):
@@ -135,7 +149,11 @@ def test_non_numeric_throttle_falls_back_to_45(session, value):
 def test_missing_state_file_counts_as_stale(project):
     start(project)
     (project / "README.md").write_text("changed\n", encoding="utf-8")
-    assert stop(project).returncode == 2
+    done = stop(project)
+    assert done.returncode == 2
+    message = done.stderr.decode("utf-8")
+    assert "no handoff has been written yet (.session-state.md does not exist)" in message
+    assert "older than" not in message and "write .session-state.md" in message
 
 
 def test_state_path_can_be_overridden(project):
@@ -232,16 +250,20 @@ def test_never_writes_outside_dot_claude(project, tmp_path):
     hooks.symlink_to(elsewhere, target_is_directory=True)
     stale_handoff(project)
     (project / "README.md").write_text("changed\n", encoding="utf-8")
-    assert stop(project).returncode == 0  # a block it cannot record would repeat forever
+    done = stop(project)
+    assert done.returncode == 0  # a block it cannot record would repeat forever
     assert os.listdir(str(elsewhere)) == []
+    assert NOTICE in system_message(done)  # but the user learns the guard is blind here
 
 
 def test_baseline_outside_dot_claude_is_refused(project, tmp_path):
     stale_handoff(project)
     (project / "README.md").write_text("changed\n", encoding="utf-8")
     outside = tmp_path / "outside-baseline"
-    assert stop(project, MCP_BASELINE=str(outside)).returncode == 0
+    done = stop(project, MCP_BASELINE=str(outside))
+    assert done.returncode == 0
     assert not os.path.lexists(str(outside) + ".s1")
+    assert "at %s.s1" % outside in system_message(done)
 
 
 @pytest.mark.parametrize("payload", [
@@ -338,11 +360,17 @@ def test_editing_a_file_inside_an_untracked_folder_counts_as_work(project):
     assert stop(project).returncode == 2
 
 
-def test_a_rename_in_the_work_tree_column_keeps_its_original_path():
+def test_the_listing_keeps_a_rename_with_its_original_path(project):
     guard = load_hook("stop-handoff.py")
-    raw = b" R new.txt\0old.txt\0?? zz.txt\0 M README.md\0"
-    assert guard.status_entries(raw) == [(" R", b"new.txt", b"old.txt"), ("??", b"zz.txt", None),
-                                         (" M", b"README.md", None)]
+    git(project, "mv", "CLAUDE.md", "RULES.md")
+    (project / "new file.txt").write_text("new\n", encoding="utf-8")
+    (project / "README.md").write_text("changed\n", encoding="utf-8")
+    reads = guard.finish_commands(guard.start_commands(guard.repository_reads(str(project))))
+    head, commits, raw = guard.repository_facts(reads)
+    assert head == git(project, "rev-parse", "HEAD") and commits[0].endswith(" protocol files")
+    assert sorted(guard.status_entries(raw)) == [
+        (" M", b"README.md", None), ("??", b"new file.txt", None),
+        ("R ", b"RULES.md", b"CLAUDE.md")]
 
 
 def test_a_handoff_dated_in_the_future_is_not_fresh(session):
@@ -350,7 +378,9 @@ def test_a_handoff_dated_in_the_future_is_not_fresh(session):
     future = time.time() + 3600
     os.utime(str(state), (future, future))
     (session / "README.md").write_text("changed\n", encoding="utf-8")
-    assert stop(session).returncode == 2
+    done = stop(session)
+    assert done.returncode == 2
+    assert b"its handoff (.session-state.md) is dated ahead of the clock" in done.stderr
 
 
 def answer_the_block(project):
@@ -476,20 +506,299 @@ def test_moving_code_into_the_memory_folder_is_work(session):
     assert stop(session).returncode == 2
 
 
-def test_no_time_left_means_the_commits_count_as_work(session):
+def memory_commit_states(project):
+    """(recorded, current) states of a session whose only change is a commit to the memory."""
     guard = load_hook("stop-handoff.py")
-    assert not guard.only_memory_was_committed(str(session), b"head a\n", b"head b\n", 0)
+
+    def state():
+        reads = guard.finish_commands(guard.start_commands(guard.repository_reads(str(project))))
+        head, _, raw = guard.repository_facts(reads)
+        return guard.repository_state(str(project), head, raw)
+
+    before = state()
+    (project / "memory" / "topic.md").write_text("# Topic\nA fact.\n", encoding="utf-8")
+    git(project, "commit", "-q", "-am", "memory only")
+    return guard, before, state()
 
 
-def test_a_memory_folder_git_cannot_place_leaves_the_other_exclusions(session, monkeypatch):
+def test_memory_commits_are_saving_when_there_is_time_to_look(project):
+    guard, recorded, current = memory_commit_states(project)
+    assert guard.only_memory_was_committed(str(project), recorded, current, 5.0)
+
+
+def test_no_time_left_means_the_commits_count_as_work(project):
+    guard, recorded, current = memory_commit_states(project)
+    assert not guard.only_memory_was_committed(str(project), recorded, current, 0)
+
+
+def test_a_memory_folder_outside_the_work_tree_leaves_the_other_exclusions(session, tmp_path):
+    elsewhere = tmp_path / "notes"
+    elsewhere.mkdir()
+    index = str(elsewhere / "MEMORY.md")
+    run_hook("session-start.py", session, stdin={"session_id": "s1", "source": "startup"},
+             env={"MCP_MEMORY_INDEX": index})
+    (session / STATE).write_text("## Handoff: now\n", encoding="utf-8")
+    set_age(session / STATE, 50 * 60)
+    assert stop(session, MCP_MEMORY_INDEX=index).returncode == 0  # the handoff is not work
+    (session / "memory" / "topic.md").write_text("# Topic\nno longer the memory\n", "utf-8")
+    assert stop(session, MCP_MEMORY_INDEX=index).returncode == 2
+
+
+# --- where the handoff lives ------------------------------------------------------------------
+
+def test_the_old_state_path_is_read_while_the_new_one_is_missing(project):
+    start(project)
+    (project / "README.md").write_text("changed\n", encoding="utf-8")
+    (project / OLD_STATE).write_text("## Handoff: now\n", encoding="utf-8")
+    assert stop(project).returncode == 0
+
+
+def test_a_stale_handoff_at_the_old_path_asks_for_the_new_one(project):
+    stale_handoff(project, name=OLD_STATE)
+    start(project)
+    (project / "README.md").write_text("changed\n", encoding="utf-8")
+    done = stop(project)
+    assert done.returncode == 2
+    message = done.stderr.decode("utf-8")
+    assert "its handoff (.claude/session-state.md) is older than 45 minutes" in message
+    assert "write .session-state.md with" in message
+
+
+def test_the_new_state_path_wins_over_the_old_one(project):
+    stale_handoff(project)
+    start(project)
+    (project / OLD_STATE).write_text("## Handoff: now\n", encoding="utf-8")
+    (project / "README.md").write_text("changed\n", encoding="utf-8")
+    assert stop(project).returncode == 2
+
+
+@pytest.mark.parametrize("name", [STATE, OLD_STATE])
+def test_writing_the_handoff_is_not_work_at_either_path(project, name):
+    git(project, "rm", "-q", "--cached", ".gitignore")  # nothing ignored: both paths listed
+    start(project)
+    stale_handoff(project, name=name)
+    assert stop(project).returncode == 0
+
+
+def test_a_healthy_stop_prints_nothing(session):
+    done = stop(session)
+    assert done.returncode == 0 and done.stdout == b"" and done.stderr == b""
+
+
+# --- a guard that cannot keep its baseline says so, once per session --------------------------
+
+def symlinked_claude_folder(project, tmp_path):
+    """A project whose .claude/ is a symbolic link to a folder elsewhere (a dotfiles setup)."""
+    real = tmp_path / "dotfiles-claude"
+    os.rename(str(project / ".claude"), str(real))
+    (project / ".claude").symlink_to(real, target_is_directory=True)
+    return real
+
+
+def stop_with_transcript(project, transcript):
+    return stop(project, stdin={"session_id": "s1", "hook_event_name": "Stop",
+                                "stop_hook_active": False, "transcript_path": str(transcript)})
+
+
+def test_a_symlinked_claude_folder_is_reported_once_per_session(project, tmp_path):
+    real = symlinked_claude_folder(project, tmp_path)
+    stale_handoff(project)
+    start(project)
+    transcript = tmp_path / "s1.jsonl"
+    transcript.write_text('{"type": "user"}\n', encoding="utf-8")
+    (project / "README.md").write_text("changed\n", encoding="utf-8")
+    done = stop_with_transcript(project, transcript)
+    assert done.returncode == 0 and done.stderr == b""
+    message = system_message(done)
+    assert NOTICE + " at .claude/hooks/.session-baseline.s1" in message
+    assert "/handoff" in message
+    assert os.listdir(str(real / "hooks")) == []  # nothing written through the link
+    with open(str(transcript), "ab") as stream:  # the harness records the hook's output
+        stream.write(b'{"type": "attachment", "stdout": ' + json.dumps(
+            done.stdout.decode("utf-8")).encode("utf-8") + b'}\n')
+    again = stop_with_transcript(project, transcript)
+    assert again.returncode == 0 and again.stdout == b""
+
+
+def test_a_symlinked_claude_folder_on_a_clean_tree_says_nothing(project, tmp_path):
+    symlinked_claude_folder(project, tmp_path)
+    with open(str(project / ".git" / "info" / "exclude"), "a", encoding="utf-8") as stream:
+        stream.write("/.claude\n")
+    stale_handoff(project)
+    done = stop(project)
+    assert done.returncode == 0 and done.stdout == b""
+
+
+# --- what the listing does not show ----------------------------------------------------------
+
+def add_submodule(project, tmp_path):
+    library = make_repo(tmp_path / "library")
+    (library / "core.py").write_text("x = 1\n", encoding="utf-8")
+    git(library, "add", "core.py")
+    git(library, "commit", "-q", "-m", "core")
+    git(project, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library), "lib")
+    git(project, "commit", "-q", "-m", "library as a submodule")
+    return project / "lib"
+
+
+@pytest.fixture
+def dirty_submodule(project, tmp_path):
+    """A session that starts with a submodule already modified: ` M lib` is in its baseline."""
+    lib = add_submodule(project, tmp_path)
+    (lib / "core.py").write_text("x = 2\n", encoding="utf-8")
+    stale_handoff(project)
+    start(project)
+    assert stop(project).returncode == 0
+    return lib
+
+
+def test_an_edit_inside_a_modified_submodule_is_work(dirty_submodule):
+    with open(str(dirty_submodule / "core.py"), "a", encoding="utf-8") as stream:
+        stream.write("y = 3\n" * 20)
+    assert stop(dirty_submodule.parent).returncode == 2
+
+
+def test_a_commit_inside_a_modified_submodule_is_work(dirty_submodule):
+    git(dirty_submodule, "commit", "-q", "-am", "inside the submodule")
+    assert stop(dirty_submodule.parent).returncode == 2
+
+
+def test_an_edit_inside_an_untracked_nested_repository_is_work(project):
+    nested = make_repo(project / "vendor" / "tool")
+    stale_handoff(project)
+    start(project)
+    assert stop(project).returncode == 0
+    with open(str(nested / "README.md"), "a", encoding="utf-8") as stream:
+        stream.write("edited in place\n")
+    assert stop(project).returncode == 2
+
+
+def test_stashed_work_is_work(session):
+    (session / "README.md").write_text("changed\n", encoding="utf-8")
+    (session / "new.py").write_text("new\n", encoding="utf-8")
+    git(session, "stash", "-q", "-u")
+    assert git(session, "status", "--porcelain") == ""
+    assert stop(session).returncode == 2
+    assert stop(session).returncode == 0
+
+
+def test_a_baseline_of_another_version_counts_as_none(session):
+    baseline = session / ".claude" / "hooks" / ".session-baseline.s1"
+    head = git(session, "rev-parse", "HEAD")
+    baseline.write_bytes(b"head " + head.encode("ascii") + b"\n")  # the clean state of 0.1
+    assert stop(session).returncode == 0
+    (session / "README.md").write_text("changed\n", encoding="utf-8")
+    baseline.write_bytes(b"head " + head.encode("ascii") + b"\0 M README.md - 9:1\n")
+    assert stop(session).returncode == 2  # no baseline, changes: blocked once
+    assert stop(session).returncode == 0
+
+
+# --- a handoff nobody asked for -----------------------------------------------------------------
+
+def test_a_handoff_the_user_ran_moves_the_baseline(session):
+    (session / "README.md").write_text("changed\n", encoding="utf-8")
+    set_age(session / "README.md", 60)
+    (session / STATE).write_text("## Handoff: now\n", encoding="utf-8")
+    assert stop(session).returncode == 0
+    after_the_throttle(session)
+    assert stop(session).returncode == 0
+
+
+def test_a_handoff_and_its_memory_commit_move_the_baseline(session):
+    (session / "README.md").write_text("changed\n", encoding="utf-8")
+    set_age(session / "README.md", 60)
+    answer_the_block(session)
+    git(session, "commit", "-q", "--amend", "--no-edit", "--date=now")
+    assert stop(session).returncode == 0
+    after_the_throttle(session)
+    assert stop(session).returncode == 0
+
+
+def test_an_edit_after_the_handoff_still_counts(session):
+    (session / STATE).write_text("## Handoff: earlier\n", encoding="utf-8")
+    set_age(session / STATE, 5 * 60)
+    (session / "README.md").write_text("changed after the handoff\n", encoding="utf-8")
+    assert stop(session).returncode == 0  # within the window
+    after_the_throttle(session)
+    assert stop(session).returncode == 2
+
+
+def test_a_code_commit_after_the_handoff_still_counts(session):
+    (session / STATE).write_text("## Handoff: earlier\n", encoding="utf-8")
+    set_age(session / STATE, 5 * 60)
+    (session / "README.md").write_text("changed after the handoff\n", encoding="utf-8")
+    set_age(session / "README.md", 10 * 60)
+    git(session, "commit", "-q", "-am", "code, committed after the handoff")
+    assert stop(session).returncode == 0
+    after_the_throttle(session)
+    assert stop(session).returncode == 2
+
+
+def test_a_removal_after_the_handoff_still_counts(session):
+    (session / STATE).write_text("## Handoff: earlier\n", encoding="utf-8")
+    set_age(session / STATE, 5 * 60)
+    (session / "CLAUDE.md").unlink()
+    assert stop(session).returncode == 0
+    after_the_throttle(session)
+    assert stop(session).returncode == 2
+
+
+# --- many untracked files -------------------------------------------------------------------
+
+def untracked_tree(project, files, per_folder=100):
+    for number in range(files):
+        folder = project / "node_modules" / ("pkg%03d" % (number // per_folder))
+        if number % per_folder == 0:
+            folder.mkdir(parents=True)
+        (folder / ("f%d.js" % number)).write_text("x\n", encoding="utf-8")
+
+
+def test_the_baseline_stays_small_with_many_untracked_files(project):
+    untracked_tree(project, 3000)
+    stale_handoff(project)
+    start(project)
+    baseline = project / ".claude" / "hooks" / ".session-baseline.s1"
+    assert baseline.stat().st_size < 200
+    assert stop(project).returncode == 0
+    with open(str(project / "node_modules" / "pkg007" / "f700.js"), "a") as stream:
+        stream.write("edited in place\n")
+    assert stop(project).returncode == 2
+
+
+def in_process_state(guard, project):
+    reads = guard.finish_commands(guard.start_commands(guard.repository_reads(str(project))))
+    head, _, raw = guard.repository_facts(reads)
+    return guard.repository_state(str(project), head, raw)
+
+
+def edit_in_place_keeping_the_folder_time(path):
+    folder = path.parent
+    before = folder.stat()
+    with open(str(path), "a", encoding="utf-8") as stream:
+        stream.write("edited in place\n")
+    os.utime(str(folder), ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+@pytest.mark.parametrize("files, seen", [(30, True), (31, False)])
+def test_untracked_files_are_read_one_by_one_up_to_the_limit(project, files, seen):
     guard = load_hook("stop-handoff.py")
-    relpath = os.path.relpath
+    guard.UNTRACKED_SIGNED = 30
+    untracked_tree(project, files, per_folder=10)
+    recorded = in_process_state(guard, project)
+    assert in_process_state(guard, project) == recorded
+    edit_in_place_keeping_the_folder_time(project / "node_modules" / "pkg001" / "f12.js")
+    assert (in_process_state(guard, project) != recorded) == seen
 
-    def on_another_drive(path, start=os.curdir):
-        if path.endswith("memory"):
-            raise ValueError("path is on mount 'D:', start on mount 'C:'")
-        return relpath(path, start)
 
-    monkeypatch.setattr(os.path, "relpath", on_another_drive)
-    prefixes = guard.saving_prefixes(str(session), str(session))
-    assert prefixes == (b".claude/session-state.md", b".claude/hooks/.session-baseline")
+def test_past_the_limit_a_replaced_or_new_file_still_counts(project):
+    guard = load_hook("stop-handoff.py")
+    guard.UNTRACKED_SIGNED = 30
+    untracked_tree(project, 100, per_folder=10)
+    recorded = in_process_state(guard, project)
+    replacement = project / "node_modules" / "pkg003" / "f35.js.tmp"
+    replacement.write_text("saved as the file tools save\n", encoding="utf-8")
+    os.replace(str(replacement), str(project / "node_modules" / "pkg003" / "f35.js"))
+    replaced = in_process_state(guard, project)
+    assert replaced != recorded
+    (project / "node_modules" / "pkg009" / "new.js").write_text("new\n", encoding="utf-8")
+    assert in_process_state(guard, project) not in (recorded, replaced)
