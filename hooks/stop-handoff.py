@@ -713,9 +713,11 @@ def handoff_covers(project, written_ns, recorded, current, newest_ns, head_time,
         return False
     if head_time * 10 ** 9 <= written_ns:
         return True
-    return recorded is not None and commits_touch_only_memory(
-        project, recorded.partition(b"\0")[0], current.partition(b"\0")[0],
-        deadline - time.monotonic())
+    if recorded is None:
+        return False
+    old_head, new_head = recorded.partition(b"\0")[0], current.partition(b"\0")[0]
+    return old_head == new_head or commits_touch_only_memory(project, old_head, new_head,
+                                                             deadline - time.monotonic())
 
 
 def only_memory_was_committed(project, recorded, current, seconds):
@@ -737,14 +739,12 @@ def commits_touch_only_memory(project, old_head, new_head, seconds):
         relative = os.path.relpath(memory, os.path.realpath(project)).replace(os.sep, "/")
     except ValueError:
         return False
-    if seconds <= 0:
-        return False  # no time left to look: it counts as work
     span = old_head[5:].decode("ascii", "replace") + ".." + new_head[5:].decode("ascii", "replace")
     count = GIT + ("-C", project, "rev-list", "--count", span)
     counts = finish_commands(start_commands([
         count, count + ("--", relative), count + ("--", ":/", ":(exclude)" + relative)]), seconds)
     if not all(result and result[0] == 0 and result[1].strip().isdigit() for result in counts):
-        return False  # when in doubt, it is work
+        return False  # when in doubt (git failed, or ran out of time), it is work
     every, touching_memory, touching_the_rest = (int(result[1]) for result in counts)
     return every > 0 and touching_memory == every and touching_the_rest == 0
 

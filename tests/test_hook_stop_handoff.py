@@ -714,9 +714,15 @@ def test_a_handoff_and_its_memory_commit_move_the_baseline(session):
     assert stop(session).returncode == 0
 
 
+def handoff_written_minutes_ago(project, minutes):
+    """A handoff the user ran `minutes` ago, after the session's baseline was recorded."""
+    set_age(project / ".claude" / "hooks" / ".session-baseline.s1", (minutes + 5) * 60)
+    (project / STATE).write_text("## Handoff: earlier\n", encoding="utf-8")
+    set_age(project / STATE, minutes * 60)
+
+
 def test_an_edit_after_the_handoff_still_counts(session):
-    (session / STATE).write_text("## Handoff: earlier\n", encoding="utf-8")
-    set_age(session / STATE, 5 * 60)
+    handoff_written_minutes_ago(session, 5)
     (session / "README.md").write_text("changed after the handoff\n", encoding="utf-8")
     assert stop(session).returncode == 0  # within the window
     after_the_throttle(session)
@@ -724,9 +730,8 @@ def test_an_edit_after_the_handoff_still_counts(session):
 
 
 def test_a_code_commit_after_the_handoff_still_counts(session):
-    (session / STATE).write_text("## Handoff: earlier\n", encoding="utf-8")
-    set_age(session / STATE, 5 * 60)
-    (session / "README.md").write_text("changed after the handoff\n", encoding="utf-8")
+    handoff_written_minutes_ago(session, 5)
+    (session / "README.md").write_text("changed before the handoff\n", encoding="utf-8")
     set_age(session / "README.md", 10 * 60)
     git(session, "commit", "-q", "-am", "code, committed after the handoff")
     assert stop(session).returncode == 0
@@ -735,12 +740,20 @@ def test_a_code_commit_after_the_handoff_still_counts(session):
 
 
 def test_a_removal_after_the_handoff_still_counts(session):
-    (session / STATE).write_text("## Handoff: earlier\n", encoding="utf-8")
-    set_age(session / STATE, 5 * 60)
+    handoff_written_minutes_ago(session, 5)
     (session / "CLAUDE.md").unlink()
     assert stop(session).returncode == 0
     after_the_throttle(session)
     assert stop(session).returncode == 2
+
+
+def test_an_edit_before_the_handoff_is_covered_by_it(session):
+    (session / "README.md").write_text("changed before the handoff\n", encoding="utf-8")
+    set_age(session / "README.md", 10 * 60)
+    handoff_written_minutes_ago(session, 5)
+    assert stop(session).returncode == 0
+    after_the_throttle(session)
+    assert stop(session).returncode == 0
 
 
 # --- many untracked files -------------------------------------------------------------------
