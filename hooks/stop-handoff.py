@@ -11,15 +11,23 @@ What it promises:
   within MCP_THROTTLE_MIN minutes (45), or when the repository is exactly as this session's
   baseline recorded it.
 - Otherwise it records the current state as the new baseline and blocks (exit 2) with the
-  instructions on stderr. The very next stop with no further change passes: it cannot loop.
-- If it cannot record the baseline it never blocks, for the same reason. A session whose start
-  hook never ran (no baseline) is blocked at most once, and only when the working tree holds
-  changes: without a baseline there is no other evidence of work.
-- "The repository changed" means HEAD, the status listing (every untracked file, whatever
-  status.showUntrackedFiles says), or the size or modification time of a changed or untracked
-  file: editing a file that was already modified still counts. The memory folder is not work:
-  what /dream writes there, and commits that touch nothing else, are the saving, so answering
-  a block never earns another. A session-state file dated in the future is not fresh.
+  instructions on stderr, which say whether no handoff exists yet or the last one is old, and
+  name the path to write. The very next stop with no further change passes: it cannot loop.
+- A handoff nobody asked for counts: the first stop after it moves the baseline to the
+  current state, unless a file changed or code was committed after the handoff was written.
+- If it cannot record the baseline it never blocks, for the same reason, and it tells the
+  user so once per session (a JSON systemMessage on stdout) instead of going quiet. A session
+  whose start hook never ran (no baseline) is blocked at most once, and only when the working
+  tree holds changes: without a baseline there is no other evidence of work.
+- "The repository changed" means HEAD, the stash count, the status listing (every untracked
+  file, whatever status.showUntrackedFiles says), the size or modification time of a changed
+  file (editing a file that was already modified still counts), or the state of a nested
+  repository in the listing (a submodule, or a repository in an untracked folder). Untracked
+  files are read one by one up to UNTRACKED_SIGNED, then by the times of their folders, so
+  the cost stays near git's own and the baseline stays a line, whatever the tree holds. The
+  memory folder is not work: what /dream writes there, and commits that touch nothing else,
+  are the saving, so answering a block never earns another. A session-state file dated in
+  the future is not fresh.
 - It writes only the baseline, inside the project's .claude/ folder, atomically, never through
   a symlink. No traceback reaches the user: any failure lets the stop through.
 
@@ -27,7 +35,8 @@ The guard owns the definition of "work": session-start.py loads this file to rea
 input, run the git reads and record the baseline, so both hooks compute the state one way.
 
 Standard library only; Python 3.8 or newer; runs as `python3 -I -S stop-handoff.py`.
-Configuration: CLAUDE_PROJECT_DIR, MCP_SESSION_STATE (.claude/session-state.md), MCP_BASELINE
+Configuration: CLAUDE_PROJECT_DIR, MCP_SESSION_STATE (.session-state.md; .claude/session-state.md
+is read while only it exists), MCP_BASELINE
 (.claude/hooks/.session-baseline, one file per session_id), MCP_THROTTLE_MIN (45), and
 MCP_MEMORY_INDEX (memory/MEMORY.md), whose folder the instructions name and the state leaves out.
 """
@@ -618,9 +627,11 @@ def is_current_format(state):
     return head.startswith(b"head ") and rest.startswith(STATE_FORMAT + b" ")
 
 
-def current_state(project, deadline):
+def current_state(project, deadline=None):
     """(state, changed or untracked path count, newest time in ns, HEAD's commit time in s),
-    or None outside git."""
+    or None outside git. Every git call shares the deadline."""
+    if deadline is None:
+        deadline = time.monotonic() + GIT_SECONDS
     facts = facts_with_time(finish_commands(start_commands(repository_reads(project)),
                                             deadline - time.monotonic()))
     if facts is None:

@@ -815,3 +815,16 @@ def test_past_the_limit_a_replaced_or_new_file_still_counts(project):
     assert replaced != recorded
     (project / "node_modules" / "pkg009" / "new.js").write_text("new\n", encoding="utf-8")
     assert in_process_state(guard, project) not in (recorded, replaced)
+
+
+def test_without_folder_handles_paths_are_read_from_the_top(project, monkeypatch):
+    """Where os.stat takes no dir_fd (Windows), each path is joined to the top instead."""
+    guard = load_hook("stop-handoff.py")
+    (project / "README.md").write_text("changed\n", encoding="utf-8")
+    (project / "new.txt").write_text("new\n", encoding="utf-8")
+    with_handle = guard.current_state(str(project))
+    monkeypatch.setattr(os, "supports_dir_fd", set())
+    assert guard.current_state(str(project)) == with_handle
+    with open(str(project / "README.md"), "a", encoding="utf-8") as stream:
+        stream.write("edited again\n")
+    assert guard.current_state(str(project))[0] != with_handle[0]

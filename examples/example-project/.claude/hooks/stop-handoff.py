@@ -11,15 +11,23 @@ What it promises:
   within MCP_THROTTLE_MIN minutes (45), or when the repository is exactly as this session's
   baseline recorded it.
 - Otherwise it records the current state as the new baseline and blocks (exit 2) with the
-  instructions on stderr. The very next stop with no further change passes: it cannot loop.
-- If it cannot record the baseline it never blocks, for the same reason. A session whose start
-  hook never ran (no baseline) is blocked at most once, and only when the working tree holds
-  changes: without a baseline there is no other evidence of work.
-- "The repository changed" means HEAD, the status listing (every untracked file, whatever
-  status.showUntrackedFiles says), or the size or modification time of a changed or untracked
-  file: editing a file that was already modified still counts. The memory folder is not work:
-  what /dream writes there, and commits that touch nothing else, are the saving, so answering
-  a block never earns another. A session-state file dated in the future is not fresh.
+  instructions on stderr, which say whether no handoff exists yet or the last one is old, and
+  name the path to write. The very next stop with no further change passes: it cannot loop.
+- A handoff nobody asked for counts: the first stop after it moves the baseline to the
+  current state, unless a file changed or code was committed after the handoff was written.
+- If it cannot record the baseline it never blocks, for the same reason, and it tells the
+  user so once per session (a JSON systemMessage on stdout) instead of going quiet. A session
+  whose start hook never ran (no baseline) is blocked at most once, and only when the working
+  tree holds changes: without a baseline there is no other evidence of work.
+- "The repository changed" means HEAD, the stash count, the status listing (every untracked
+  file, whatever status.showUntrackedFiles says), the size or modification time of a changed
+  file (editing a file that was already modified still counts), or the state of a nested
+  repository in the listing (a submodule, or a repository in an untracked folder). Untracked
+  files are read one by one up to UNTRACKED_SIGNED, then by the times of their folders, so
+  the cost stays near git's own and the baseline stays a line, whatever the tree holds. The
+  memory folder is not work: what /dream writes there, and commits that touch nothing else,
+  are the saving, so answering a block never earns another. A session-state file dated in
+  the future is not fresh.
 - It writes only the baseline, inside the project's .claude/ folder, atomically, never through
   a symlink. No traceback reaches the user: any failure lets the stop through.
 
@@ -27,7 +35,8 @@ The guard owns the definition of "work": session-start.py loads this file to rea
 input, run the git reads and record the baseline, so both hooks compute the state one way.
 
 Standard library only; Python 3.8 or newer; runs as `python3 -I -S stop-handoff.py`.
-Configuration: CLAUDE_PROJECT_DIR, MCP_SESSION_STATE (.claude/session-state.md), MCP_BASELINE
+Configuration: CLAUDE_PROJECT_DIR, MCP_SESSION_STATE (.session-state.md; .claude/session-state.md
+is read while only it exists), MCP_BASELINE
 (.claude/hooks/.session-baseline, one file per session_id), MCP_THROTTLE_MIN (45), and
 MCP_MEMORY_INDEX (memory/MEMORY.md), whose folder the instructions name and the state leaves out.
 """
@@ -39,13 +48,20 @@ import time
 STDIN_SECONDS = 2.0
 STDIN_LIMIT = 64 * 1024 * 1024
 GIT_SECONDS = 10.0
-DEFAULT_STATE = ".claude/session-state.md"
+NESTED_SECONDS = 2.0  # what session-start may spend on nested repositories, past its git reads
+NESTED_REPOSITORIES = 16
+NESTED_DEPTH = 3
+UNTRACKED_SIGNED = 10000  # untracked files read one by one; past that, by their folders
+STATE_FORMAT = b"v2"
+DEFAULT_STATE = ".session-state.md"
+OLD_DEFAULT_STATE = ".claude/session-state.md"
 DEFAULT_INDEX = "memory/MEMORY.md"
 DEFAULT_BASELINE = ".claude/hooks/.session-baseline"
 DEFAULT_THROTTLE_MINUTES = 45
 GIT = ("git", "--no-pager", "--no-optional-locks", "-c", "core.fsmonitor=false",
        "-c", "log.showSignature=false")
 LET_STOP, BLOCK = 0, 2
+NOTICE_MARK = "The Stop guard cannot record its baseline"
 
 
 # --- hook input ---------------------------------------------------------------------------
@@ -157,21 +173,44 @@ def setting_path(project, name, default):
     return os.path.join(project, os.environ.get(name) or default)
 
 
+def state_path(project):
+    """The session-state file the guard reads: MCP_SESSION_STATE when set; else the default at
+    the top of the project, or the old default inside .claude/ while only that one exists, so a
+    project not yet updated keeps its handoff."""
+    if os.environ.get("MCP_SESSION_STATE"):
+        return setting_path(project, "MCP_SESSION_STATE", DEFAULT_STATE)
+    path = os.path.join(project, DEFAULT_STATE)
+    old = os.path.join(project, OLD_DEFAULT_STATE)
+    return old if not os.path.lexists(path) and os.path.lexists(old) else path
+
+
 def throttle_minutes():
     value = (os.environ.get("MCP_THROTTLE_MIN") or "").strip()
     return int(value) if value.isascii() and value.isdigit() else DEFAULT_THROTTLE_MINUTES
 
 
-def handoff_is_fresh(project):
-    """Whether the session-state file was written within the throttle window, and not in the
-    future (a skewed clock or a copied file must not silence the guard for good)."""
+def handoff_time(project):
+    """The session-state file's modification time in nanoseconds, or None when there is no
+    such regular file."""
     try:
-        info = os.stat(setting_path(project, "MCP_SESSION_STATE", DEFAULT_STATE))
+        info = os.stat(state_path(project))
     except (OSError, ValueError):
+        return None
+    return info.st_mtime_ns if stat.S_ISREG(info.st_mode) else None
+
+
+def handoff_age(written_ns):
+    """Seconds since the handoff was written (negative when it is dated ahead of the clock)."""
+    return time.time() - written_ns / 1e9
+
+
+def handoff_is_fresh(written_ns):
+    """Whether the handoff was written within the throttle window, and not in the future (a
+    skewed clock or a copied file must not silence the guard for good)."""
+    if written_ns is None:
         return False
-    age_seconds = time.time() - info.st_mtime
-    fresh = -60 < age_seconds and age_seconds // 60 < throttle_minutes()
-    return stat.S_ISREG(info.st_mode) and fresh
+    age_seconds = handoff_age(written_ns)
+    return -60 < age_seconds and age_seconds // 60 < throttle_minutes()
 
 
 def safe_session_id(session_id):
@@ -323,46 +362,64 @@ def run_with_subprocess(commands, deadline):
 
 def repository_reads(project):
     """The two git reads both hooks need: the status listing, every untracked file named (a
-    folder listed whole would hide edits inside it), and the last five commits."""
-    return (GIT + ("-C", project, "status", "--porcelain", "--untracked-files=all", "-z"),
-            GIT + ("-C", project, "log", "-5", "--format=%H %h %s"))
+    folder listed whole would hide edits inside it) and the number of stashes, then the last
+    five commits."""
+    return (GIT + ("-C", project, "status", "--porcelain=v2", "-z", "--untracked-files=all",
+                   "--show-stash"),
+            GIT + ("-C", project, "log", "-5", "--format=%H %ct %h %s"))
 
 
 def repository_facts(results):
     """(HEAD, ['abbrev subject', ...], raw status) from the finished reads; None outside git.
     An unborn branch has no HEAD and no commits, which is not an error."""
+    facts = facts_with_time(results)
+    return facts and facts[:3]
+
+
+def facts_with_time(results):
+    """repository_facts, and HEAD's commit time in seconds (0 when there is no commit)."""
     status, log = results
     if status is None or status[0] != 0:
         return None
-    head, commits = "", []
+    head, head_time, commits = "", 0, []
     if log is not None and log[0] == 0:
         for line in log[1].decode("utf-8", "replace").splitlines():
-            full, _, shown = line.partition(" ")
-            head = head or full
+            full, _, rest = line.partition(" ")
+            seconds, _, shown = rest.partition(" ")
+            if not head:
+                head, head_time = full, int(seconds) if seconds.isdigit() else 0
             commits.append(shown)
-    return head, commits, status[1]
+    return head, commits, status[1], head_time
+
+
+def parse_status(raw):
+    """`git status --porcelain=v2 -z` as (headers, changed, untracked): the header lines
+    (`# stash 2`), the changed entries as (code, path, original path or None), and the
+    untracked paths. Paths are relative to the top of the work tree; a code is two letters as
+    in the short format, a space where v2 writes a dot."""
+    headers, changed, untracked = [], [], []
+    fields = iter(raw.split(b"\0"))
+    for field in fields:
+        kind = field[:2]
+        if kind == b"? ":  # first: there may be a million of them
+            untracked.append(field[2:])
+        elif kind == b"# ":
+            headers.append(field)
+        elif kind in (b"1 ", b"2 ", b"u "):
+            # The path is the last of 9, 10 or 11 space-separated fields; a rename or copy
+            # carries its original path as the next field.
+            parts = field.split(b" ", {b"1 ": 8, b"2 ": 9, b"u ": 10}[kind])
+            original = next(fields, None) if kind == b"2 " else None
+            if len(parts) > 8:
+                changed.append((parts[1].decode("ascii", "replace").replace(".", " "),
+                                parts[-1], original))
+    return headers, changed, untracked
 
 
 def status_entries(raw):
-    """`git status --porcelain -z` as (status, path, original path or None); paths are
-    relative to the top of the work tree."""
-    fields = raw.split(b"\0")
-    entries = []
-    position = 0
-    while position < len(fields):
-        field = fields[position]
-        position += 1
-        if len(field) < 4:
-            continue
-        code, path = field[:2].decode("ascii", "replace"), field[3:]
-        original = None
-        # A rename or copy in either column (` R` for an intent-to-add rename) carries its
-        # original path as the next field.
-        if ("R" in code or "C" in code) and position < len(fields):
-            original = fields[position]
-            position += 1
-        entries.append((code, path, original))
-    return entries
+    """The status listing as (status, path, original path or None), untracked as `??`."""
+    _, changed, untracked = parse_status(raw)
+    return changed + [("??", path, None) for path in untracked]
 
 
 def work_tree_top(project):
@@ -391,140 +448,385 @@ def memory_path(project):
     return (index, False) if holds_project else (folder, True)
 
 
-def saving_prefixes(project, top):
-    """Status paths of what saving writes, which is not the session's work: the hooks' state
-    file, baselines and bytecode cache, and the memory that /dream edits."""
+def saving_files(project):
+    """(path, whether a folder) of what saving writes, which is not the session's work: the
+    session-state file (both defaults unless one is configured), the baselines, the hooks'
+    bytecode cache, and the memory that /dream edits."""
     real_project = os.path.realpath(project)
-    memory, is_folder = memory_path(project)
-    own_files = (
-        (os.path.join(real_project, os.environ.get("MCP_SESSION_STATE") or DEFAULT_STATE), ""),
-        (os.path.join(real_project, os.environ.get("MCP_BASELINE") or DEFAULT_BASELINE), ""),
-        (os.path.join(os.path.realpath(os.path.dirname(os.path.abspath(__file__))), "__pycache__"),
-         ""),
-        (memory, "/" if is_folder else ""),  # "memory/", so memory_utils.py still counts
-    )
+    states = [os.environ.get("MCP_SESSION_STATE")] if os.environ.get("MCP_SESSION_STATE") \
+        else [DEFAULT_STATE, OLD_DEFAULT_STATE]
+    own = [(os.path.join(real_project, state), False) for state in states]
+    own.append((os.path.join(real_project, os.environ.get("MCP_BASELINE") or DEFAULT_BASELINE),
+                False))
+    own.append((os.path.join(os.path.realpath(os.path.dirname(os.path.abspath(__file__))),
+                             "__pycache__"), False))
+    own.append(memory_path(project))
+    return own
+
+
+def saving_prefixes(project, top):
+    """The status paths of saving_files, relative to the top of the work tree; a folder ends
+    with "/", so memory_utils.py still counts. Paths outside the work tree are left out."""
     prefixes = []
-    for path, end in own_files:
+    for path, is_folder in saving_files(project):
         try:
             relative = os.path.relpath(path, top).replace(os.sep, "/")
         except ValueError:  # another drive on Windows: not in this work tree
             continue
         if relative != os.pardir and not relative.startswith(os.pardir + "/"):
-            prefixes.append(os.fsencode(relative + end))
+            prefixes.append(os.fsencode(relative + ("/" if is_folder else "")))
     return tuple(prefixes)
 
 
-def file_signature(top, path):
-    """Size and modification time: editing an already modified file still changes the state."""
-    try:
-        info = os.lstat(os.path.join(top, os.fsdecode(path)))
-    except (OSError, ValueError):
-        return b"-"
-    return b"%d:%d" % (info.st_size, info.st_mtime_ns)
+class Signer:
+    """Reads what tells an edit apart: the size and modification time of a listed path, so an
+    edit to a file that was already modified counts; the time of a folder; and the state of a
+    nested repository (a submodule, or a repository in an untracked folder), whose inner edits
+    and commits the outer listing does not show. Every path is read relative to one open
+    handle on the top of the work tree. It keeps the newest time it saw."""
+
+    def __init__(self, top, deadline, depth):
+        self.top = top
+        self.deadline = deadline
+        self.depth = depth
+        self.nested_left = NESTED_REPOSITORIES
+        self.newest_ns = 0
+        self.fd = None
+        if os.stat in getattr(os, "supports_dir_fd", ()):
+            try:
+                self.fd = os.open(top, os.O_RDONLY)
+            except OSError:
+                pass
+
+    def close(self):
+        if self.fd is not None:
+            os.close(self.fd)
+
+    def lstat(self, path):
+        if self.fd is not None:
+            return os.lstat(path or b".", dir_fd=self.fd)
+        return os.lstat(os.path.join(self.top, os.fsdecode(path)))
+
+    def signature(self, path):
+        try:
+            info = self.lstat(path.rstrip(b"/"))
+        except (OSError, ValueError):
+            self.date_a_removal(path)
+            return b"-"
+        self.newest_ns = max(self.newest_ns, info.st_mtime_ns)
+        if stat.S_ISDIR(info.st_mode):
+            return self.nested(path)
+        return b"%d:%d" % (info.st_size, info.st_mtime_ns)
+
+    def folder_time(self, folder):
+        try:
+            seen = self.lstat(folder).st_mtime_ns
+        except (OSError, ValueError):
+            return b"-"
+        self.newest_ns = max(self.newest_ns, seen)
+        return b"%d" % seen
+
+    def date_a_removal(self, path):
+        """A removed file leaves its time on the nearest folder still there."""
+        folder = path.rstrip(b"/")
+        while folder:
+            folder = folder.rpartition(b"/")[0]
+            if self.folder_time(folder) != b"-":
+                return
+
+    def nested(self, path):
+        """The state of the repository in this folder; a fixed mark past the depth, the count
+        or the time allowed, or when git cannot read it, so the answer does not flicker."""
+        if self.depth >= NESTED_DEPTH or self.nested_left <= 0:
+            return b"nested"
+        self.nested_left -= 1
+        folder = os.path.join(self.top, os.fsdecode(path.rstrip(b"/")))
+        seconds = self.deadline - time.monotonic()
+        facts = facts_with_time(finish_commands(start_commands(repository_reads(folder)),
+                                                seconds)) if seconds > 0 else None
+        if facts is None:
+            return b"nested ?"
+        head, _, raw, head_time = facts
+        state, _, newest_ns = measured_state(folder, head, raw, self.deadline, self.depth + 1,
+                                             own_files=())
+        self.newest_ns = max(self.newest_ns, newest_ns, head_time * 10 ** 9)
+        return b"nested " + state.rstrip(b"\n").replace(b"\0", b" ")
 
 
-def repository_state(project, head, raw_status):
-    """What the Stop hook compares with the baseline: HEAD, then each changed or untracked
-    path with its signature. session-start.py and stop-handoff.py compute it identically."""
+def measured_state(project, head, raw_status, deadline, depth=0, own_files=None):
+    """(state, number of changed or untracked paths, newest modification time seen in ns).
+    The state is short whatever the repository holds: HEAD, then the count and a digest of
+    the listing with each path's signature, so the baseline stays small and the comparison
+    cheap with a million untracked files."""
     top = work_tree_top(project)
-    own_files = saving_prefixes(project, top)
-    parts = [b"head " + head.encode("ascii", "replace")]
-    for code, path, original in status_entries(raw_status):
+    if own_files is None:
+        own_files = saving_prefixes(project, top)
+    headers, changed, untracked = parse_status(raw_status)
+    if own_files:
         # A file moved into the memory is still gone from where it was: that move is work.
-        if own_files and path.startswith(own_files) and (
-                original is None or original.startswith(own_files)):
-            continue
-        parts.append(b" ".join((code.encode("ascii", "replace"), path, original or b"-",
-                                file_signature(top, path))))
-    return b"\0".join(parts) + b"\n"
+        changed = [entry for entry in changed if not entry[1].startswith(own_files)
+                   or entry[2] is not None and not entry[2].startswith(own_files)]
+        untracked = [path for path in untracked if not path.startswith(own_files)]
+    digest = new_digest()
+    digest.update(b"\0".join(headers) + b"\0\0")
+    signer = Signer(top, deadline, depth)
+    try:
+        for code, path, original in changed:
+            digest.update(b"%s %s\0%s\0%s\0" % (code.encode("ascii", "replace"), path,
+                                                  original or b"-", signer.signature(path)))
+        sign_untracked(digest, signer, untracked)
+    finally:
+        signer.close()
+    state = b"head %s\0%s %d %s\n" % (head.encode("ascii", "replace"), STATE_FORMAT,
+                                      len(changed) + len(untracked),
+                                      digest.hexdigest().encode("ascii"))
+    return state, len(changed) + len(untracked), signer.newest_ns
 
 
-def current_state(project, seconds=GIT_SECONDS):
-    """(state, whether anything is changed or untracked), or (None, False) outside git."""
-    facts = repository_facts(finish_commands(start_commands(repository_reads(project)), seconds))
+def sign_untracked(digest, signer, untracked):
+    """Each untracked file with its size and time while there are at most UNTRACKED_SIGNED;
+    past that, reading every file would cost several times what git spends listing them, so
+    each is signed by the time of its folder: creating, removing or renaming a file moves it,
+    and so does every save by the harness's file tools, which replace the file. A nested
+    repository (a path ending in /) is always looked into."""
+    digest.update(b"\0\0")
+    if len(untracked) <= UNTRACKED_SIGNED:
+        for path in untracked:
+            digest.update(b"%s\0%s\0" % (path, signer.signature(path)))
+        return
+    digest.update(b"\0".join(untracked) + b"\0\0")
+    for folder in sorted({path.rpartition(b"/")[0] for path in untracked}):
+        digest.update(b"%s\0%s\0" % (folder, signer.folder_time(folder)))
+    for path in untracked:
+        if path.endswith(b"/"):
+            digest.update(b"%s\0%s\0" % (path, signer.signature(path)))
+
+
+def new_digest():
+    """A 128-bit BLAKE2b: the C module behind hashlib's, without hashlib's start-up."""
+    try:
+        from _blake2 import blake2b
+    except ImportError:
+        from hashlib import blake2b
+    return blake2b(digest_size=16)
+
+
+def repository_state(project, head, raw_status, deadline=None):
+    """What the Stop hook compares with the baseline: HEAD, then the number of changed or
+    untracked paths and a digest of them with their signatures and the stash count.
+    session-start.py and stop-handoff.py compute it identically."""
+    if deadline is None:
+        deadline = time.monotonic() + NESTED_SECONDS
+    return measured_state(project, head, raw_status, deadline)[0]
+
+
+def is_current_format(state):
+    """Whether a recorded state was written by this version: one from another version never
+    equals the current state, and comparing with it would block for no work."""
+    head, _, rest = state.partition(b"\0")
+    return head.startswith(b"head ") and rest.startswith(STATE_FORMAT + b" ")
+
+
+def current_state(project, deadline=None):
+    """(state, changed or untracked path count, newest time in ns, HEAD's commit time in s),
+    or None outside git. Every git call shares the deadline."""
+    if deadline is None:
+        deadline = time.monotonic() + GIT_SECONDS
+    facts = facts_with_time(finish_commands(start_commands(repository_reads(project)),
+                                            deadline - time.monotonic()))
     if facts is None:
-        return None, False
-    head, _, raw_status = facts
-    state = repository_state(project, head, raw_status)
-    return state, b"\0" in state  # anything past the head line
+        return None
+    head, _, raw_status, head_time = facts
+    state, count, newest_ns = measured_state(project, head, raw_status, deadline)
+    return state, count, newest_ns, head_time
 
 
 # --- the decision ---------------------------------------------------------------------------
 
-def instructions(project):
-    state = os.environ.get("MCP_SESSION_STATE") or DEFAULT_STATE
+def instructions(project, written_ns):
+    """The block's message: why it blocks (no handoff yet, an old one, or one dated ahead of
+    the clock) and what to do, naming the path the handoff is to be written to."""
+    wanted = os.environ.get("MCP_SESSION_STATE") or DEFAULT_STATE
     memory = os.path.dirname(os.environ.get("MCP_MEMORY_INDEX") or DEFAULT_INDEX) or "."
+    if written_ns is None:
+        reason = "no handoff has been written yet (%s does not exist)" % wanted
+    else:
+        shown = shown_path(project, state_path(project))
+        if handoff_age(written_ns) < 0:
+            reason = "its handoff (%s) is dated ahead of the clock" % shown
+        else:
+            reason = "its handoff (%s) is older than %d minutes" % (shown, throttle_minutes())
     return (
-        "[memory-context-protocol] This session changed the repository and its handoff (%s) is "
-        "older than %d minutes. Save the session now, without asking the user:\n"
-        "1. Run /handoff: rewrite %s with the current state only (replace the file, do not "
+        "[memory-context-protocol] This session changed the repository and %s. Save the "
+        "session now, without asking the user:\n"
+        "1. Run /handoff: write %s with the current state only (replace the file, do not "
         "append).\n"
         "2. Run /dream: merge what this session learned into %s/ (merge, never overwrite).\n"
         "Keep both brief and factual. If both already ran in this turn, just stop.\n"
-        % (state, throttle_minutes(), state, memory)
+        % (reason, wanted, memory)
     )
 
 
 def decide(project):
-    if handoff_is_fresh(project):  # checked before reading stdin: the cheapest way out
-        return LET_STOP
+    """(exit code, notice for the user or None)."""
+    written_ns = handoff_time(project)
     hook_input = read_hook_input()
     if stop_hook_active(hook_input):
-        return LET_STOP
-    deadline = time.monotonic() + GIT_SECONDS  # one budget for every git call of this stop
-    current, dirty = current_state(project, GIT_SECONDS)
-    if current is None:
-        return LET_STOP
+        return LET_STOP, None
     path = baseline_path(project, text_field(hook_input, "session_id"))
+    fresh = handoff_is_fresh(written_ns)
+    if fresh and (file_time(path) or 0) >= written_ns:
+        return LET_STOP, None  # the cheapest way out: this handoff was already taken in
+    deadline = time.monotonic() + GIT_SECONDS  # one budget for every git call of this stop
+    measured = current_state(project, deadline)
+    if measured is None:
+        return LET_STOP, None
+    current, count, newest_ns, head_time = measured
     recorded = read_baseline(path)
-    if recorded == current:
-        return LET_STOP
-    if recorded is None:
-        verdict = BLOCK if dirty else LET_STOP
+    if recorded is not None and not is_current_format(recorded):
+        recorded = None  # a baseline of another version: as if there were none
+    if fresh:
+        if not handoff_covers(project, written_ns, recorded, current, newest_ns, head_time,
+                              deadline):
+            return LET_STOP, None  # work after the handoff: it counts once the window ends
+        verdict = LET_STOP  # a handoff the user asked for: what it saw is saved
+    elif recorded == current:
+        return LET_STOP, None
+    elif recorded is None:
+        verdict = BLOCK if count else LET_STOP
     elif only_memory_was_committed(project, recorded, current, deadline - time.monotonic()):
         verdict = LET_STOP  # the commits of a /dream: the baseline moves past them
     else:
         verdict = BLOCK
     # Written once the verdict is known, so a hook killed on the way loses no block.
-    if not write_inside_claude_folder(project, path, current):
-        return LET_STOP  # a block that cannot advance the baseline would repeat forever
-    return verdict
+    if write_inside_claude_folder(project, path, current):
+        return verdict, None
+    # A block that cannot advance the baseline would repeat at every stop: the stop goes
+    # through, and the user learns that the guard is blind here.
+    blind = verdict == BLOCK or recorded is None and count
+    if blind and not already_told(text_field(hook_input, "transcript_path"), deadline):
+        return LET_STOP, cannot_record_notice(project, path)
+    return LET_STOP, None
+
+
+def file_time(path):
+    try:
+        return os.stat(path).st_mtime_ns
+    except (OSError, ValueError):
+        return None
+
+
+def handoff_covers(project, written_ns, recorded, current, newest_ns, head_time, deadline):
+    """Whether a fresh handoff saw everything the current state holds: no changed file, and
+    no commit but the memory's, dated after it. Then the baseline moves to the current state,
+    and the work the handoff saved is not asked for again once the window ends."""
+    if newest_ns > written_ns:
+        return False
+    if head_time * 10 ** 9 <= written_ns:
+        return True
+    if recorded is None:
+        return False
+    old_head, new_head = recorded.partition(b"\0")[0], current.partition(b"\0")[0]
+    return old_head == new_head or commits_touch_only_memory(project, old_head, new_head,
+                                                             deadline - time.monotonic())
 
 
 def only_memory_was_committed(project, recorded, current, seconds):
     """Whether the two states differ only in HEAD, by commits that each touch the memory and
     nothing else (an empty commit, or one that also touches code, is work)."""
-    old_head, _, old_rest = recorded.rstrip(b"\n").partition(b"\0")
-    new_head, _, new_rest = current.rstrip(b"\n").partition(b"\0")
-    if old_rest != new_rest or not old_head.startswith(b"head ") or len(old_head) <= 5:
+    old_head, _, old_rest = recorded.partition(b"\0")
+    new_head, _, new_rest = current.partition(b"\0")
+    return old_rest == new_rest and commits_touch_only_memory(project, old_head, new_head,
+                                                              seconds)
+
+
+def commits_touch_only_memory(project, old_head, new_head, seconds):
+    """Whether the commits from one `head <hash>` line to the other are at least one, and each
+    touches the memory and nothing else."""
+    if not old_head.startswith(b"head ") or len(old_head) <= 5 or old_head == new_head:
         return False
     memory, _ = memory_path(project)
     try:
         relative = os.path.relpath(memory, os.path.realpath(project)).replace(os.sep, "/")
     except ValueError:
         return False
-    if seconds <= 0:
-        return False  # no time left to look: it counts as work
     span = old_head[5:].decode("ascii", "replace") + ".." + new_head[5:].decode("ascii", "replace")
     count = GIT + ("-C", project, "rev-list", "--count", span)
     counts = finish_commands(start_commands([
         count, count + ("--", relative), count + ("--", ":/", ":(exclude)" + relative)]), seconds)
     if not all(result and result[0] == 0 and result[1].strip().isdigit() for result in counts):
-        return False  # when in doubt, it is work
+        return False  # when in doubt (git failed, or ran out of time), it is work
     every, touching_memory, touching_the_rest = (int(result[1]) for result in counts)
     return every > 0 and touching_memory == every and touching_the_rest == 0
 
 
+def cannot_record_notice(project, path):
+    """What the user is told when the guard cannot keep its baseline, and so cannot ask for a
+    handoff: the path, and why writing there is refused."""
+    return ("[memory-context-protocol] " + NOTICE_MARK + " at %s (the "
+            "hooks write only inside the project's .claude/ folder, never through a symbolic "
+            "link), so it cannot ask for a handoff in this project. Make .claude/ and "
+            ".claude/hooks/ plain folders, or set MCP_BASELINE to a path inside them; until "
+            "then, run /handoff and /dream yourself before you stop." % shown_path(project, path))
+
+
+def shown_path(project, path):
+    """A path as the user knows it: relative to the project when inside it."""
+    try:
+        relative = os.path.relpath(path, project)
+    except ValueError:  # another drive on Windows
+        return path
+    return path if relative.startswith(os.pardir) else relative.replace(os.sep, "/")
+
+
+def already_told(transcript, deadline):
+    """Whether this session's transcript already holds the notice, which the harness records
+    with the hook's output: the user is told once per session, not at every stop. Read in
+    chunks from the start, where the first notice usually is, until the deadline; a transcript
+    that cannot be read counts as not told."""
+    mark = NOTICE_MARK.encode("ascii")
+    try:
+        if transcript is None or not stat.S_ISREG(os.stat(transcript).st_mode):
+            return False
+        with open(transcript, "rb") as stream:
+            tail = b""
+            while time.monotonic() < deadline:
+                chunk = stream.read(1024 * 1024)
+                if not chunk:
+                    return False
+                if mark in tail + chunk:
+                    return True
+                tail = chunk[-len(mark):]
+    except (OSError, ValueError):
+        return False
+    return False
+
+
+def json_string(text):
+    """A JSON string literal, without importing the json package."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return '"%s"' % "".join(c if c >= " " else "\\u%04x" % ord(c) for c in escaped)
+
+
 def main():
     project = project_dir()
-    if project is None or decide(project) == LET_STOP:
+    if project is None:
         return LET_STOP
+    verdict, notice = decide(project)
+    if notice is not None:
+        # Shown to the user as a warning; the stop goes through.
+        write_bytes(sys.stdout, '{"systemMessage": %s}\n' % json_string(notice))
+    if verdict == BLOCK:
+        write_bytes(sys.stderr, instructions(project, handoff_time(project)))
+    return verdict
+
+
+def write_bytes(stream, text):
     try:
-        sys.stderr.buffer.write(instructions(project).encode("utf-8"))
-        sys.stderr.buffer.flush()
+        stream.buffer.write(text.encode("utf-8"))
+        stream.buffer.flush()
     except (OSError, ValueError, AttributeError):
         pass
-    return BLOCK
 
 
 if __name__ == "__main__":
