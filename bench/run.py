@@ -12,7 +12,8 @@ floor measured on the same fixture in the same run:
 The fixtures are generated at run time in a temporary folder: one git repository per size
 (about 1,000, 10,000 and 50,000 files), made dirty (200 changed files) and given five unmerged
 agent worktrees in place; transcripts of 1 KB and 2 GiB (sparse); indexes of 80, 1,000 and
-10,000 lines. Results go to a table on stdout and to JSON (--json, default
+10,000 lines; and, on the smallest repository, 100,000 untracked files nobody ignored (a
+node_modules left out of .gitignore), timed against git listing every one of them. Results go to a table on stdout and to JSON (--json, default
 bench/results/latest.json). See bench/README.md for the columns and the targets.
 
 Standard library only; Python 3.8 or newer. Run it with the interpreter you want measured, or
@@ -42,17 +43,19 @@ DIRTY_UNTRACKED = 50
 WORKTREES = 5
 FILES_PER_FOLDER = 100
 SEED = 2026
+MANY_UNTRACKED = 100000
 
 TARGETS = {
     "session-start": 1.3,          # x floor (python+git)
     "stop-handoff (git)": 1.2,     # x floor (python+git)
     "stop-handoff (throttled)": 1.1,  # x floor (python)
+    "stop-handoff (many untracked)": 2.0,  # x floor (python+git, every untracked file listed)
     "context-budget": 0.10,        # relative change against its 80-line, 1 KB case
 }
 
 GITIGNORE = """\
 # memory-context-protocol — local-only files (per developer, never shared)
-.claude/session-state.md
+/.session-state.md
 .claude/hooks/.session-baseline*
 .claude/hooks/__pycache__/
 .claude/settings.local.json
@@ -258,6 +261,8 @@ class Repository:
         self.tracked = []
         self.dirty = False
         self.worktrees = 0
+        self.untracked = 0
+        self.primed_at = time.time()
         self._build()
 
     def git(self, *args):
@@ -296,7 +301,7 @@ class Repository:
         os.makedirs(hooks)
         for name in HOOK_FILES:
             shutil.copyfile(os.path.join(HOOKS_SOURCE, name), os.path.join(hooks, name))
-        self.state = os.path.join(path, ".claude", "session-state.md")
+        self.state = os.path.join(path, ".session-state.md")
         with open(self.state, "w", encoding="utf-8") as stream:
             stream.write(handoff_text())
         self.git("init", "-q", "-b", "main")
@@ -354,11 +359,27 @@ class Repository:
         self.worktrees = count
         self.refresh()
 
+    def set_untracked(self, count):
+        """`count` untracked files in node_modules/, 100 to a folder, that nothing ignores."""
+        if count == self.untracked:
+            return
+        folder = os.path.join(self.path, "node_modules")
+        shutil.rmtree(folder, ignore_errors=True)
+        for number in range(count):
+            package = os.path.join(folder, "pkg%04d" % (number // FILES_PER_FOLDER))
+            if number % FILES_PER_FOLDER == 0:
+                os.makedirs(package)
+            with open(os.path.join(package, "index_%d.js" % number), "w") as stream:
+                stream.write("module.exports = %d;\n" % number)
+        self.untracked = count
+        self.refresh()
+
     def describe(self):
-        return "%s files, %s, %d worktrees" % (short_count(self.files),
-                                                "dirty %d" % self.dirty_count() if self.dirty
-                                                else "clean",
-                                                self.worktrees)
+        extra = ", %s untracked" % short_count(self.untracked) if self.untracked else ""
+        return "%s files, %s, %d worktrees%s" % (short_count(self.files),
+                                                  "dirty %d" % self.dirty_count() if self.dirty
+                                                  else "clean",
+                                                  self.worktrees, extra)
 
 
 def short_count(number):
@@ -371,8 +392,9 @@ class Case:
     """One thing to time on the current fixture: a hook with its input, or a floor."""
 
     def __init__(self, key, hook, label, steps, stale_state=True, target=None, base=None,
-                 fixture=None, inner=False):
+                 fixture=None, inner=False, floor=None):
         self.key = key
+        self.floor = floor  # the key of the floor this case is set against, when not the usual
         self.inner = inner  # the sample is the time the command reports on stdout
         self.hook = hook
         self.label = label
@@ -427,6 +449,24 @@ def build_cases(repo, python, phase, session_id="bench"):
 
     cases = [Case("floor-python", "floor (python)", "", floor_python, fixture=fixture()),
              Case("floor-git", "floor (python+git)", "", floor_git, fixture=fixture())]
+    prime = (hook_argv("session-start.py"), env, start_input(repo.ws.transcripts["1KB"], "bench-stop"))
+    if phase.get("untracked"):
+        # What git alone pays to list every untracked file, as the hooks must: the floor of
+        # this phase. Only the two hooks that read the listing are timed.
+        floor_all = floor_python + [(["git", "status", "--porcelain", "--untracked-files=all"],
+                                     env, b""), (["git", "log", "-5"], env, b"")]
+        cases.append(Case("floor-git-all", "floor (python+git -uall)", "", floor_all,
+                          fixture=fixture()))
+        cases.append(Case("session-start:untracked", "session-start", "index 80, transcript 1KB",
+                          [(hook_argv("session-start.py"), env,
+                            start_input(repo.ws.transcripts["1KB"]))],
+                          fixture=fixture(), floor="floor-git-all"))
+        cases.append(Case("stop-handoff:untracked", "stop-handoff",
+                          "must look at git (handoff stale)",
+                          [(hook_argv("stop-handoff.py"), env, stop_input)],
+                          target="stop-handoff (many untracked)", fixture=fixture(),
+                          floor="floor-git-all"))
+        return cases, prime
     variants = phase["variants"]
     for index, transcript in variants:
         start_env = env if index == 80 else with_env(MCP_MEMORY_INDEX=repo.indexes[index])
@@ -474,7 +514,6 @@ def build_cases(repo, python, phase, session_id="bench"):
                       [(hook_argv("prune-worktrees.py"), env,
                         json.dumps({"session_id": session_id, "cwd": project}).encode())],
                       fixture=fixture()))
-    prime = (hook_argv("session-start.py"), env, start_input(repo.ws.transcripts["1KB"], "bench-stop"))
     return cases, prime
 
 
@@ -494,7 +533,9 @@ sys.stdout.write("%.4f" % ((time.perf_counter() - started) * 1000.0))
 
 
 def set_state_age(repo, stale):
-    stamp = time.time() - (86400 if stale else 0)
+    """A day old, or fresh: written a second before the Stop hook's baseline was recorded, so
+    the guard has already taken that handoff in and the throttle is the whole of its work."""
+    stamp = time.time() - 86400 if stale else repo.primed_at - 1
     os.utime(repo.state, (stamp, stamp))
 
 
@@ -504,6 +545,7 @@ def measure_phase(runner, repo, cases, prime, runs, warmup, rng):
     # the session's start would have, so the timed stops find the repository unchanged.
     set_state_age(repo, True)
     argv, env, stdin = prime
+    repo.primed_at = time.time()
     runner.run(argv, env, repo.path, stdin)
     order = list(cases)
     for round_number in range(warmup + runs):
@@ -553,6 +595,8 @@ def evaluate(cases, phase_name, repo_label):
                 row["stderr_tail"] = case.stderr_tail.decode("utf-8", "replace")
         floor = floor_git if case.target in ("session-start", "stop-handoff (git)") else floor_python
         floor_kind = "python+git" if floor is floor_git else "python"
+        if case.floor:
+            floor, floor_kind = summary(by_key[case.floor].samples), by_key[case.floor].hook[7:-1]
         if case.hook.startswith("floor"):
             floor, floor_kind = stats, case.hook[len("floor ("):-1]
         if case.inner or stats["median_ms"] is None:
@@ -570,7 +614,8 @@ def evaluate(cases, phase_name, repo_label):
 
 
 def judge(case, row, by_key):
-    if case.target in ("session-start", "stop-handoff (git)", "stop-handoff (throttled)"):
+    if case.target in ("session-start", "stop-handoff (git)", "stop-handoff (throttled)",
+                       "stop-handoff (many untracked)"):
         limit = TARGETS[case.target]
         text = "<= %.1fx %s" % (limit, row["floor_kind"])
         passed = row["ratio"] is not None and row["ratio"] <= limit
@@ -627,9 +672,11 @@ def plan(mode):
         {"name": "dirty+worktrees", "dirty": True, "worktrees": WORKTREES, "variants": WORST},
         {"name": "clean+worktrees", "dirty": False, "worktrees": WORKTREES, "variants": BASE_ONLY,
          "throttled": False},
+        {"name": "many-untracked", "dirty": False, "worktrees": 0, "variants": BASE_ONLY,
+         "untracked": MANY_UNTRACKED, "smallest_only": True},
     ]
     if mode == "smoke":
-        return [20], [phases[0], phases[2]]
+        return [20], [phases[0], phases[2], dict(phases[4], untracked=200)]
     if mode == "quick":
         return [1000], phases
     return [1000, 10000, 50000], phases
@@ -690,7 +737,10 @@ def main(argv=None):
             repo = Repository(workspace, files)
             print("built %d-file repository in %.1f s" % (files, time.time() - clock), file=sys.stderr)
             for phase in phases:
+                if phase.get("smallest_only") and files != min(sizes):
+                    continue
                 clock = time.time()
+                repo.set_untracked(phase.get("untracked", 0))
                 repo.set_dirty(phase["dirty"])
                 if phase["worktrees"] > repo.worktrees:
                     repo.add_worktrees(phase["worktrees"])
