@@ -48,7 +48,7 @@ import time
 STDIN_SECONDS = 2.0
 STDIN_LIMIT = 64 * 1024 * 1024
 GIT_SECONDS = 10.0
-NESTED_SECONDS = 2.0  # what session-start may spend on nested repositories, past its git reads
+NESTED_SECONDS = 1.5  # what session-start may spend on nested repositories, past its git reads
 NESTED_REPOSITORIES = 16
 NESTED_DEPTH = 3
 UNTRACKED_SIGNED = 10000  # untracked files read one by one; past that, by their folders
