@@ -717,6 +717,7 @@ def test_a_handoff_and_its_memory_commit_move_the_baseline(session):
 def handoff_written_minutes_ago(project, minutes):
     """A handoff the user ran `minutes` ago, after the session's baseline was recorded."""
     set_age(project / ".claude" / "hooks" / ".session-baseline.s1", (minutes + 5) * 60)
+    set_age(project / ".claude" / "hooks", (minutes + 5) * 60)
     (project / STATE).write_text("## Handoff: earlier\n", encoding="utf-8")
     set_age(project / STATE, minutes * 60)
 

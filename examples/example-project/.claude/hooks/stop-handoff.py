@@ -48,7 +48,7 @@ import time
 STDIN_SECONDS = 2.0
 STDIN_LIMIT = 64 * 1024 * 1024
 GIT_SECONDS = 10.0
-NESTED_SECONDS = 2.0  # what session-start may spend on nested repositories, past its git reads
+NESTED_SECONDS = 1.5  # what session-start may spend on nested repositories, past its git reads
 NESTED_REPOSITORIES = 16
 NESTED_DEPTH = 3
 UNTRACKED_SIGNED = 10000  # untracked files read one by one; past that, by their folders
@@ -670,13 +670,13 @@ def instructions(project, written_ns):
 def decide(project):
     """(exit code, notice for the user or None)."""
     written_ns = handoff_time(project)
+    fresh = handoff_is_fresh(written_ns)
+    if fresh and handoff_was_taken_in(project, written_ns):
+        return LET_STOP, None  # checked before reading stdin: the cheapest way out
     hook_input = read_hook_input()
     if stop_hook_active(hook_input):
         return LET_STOP, None
     path = baseline_path(project, text_field(hook_input, "session_id"))
-    fresh = handoff_is_fresh(written_ns)
-    if fresh and (file_time(path) or 0) >= written_ns:
-        return LET_STOP, None  # the cheapest way out: this handoff was already taken in
     deadline = time.monotonic() + GIT_SECONDS  # one budget for every git call of this stop
     measured = current_state(project, deadline)
     if measured is None:
@@ -709,11 +709,14 @@ def decide(project):
     return LET_STOP, None
 
 
-def file_time(path):
+def handoff_was_taken_in(project, written_ns):
+    """Whether a baseline was written after the handoff, which its folder's time tells without
+    reading stdin for the session: the stop that wrote it already weighed the handoff."""
+    folder = os.path.dirname(setting_path(project, "MCP_BASELINE", DEFAULT_BASELINE))
     try:
-        return os.stat(path).st_mtime_ns
+        return os.stat(folder).st_mtime_ns >= written_ns
     except (OSError, ValueError):
-        return None
+        return False
 
 
 def handoff_covers(project, written_ns, recorded, current, newest_ns, head_time, deadline):
