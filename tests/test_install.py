@@ -315,7 +315,7 @@ def test_merge_keeps_every_user_key_hook_and_permission(installer, project):
     assert merged["hooks"]["Stop"] == ours["Stop"]
     assert list(merged) == list(USER_SETTINGS)
     assert "  merged   .claude/settings.json (wired SessionStart and Stop)" in done.stdout
-    assert "bär" in read(path_in(project, ".claude/settings.json")).decode("utf-8")
+    assert '"FOO": "b\\u00e4r"' in read(path_in(project, ".claude/settings.json")).decode("utf-8")
 
 
 def test_merge_twice_adds_nothing(installer, project):
