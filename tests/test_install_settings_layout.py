@@ -285,3 +285,10 @@ def test_settings_that_did_not_change_are_written_as_they_were(module, name):
     original = HAND_WRITTEN[name]
     data = module.parse_settings(original.lstrip("\ufeff"), SETTINGS)
     assert module.settings_text(data, original) == original
+
+
+def test_an_element_that_changed_is_edited_where_it_differs(module):
+    original = '{"hooks": {"Stop": [{"hooks": [{"command":  "old" ,"timeout": 1e1}]}, "x"]}}'
+    data = {"hooks": {"Stop": [{"hooks": [{"command": "new", "timeout": 10.0}]}, "x"]}}
+    assert module.settings_text(data, original) == (
+        '{"hooks": {"Stop": [{"hooks": [{"command":  "new" ,"timeout": 1e1}]}, "x"]}}')
