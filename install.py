@@ -29,6 +29,12 @@ What it promises
   tracks them, committed or staged, or cannot say whether it does; when what
   is left means the same as HEAD's version, HEAD's bytes come back in the
   file's line endings.
+* An existing settings.json is edited, not written out anew: only the
+  protocol's entries change (with the comma that joins them to the user's),
+  each added in the layout of the object or list it joins; every other byte
+  (keys, escapes, number spellings, whitespace, line endings) stays, so
+  --uninstall after --project gives the file back byte for byte. A new or
+  empty one is written with 2-space indentation.
 * Everything is checked before anything is written. An invalid settings.json,
   a symbolic link or something other than a regular file where a file would be
   read or written, a read-only file, folder or file system, or a damaged marker
