@@ -699,10 +699,13 @@ LINE_INDENT = re.compile(r"[ \t]*")
 
 class Span(object):
     """One value of the text: [start, end), "object", "array" or "scalar",
-    and a container's entries in their order."""
+    a container's entries in their order, and the container holding it."""
 
     def __init__(self, start, end, kind, entries=()):
         self.start, self.end, self.kind, self.entries = start, end, kind, list(entries)
+        self.parent = None
+        for entry in self.entries:
+            entry.value.parent = self
 
 
 class Entry(object):
@@ -864,8 +867,10 @@ class SettingsEdit(object):
     def layout_of(self, span):
         text, entries = self.text, span.entries
         outer = self.line_indent(span.start)
+        # An empty container takes the layout of the one holding it; the
+        # whole document, when empty, opens over several lines.
         one_line = "\n" not in text[span.start:span.end] and bool(entries or (
-            span is not self.root and "\n" not in text.strip()))
+            span.parent and "\n" not in text[span.parent.start:span.parent.end]))
         unit = self.indent_unit(span) or self.unit
         indent = self.line_indent(entries[0].start) if entries and not one_line else outer + unit
         if len(entries) > 1:

@@ -237,6 +237,13 @@ def test_a_list_on_one_line_stays_on_one_line(module):
         '{\n  "permissions": {"allow": ["Read", "Skill(catchup)"], "deny": ["Read(./.env)"]}\n}\n')
 
 
+def test_an_empty_list_takes_the_layout_of_the_object_holding_it(module):
+    original = '{\n    "permissions": {"allow": ["Read"], "deny": []},\n    "model": "x"\n}\n'
+    data = {"permissions": {"allow": ["Read"], "deny": ["Read(./.env)"]}, "model": "x"}
+    assert module.settings_text(data, original) == (
+        '{\n    "permissions": {"allow": ["Read"], "deny": ["Read(./.env)"]},\n    "model": "x"\n}\n')
+
+
 def test_a_compact_file_stays_compact(module):
     original = '{"a":[1,2],"b":{}}'
     data = {"a": [1, 2, {"x": [3]}], "b": {"c": True}}
