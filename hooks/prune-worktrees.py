@@ -13,7 +13,8 @@ What it promises, because deleting work is the one failure a hook must never hav
   branch with commits the base branch lacks, that holds changes, untracked files or ignored
   files (git would delete ignored files without a word), files git was told not to look at
   (skip-worktree, assume-unchanged), refs of its own (refs/worktree/*, refs/bisect/*,
-  refs/rewritten/*), commits that only its reflogs still reach, that a session stands in, that
+  refs/rewritten/*), a merge, cherry-pick, revert, rebase, `git am` or bisect stopped
+  half-way, commits that only its reflogs still reach, that a session stands in, that
   a running process has its working directory in (where the platform lists them: Linux), or
   that git saw in use within the last hour (another session or a subagent may be working
   there: a worktree made for one starts clean and already "merged").
@@ -43,6 +44,9 @@ REMOVAL_GRACE_SECONDS = 2.0  # how far a removal may overrun the budget before i
 RECENT_SECONDS = 3600
 REFLOG_COMMITS_CHECKED = 500
 PROCESS_SCAN_SECONDS = 0.5  # reading every process's working directory; beyond it, keep all
+# What git keeps, in a worktree's folder in .git, for an operation stopped half-way.
+OPERATIONS_UNDER_WAY = ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "sequencer",
+                        "rebase-merge", "rebase-apply", "BISECT_START")
 DEFAULT_WORKTREE_DIR = ".claude/worktrees"
 GIT = ("git", "--no-pager", "--no-optional-locks", "-c", "core.fsmonitor=false")
 
@@ -230,16 +234,28 @@ def merged_branches(git, project, base):
 
 
 def holds_nothing_of_its_own(git, worktree, base):
-    """Nothing that removal would destroy: no change, no untracked or ignored file, no file
-    git was told not to look at, no ref of its own, and no commit that only the worktree's
-    reflogs reach."""
+    """Nothing that removal would destroy: no operation under way, no change, no untracked or
+    ignored file, no file git was told not to look at, no ref of its own, and no commit that
+    only the worktree's reflogs reach."""
     path = worktree["path"]
+    if has_an_operation_under_way(path):
+        return False
     # --untracked-files=all: status.showUntrackedFiles=no would hide untracked and ignored files.
     status = git.run(path, "status", "--porcelain", "--ignored", "--untracked-files=all", "-z")
     if status is None or status[0] != 0 or status[1].strip(b"\0"):
         return False
     return not (has_hidden_files(git, path) or has_refs_of_its_own(git, path)
                 or has_commits_only_reflogs_reach(git, worktree, base))
+
+
+def has_an_operation_under_way(path):
+    """A merge, cherry-pick, revert, rebase, `git am` or bisect stopped half-way keeps what is
+    left to do (the patches still to apply, the commits still to pick, the message so far) in
+    the worktree's folder in .git. Its files and HEAD can look untouched meanwhile: a patch
+    that failed to apply changes nothing. Removal would take that state with it."""
+    admin = admin_folder(path)
+    return admin is None or any(os.path.lexists(os.path.join(admin, name))
+                                for name in OPERATIONS_UNDER_WAY)
 
 
 def has_refs_of_its_own(git, path):

@@ -483,3 +483,49 @@ def test_every_folder_counts_as_occupied_when_the_processes_cannot_be_read_in_ti
     expected = set(folders) if LISTS_WORKING_DIRECTORIES else set()
     assert pruner.folders_processes_stand_in(folders, time.monotonic() - 1) == expected
     assert pruner.folders_processes_stand_in(folders, time.monotonic() + 5) == set()
+
+
+# --- operations stopped half-way ------------------------------------------------------------
+
+def stop_half_way(path, operation, repo):
+    """Leave `operation` stopped in the worktree at `path` with its working tree clean and HEAD
+    on its branch: the state git keeps for it is then all that shows it. `copy` is a commit of
+    a branch that makes the change main already has, so applying it changes nothing."""
+    if operation == "am":
+        patch = path.parent / "copy.patch"
+        patch.write_bytes(subprocess.run(["git", "-C", str(repo), "format-patch", "-1", "--stdout",
+                                          "copy"], capture_output=True, check=True).stdout)
+        git(path, "am", str(patch), check=False)  # note.txt exists: the patch does not apply
+        patch.unlink()
+        return "am --abort"
+    if operation == "cherry-pick":
+        git(path, "cherry-pick", "copy", check=False)  # stops: the pick is empty
+        return "cherry-pick --abort"
+    if operation == "merge":
+        git(path, "merge", "-q", "--no-commit", "--no-ff", "copy")
+        return "merge --abort"
+    git(path, "bisect", "start")
+    return "bisect reset"
+
+
+@pytest.mark.parametrize("operation", ["am", "cherry-pick", "merge", "bisect"])
+def test_keeps_a_worktree_with_an_operation_stopped_half_way(repo, operation):
+    """A patch that failed to apply changes no file, yet the patches still to apply exist only
+    in the worktree's folder in .git; so do the picks and the merge still to commit."""
+    git(repo, "checkout", "-q", "-b", "copy")
+    (repo / "note.txt").write_text("same\n", encoding="utf-8")
+    git(repo, "add", "note.txt")
+    git(repo, "commit", "-q", "-m", "note, on the side")
+    git(repo, "checkout", "-q", "main")
+    (repo / "note.txt").write_text("same\n", encoding="utf-8")
+    git(repo, "add", "note.txt")
+    git(repo, "commit", "-q", "-m", "note")
+    path = finished_worktree(repo, "halfway")
+    undo = stop_half_way(path, operation, repo)
+    assert git(path, "status", "--porcelain", "--ignored") == ""
+    assert git(path, "rev-parse", "--abbrev-ref", "HEAD") == "halfway"
+    age_worktree(path)
+    assert prune(repo) == "" and path.is_dir()
+    git(path, *undo.split())
+    age_worktree(path)
+    assert prune(repo) == "pruned 1 merged agent worktree(s): halfway\n"
