@@ -21,8 +21,8 @@ What it promises, because deleting work is the one failure a hook must never hav
 - It reads git's list of worktrees NUL-separated, so a path holding a newline cannot make up
   an entry; a git too old for that has each entry confirmed from inside its folder.
 - It removes without --force, so git's own refusals stand, then deletes the branch ref only if
-  no other worktree has it checked out and it still points at the commit that was checked
-  out: no commit is lost, no checkout left on a branch that is gone. A removal starts only
+  no other worktree has it checked out or is rebasing or bisecting it, and it still points at
+  the commit that was checked out: no commit is lost, no checkout left on a branch that is gone. A removal starts only
   with time left and is never cut short within a grace period: a half-done one leaves a
   half-deleted folder behind.
 - It never runs `git worktree prune`, which would forget worktrees on unmounted drives too.
@@ -370,17 +370,50 @@ def working_directories_of_processes(deadline):
 
 def admin_folder(path):
     """The worktree's own folder in the main repository's .git, as its `.git` file names it."""
-    marker = os.path.join(path, ".git")
-    try:
-        if not stat.S_ISREG(os.stat(marker).st_mode):
-            return None
-        with open(marker, "rb") as stream:
-            first = stream.read(4096).decode("utf-8", "surrogateescape").split("\n")[0].strip()
-    except (OSError, ValueError):
-        return None
-    if not first.startswith("gitdir:"):
+    first = first_line(os.path.join(path, ".git"))
+    if first is None or not first.startswith("gitdir:"):
         return None
     return os.path.join(path, first[len("gitdir:"):].strip())
+
+
+def first_line(path):
+    """The first line of a small regular file, stripped; None when there is no such file (a
+    FIFO would never answer)."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        with open(path, "rb") as stream:
+            return stream.read(4096).decode("utf-8", "surrogateescape").split("\n")[0].strip()
+    except (OSError, ValueError):
+        return None
+
+
+def branches_under_way(git, project):
+    """The branches a rebase or a bisect in any worktree returns to when it ends. Both detach
+    HEAD while they run, so the worktree list names no branch there, yet git counts that branch
+    as checked out: deleting it would leave the rebase nothing to finish on. None when the
+    repository's .git cannot be found (cannot tell)."""
+    common = git.output(project, "rev-parse", "--git-common-dir")
+    if not common or not common.strip():
+        return None
+    common = os.path.join(project, common.rstrip("\n"))
+    folders = [common]
+    try:
+        folders += [os.path.join(common, "worktrees", name)
+                    for name in os.listdir(os.path.join(common, "worktrees"))]
+    except OSError:
+        pass  # no linked worktree
+    branches = []
+    for folder in folders:
+        for name in (os.path.join("rebase-merge", "head-name"),
+                     os.path.join("rebase-apply", "head-name")):
+            line = first_line(os.path.join(folder, name)) or ""
+            if line.startswith("refs/heads/"):
+                branches.append(line[len("refs/heads/"):])
+        bisected = first_line(os.path.join(folder, "BISECT_START"))  # a branch's short name
+        if bisected:
+            branches.append(bisected)
+    return branches
 
 
 def remove_worktree(git, project, worktree, branch_is_shared):
@@ -413,13 +446,16 @@ def prune(project, env, session_dirs=(), seconds=GIT_SECONDS):
     now = time.time()
     unused = [w for w in candidates if w["branch"] != base_name and w["branch"] in merged
               and not was_used_lately(w, now)]
+    if not unused:
+        return []
     occupied = folders_processes_stand_in([w["path"] for w in unused], git.deadline)
-    checked_out = [w.get("branch") for w in worktrees]
+    under_way = branches_under_way(git, project)
+    checked_out = [w.get("branch") for w in worktrees] + (under_way or [])
     removed = []
     for worktree in unused:
         if worktree["path"] in occupied or not (exact or is_what_git_listed(git, worktree)):
             continue
-        shared = checked_out.count(worktree["branch"]) > 1
+        shared = under_way is None or checked_out.count(worktree["branch"]) > 1
         if holds_nothing_of_its_own(git, worktree, base) \
                 and remove_worktree(git, project, worktree, shared):
             checked_out.remove(worktree["branch"])

@@ -529,3 +529,30 @@ def test_keeps_a_worktree_with_an_operation_stopped_half_way(repo, operation):
     git(path, *undo.split())
     age_worktree(path)
     assert prune(repo) == "pruned 1 merged agent worktree(s): halfway\n"
+
+
+@pytest.mark.parametrize("operation", ["rebase", "bisect"])
+def test_never_deletes_a_branch_another_worktree_is_rebasing_or_bisecting(repo, tmp_path, operation):
+    """A rebase or bisect detaches HEAD and returns to its branch at the end: git counts that
+    branch as checked out there, though the worktree list says only `detached`."""
+    git(repo, "checkout", "-q", "-b", "shared")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "work on shared")
+    git(repo, "checkout", "-q", "main")
+    merge(repo, "shared")
+    other = tmp_path / "other"
+    git(repo, "worktree", "add", "-q", str(other), "shared")
+    if operation == "rebase":
+        git(other, "rebase", "-q", "--exec", "false", "HEAD~1", check=False)  # stops after the pick
+        finish = ("rebase", "--abort")
+    else:
+        git(other, "bisect", "start")
+        git(other, "checkout", "-q", "--detach")  # as bisect leaves it between two steps
+        finish = ("bisect", "reset")
+    assert git(repo, "worktree", "list", "--porcelain").count("branch refs/heads/shared") == 0
+    finished = repo / WORKTREES / "finished"
+    git(repo, "worktree", "add", "-q", "-f", str(finished), "shared")
+    age_worktree(finished)
+    assert prune(repo) == "pruned 1 merged agent worktree(s): finished\n"
+    assert "shared" in branches(repo)
+    git(other, *finish)
+    assert git(other, "rev-parse", "--abbrev-ref", "HEAD") == "shared"
