@@ -149,6 +149,8 @@ def test_ignores_merged_worktrees_outside_the_agent_folder(repo, tmp_path):
 
 
 def test_keeps_the_worktree_the_session_stands_in(repo):
+    """End to end; on Linux the hook's own process standing there keeps it too, so the
+    session folders alone are pinned by the test after the next."""
     here = add_worktree(repo, "here", commit=False)
     done = run_hook("prune-worktrees.py", repo, cwd=here)
     assert done.stdout == b"" and here.is_dir()
@@ -160,11 +162,23 @@ def test_keeps_the_worktree_named_as_cwd_on_stdin(repo):
     assert here.is_dir()
 
 
+def test_keeps_the_worktree_the_caller_names_as_the_session_folder(repo):
+    """Through the Python interface no process of the test stands in the worktree, so only
+    the folder passed in keeps it."""
+    here = add_worktree(repo, "here", commit=False)
+    pruner = load_pruner()
+    assert pruner.prune(str(repo), {}, [str(here / "src")]) == [] and here.is_dir()
+    assert pruner.prune(str(repo), {}, []) == ["pruned 1 merged agent worktree(s): here"]
+
+
 def test_keeps_the_worktree_that_is_the_project_itself(repo):
+    """A worktree folder named relative to the project can hold the project: `..` seen from
+    an agent worktree is the folder of its siblings and of itself."""
     inside = add_worktree(repo, "inside", commit=False)
-    (inside / WORKTREES).mkdir(parents=True)
-    done = run_hook("prune-worktrees.py", inside, cwd=repo)
-    assert done.stdout == b"" and inside.is_dir()
+    sibling = add_worktree(repo, "sibling", commit=False)
+    done = run_hook("prune-worktrees.py", inside, cwd=repo, env={"MCP_WORKTREE_DIR": ".."})
+    assert done.stdout == b"pruned 1 merged agent worktree(s): sibling\n"
+    assert inside.is_dir() and not sibling.exists()
 
 
 def test_prunes_on_a_master_repository(tmp_path):
