@@ -277,6 +277,24 @@ def test_untracked_and_ignored_files_count_even_when_status_hides_untracked_file
     assert (path / "new_module.py").exists() and (path / "secret.env").exists()
 
 
+@pytest.mark.parametrize("where", ["node_modules/pkg/index.js", "new/deep/local.env",
+                                   "new/deep/module.py"])
+def test_a_folder_untracked_or_ignored_as_a_whole_keeps_the_worktree(repo, where):
+    """Named once by status, not walked; whatever it holds, even only ignored files below a
+    folder that is not ignored, and even with untracked files hidden by config."""
+    (repo / ".gitignore").write_text(".claude/\n*.env\nnode_modules/\n", encoding="utf-8")
+    git(repo, "commit", "-q", "-am", "ignore node_modules")
+    path = finished_worktree(repo, "folder")
+    (path / where).parent.mkdir(parents=True)
+    (path / where).write_text("work\n", encoding="utf-8")
+    git(repo, "config", "status.showUntrackedFiles", "no")
+    age_worktree(path)
+    assert prune(repo) == "" and (path / where).exists()
+    shutil.rmtree(str(path / where.split("/")[0]))
+    age_worktree(path)
+    assert prune(repo) == "pruned 1 merged agent worktree(s): folder\n"
+
+
 @pytest.mark.parametrize("flag", ["--skip-worktree", "--assume-unchanged"])
 def test_keeps_edits_git_was_told_not_to_look_at(repo, flag):
     path = finished_worktree(repo, "hidden-" + flag.strip("-"))
