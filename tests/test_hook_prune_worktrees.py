@@ -451,21 +451,27 @@ def test_a_branch_both_its_finished_worktrees_had_goes_with_the_second(repo):
     assert branches(repo) == ["main"]
 
 
-def git_without_nul_listing(tmp_path):
-    """A folder to put first on PATH: a `git` that rejects `worktree list -z` as gits before
-    2.36 do (a usage error, exit 129), and otherwise runs the real one."""
-    folder = tmp_path / "old-git"
+def git_refusing(tmp_path, *arguments):
+    """A folder to put first on PATH: a `git` that fails with a usage error (exit 129) when
+    given all of `arguments`, and otherwise runs the real one."""
+    folder = tmp_path / "refusing-git"
     folder.mkdir()
     script = folder / "git"
     script.write_text(
         "#!%s\nimport os, sys\n"
-        "if 'list' in sys.argv and '-z' in sys.argv:\n"
-        "    sys.stderr.write(\"error: unknown switch `z'\\n\")\n"
+        "if all(word in sys.argv for word in %r):\n"
+        "    sys.stderr.write('error: unknown switch\\n')\n"
         "    sys.exit(129)\n"
-        "os.execv(%r, [%r] + sys.argv[1:])\n" % (sys.executable, shutil.which("git"), "git"),
+        "os.execv(%r, [%r] + sys.argv[1:])\n"
+        % (sys.executable, arguments, shutil.which("git"), "git"),
         encoding="utf-8")
     script.chmod(0o755)
     return str(folder) + os.pathsep + os.environ["PATH"]
+
+
+def git_without_nul_listing(tmp_path):
+    """A `git` that rejects `worktree list -z` as gits before 2.36 do."""
+    return git_refusing(tmp_path, "list", "-z")
 
 
 @NO_NEWLINES_IN_NAMES
@@ -588,3 +594,12 @@ def test_never_deletes_a_branch_another_worktree_is_rebasing_or_bisecting(repo, 
     assert "shared" in branches(repo)
     git(other, *finish)
     assert git(other, "rev-parse", "--abbrev-ref", "HEAD") == "shared"
+
+
+@pytest.mark.skipif(os.name == "nt", reason="a script stands in for git through its #! line")
+def test_no_branch_is_deleted_when_the_repository_folder_cannot_be_found(repo, estate, tmp_path):
+    """Without .git the rebases and bisects under way cannot be read: the worktree goes, its
+    branch (all of it merged) stays."""
+    assert prune(repo, PATH=git_refusing(tmp_path, "--git-common-dir")) == \
+        "pruned 1 merged agent worktree(s): merged\n"
+    assert not estate["merged"].exists() and "merged" in branches(repo)
