@@ -3,6 +3,7 @@
 Three of the checks also run at every session start (dead pointers, an unclosed comment, the
 auto-memory cap) and appear there as budget points; the rest run only in install.py --check.
 """
+import importlib.util
 import json
 import os
 import subprocess
@@ -18,6 +19,17 @@ OLD = "2026-10-01T12:00:00+00:00"
 
 
 HOOK = load_hook("context-budget.py")
+
+
+def load_health_module():
+    """memory_health.py, loaded by path as install.py loads it."""
+    spec = importlib.util.spec_from_file_location("memory_health", os.path.join(ROOT, "memory_health.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+HEALTH = load_health_module()
 
 
 def encoded(path):
@@ -96,7 +108,7 @@ def repo(tmp_path):
 
 
 def health(project, env, **options):
-    report = HOOK.memory_health(str(project), env, preview=options.pop("preview", False))
+    report = HEALTH.memory_health(str(project), env, preview=options.pop("preview", False))
     json.dumps(report)  # the report is for scripts: it must always serialise
     return report
 
@@ -107,6 +119,10 @@ def findings(report, check=None):
 
 def points(project, env):
     return HOOK.budget_points(str(project), env)
+
+
+def defects(project, env):
+    return HOOK.memory_defects(str(project), env)
 
 
 def index(project):
@@ -120,7 +136,7 @@ def test_a_healthy_memory_has_no_findings(repo, env):
     assert report["findings"] == [] and report["status"] == "ok"
     assert report["index"]["pointer_lines"] == 2
     assert report["citations"]["git"] == "checked"
-    assert points(repo, env) == []
+    assert defects(repo, env) == []
 
 
 def test_the_index_template_of_a_fresh_install_is_healthy(repo, env):
@@ -139,7 +155,7 @@ def test_a_dead_pointer_is_broken_and_named_with_its_line(repo, env):
     found = findings(health(repo, env), "dead-pointer")
     assert [(f["file"], f["line"], f["severity"]) for f in found] == [("memory/MEMORY.md", 13, "broken")]
     assert "`deploy.md`" in found[0]["message"] and found[0]["at_session_start"]
-    [point] = points(repo, env)
+    [point] = defects(repo, env)
     assert point.startswith("- memory/MEMORY.md points to 1 file(s) that do not exist")
     assert "line 13 `deploy.md`" in point
 
@@ -151,8 +167,8 @@ def test_a_dead_pointer_past_the_index_budget_is_left_to_the_full_report(repo, e
     write(index(repo), "\n".join(lines) + "\n")
     [found] = findings(health(repo, env), "dead-pointer")
     assert found["line"] == 91 and not found["at_session_start"]
-    assert not any("do not exist" in p for p in points(repo, env))
-    assert "`late.md`" in HOOK.format_health(health(repo, env))
+    assert not any("do not exist" in p for p in defects(repo, env))
+    assert "`late.md`" in HEALTH.format_health(health(repo, env))
 
 
 def test_links_resolve_from_the_index_folder_and_only_local_links_count(repo, env):
@@ -165,14 +181,14 @@ def test_links_resolve_from_the_index_folder_and_only_local_links_count(repo, en
                      "- [Here](#topics) — an anchor\n"
                      "- [Anchored](retry.md#backoff \"title\") — anchor and title\n")
     assert findings(health(repo, env), "dead-pointer") == []
-    assert points(repo, env) == []
+    assert defects(repo, env) == []
 
 
 def test_a_dead_link_in_a_comment_or_code_span_is_not_a_pointer(repo, env):
     with open(str(index(repo)), "a", encoding="utf-8") as handle:
         handle.write("- [Retry again](retry.md) — uses `[x](gone.md)` <!-- [y](gone.md) -->\n")
     assert findings(health(repo, env), "dead-pointer") == []
-    assert points(repo, env) == []
+    assert defects(repo, env) == []
 
 
 # --- an unclosed comment --------------------------------------------------------------------
@@ -183,7 +199,7 @@ def test_an_unclosed_comment_is_broken_and_its_line_named(repo, env):
     [found] = findings(health(repo, env), "unclosed-comment")
     assert (found["line"], found["severity"]) == (13, "broken")
     assert "2 line(s) below it" in found["message"]
-    [point] = points(repo, env)
+    [point] = defects(repo, env)
     assert point.startswith("- memory/MEMORY.md line 13 opens an HTML comment (`<!--`) that never closes")
 
 
@@ -192,7 +208,7 @@ def test_closed_comments_and_markers_in_code_spans_are_silent(repo, env):
         handle.write("- [Retry](retry.md) — strip `<!--` markers <!-- closed -->\n")
     report = health(repo, env)
     assert findings(report, "unclosed-comment") == []
-    assert points(repo, env) == []
+    assert defects(repo, env) == []
 
 
 # --- the Paper 002 index: 539 lines, one pointer, history in comments ----------------------
@@ -227,7 +243,7 @@ def test_the_539_line_index_with_one_pointer_line(repo, env):
     assert len(findings(report, "orphan")) == 16
     assert len(findings(report, "not-a-pointer")) == 539 - 5 - 290
     assert any("is 539 lines (budget 80)" in point for point in points(repo, env))
-    text = HOOK.format_health(report)
+    text = HEALTH.format_health(report)
     assert "539 lines: 1 pointer line(s), 244 other content line(s), 290 line(s) of history" in text
     assert "... and 24 more hidden-history finding(s)" in text
 
@@ -304,7 +320,7 @@ def test_a_cited_path_missing_from_the_tree_is_broken_with_file_and_line(repo, e
         ("memory/retry.md", 5, "broken"), ("memory/retry.md", 6, "broken")]
     assert "`src/old_worker.py`" in found[0]["message"]
     assert not found[0]["at_session_start"]
-    assert points(repo, env) == []  # never at session start
+    assert defects(repo, env) == []  # never at session start
 
 
 def test_words_that_only_look_like_paths_are_not_cited(repo, env):
@@ -393,7 +409,7 @@ def test_the_ignore_marker_silences_the_findings_on_its_line(repo, env):
     write(repo / "memory" / "lonely.md", "# Lonely <!-- mcp-health: ignore -->\n"
                                          "<!-- Last updated: 2026-10-01 -->\n")
     assert health(repo, env)["findings"] == []
-    assert points(repo, env) == []
+    assert defects(repo, env) == []
 
 
 def test_without_the_marker_the_same_lines_are_reported(repo, env):
@@ -428,7 +444,7 @@ def test_an_auto_memory_of_260_lines_loses_60_and_names_the_first(repo, env):
     assert report["auto_memory"]["lost_lines"] == 60
     assert report["auto_memory"]["cut_by"] == "lines"
     assert report["auto_memory"]["first_lost"][0] == "line 201 \"Entry 200\""
-    [point] = points(repo, env)
+    [point] = defects(repo, env)
     assert "holds 260 lines" in point and "60 line(s) never load" in point
     assert "line 201 \"Entry 200\"" in point and "only its first 200 lines" in point
 
@@ -437,7 +453,7 @@ def test_an_auto_memory_of_260_lines_loses_60_and_names_the_first(repo, env):
 def test_the_line_cap_boundary(repo, env, lines, lost):
     auto_memory(env, repo, entries(lines))
     assert health(repo, env)["auto_memory"]["lost_lines"] == lost
-    assert len(points(repo, env)) == lost
+    assert len(defects(repo, env)) == lost
 
 
 @pytest.mark.parametrize("size, lost", [(25600, 0), (25601, 1)])
@@ -449,14 +465,14 @@ def test_the_byte_cap_boundary_is_25600_bytes(repo, env, size, lost):
     auto_memory(env, repo, text)
     report = health(repo, env)["auto_memory"]
     assert (report["lines"], report["lost_lines"]) == (100, lost)
-    assert len(points(repo, env)) == lost
+    assert len(defects(repo, env)) == lost
 
 
 def test_the_byte_cap_fires_before_200_lines_when_lines_are_long(repo, env):
     auto_memory(env, repo, "".join("- Entry %03d %s\n" % (n, "z" * 287) for n in range(120)))
     report = health(repo, env)["auto_memory"]  # 300 bytes a line: 85 fit in 25,600
     assert (report["loaded_lines"], report["lost_lines"], report["cut_by"]) == (85, 35, "bytes")
-    [point] = points(repo, env)
+    [point] = defects(repo, env)
     assert "only its first 25,600 bytes" in point and "35 line(s) never load" in point
     assert "line 86 \"Entry 085" in point
 
@@ -467,7 +483,7 @@ def test_frontmatter_and_comments_do_not_count_against_the_cap(repo, env):
     auto_memory(env, repo, text)
     report = health(repo, env)["auto_memory"]
     assert (report["lines"], report["lost_lines"]) == (200, 0)
-    assert points(repo, env) == []
+    assert defects(repo, env) == []
 
 
 def test_auto_memory_is_found_under_the_repository_root(repo, env):
@@ -475,7 +491,7 @@ def test_auto_memory_is_found_under_the_repository_root(repo, env):
     write(sub / "memory" / "MEMORY.md", "# Index\n")
     auto_memory(env, repo, entries(230))
     assert health(sub, env)["auto_memory"]["lost_lines"] == 30
-    assert "30 line(s) never load" in points(sub, env)[0]
+    assert "30 line(s) never load" in defects(sub, env)[0]
 
 
 def test_a_linked_worktree_shares_the_main_checkouts_auto_memory(repo, env):
@@ -489,13 +505,13 @@ def test_a_linked_worktree_shares_the_main_checkouts_auto_memory(repo, env):
 def test_the_marker_on_the_first_lost_line_silences_the_overflow(repo, env):
     auto_memory(env, repo, entries(200) + "- [Kept aside](aside.md) — x <!-- mcp-health: ignore -->\n")
     assert findings(health(repo, env), "auto-memory-overflow") == []
-    assert points(repo, env) == []
+    assert defects(repo, env) == []
 
 
 def test_disabled_auto_memory_is_not_checked(repo, env):
     auto_memory(env, repo, entries(300))
     env["CLAUDE_CODE_DISABLE_AUTO_MEMORY"] = "1"
-    assert health(repo, env)["auto_memory"] is None and points(repo, env) == []
+    assert health(repo, env)["auto_memory"] is None and defects(repo, env) == []
 
 
 # --- the harness's settings for auto memory ---------------------------------------------------
@@ -513,7 +529,7 @@ def test_auto_memory_turned_off_in_any_settings_file_is_not_checked(repo, env, w
     auto_memory(env, repo, entries(300))
     target = user_settings(env) if where == "user" else repo / ".claude" / where
     settings(target, {"permissions": {"allow": []}, "autoMemoryEnabled": False})
-    assert health(repo, env)["auto_memory"] is None and points(repo, env) == []
+    assert health(repo, env)["auto_memory"] is None and defects(repo, env) == []
 
 
 def test_the_local_settings_file_outranks_the_user_file(repo, env):
@@ -521,7 +537,7 @@ def test_the_local_settings_file_outranks_the_user_file(repo, env):
     settings(user_settings(env), {"autoMemoryEnabled": False})
     settings(repo / ".claude" / "settings.local.json", {"autoMemoryEnabled": True})
     assert health(repo, env)["auto_memory"]["lost_lines"] == 60
-    assert len(points(repo, env)) == 1
+    assert len(defects(repo, env)) == 1
 
 
 def test_the_managed_settings_file_outranks_every_other(repo, env, tmp_path, monkeypatch):
@@ -529,8 +545,9 @@ def test_the_managed_settings_file_outranks_every_other(repo, env, tmp_path, mon
     settings(repo / ".claude" / "settings.local.json", {"autoMemoryEnabled": True})
     managed = tmp_path / "managed" / "managed-settings.json"
     settings(managed, {"autoMemoryEnabled": False})
-    monkeypatch.setattr(HOOK, "managed_settings_file", lambda: str(managed))
-    assert health(repo, env)["auto_memory"] is None and points(repo, env) == []
+    for hook in (HOOK, HEALTH.BUDGET):
+        monkeypatch.setattr(hook, "managed_settings_file", lambda: str(managed))
+    assert health(repo, env)["auto_memory"] is None and defects(repo, env) == []
 
 
 @pytest.mark.parametrize("where, value", [("user", "~/notes/auto"), ("settings.local.json", None)])
@@ -542,7 +559,7 @@ def test_a_moved_auto_memory_is_checked_where_it_was_moved(repo, env, tmp_path, 
     settings(target, {"autoMemoryDirectory": value or str(moved)})
     report = health(repo, env)["auto_memory"]
     assert report["lost_lines"] == 30 and report["file"] == "~/notes/auto/MEMORY.md"
-    [point] = points(repo, env)
+    [point] = defects(repo, env)
     assert "30 line(s) never load" in point
 
 
@@ -560,7 +577,7 @@ def test_an_unusable_or_shared_setting_does_not_move_auto_memory(repo, env, tmp_
 def test_a_moved_auto_memory_without_an_index_is_silent(repo, env, tmp_path):
     auto_memory(env, repo, entries(300))
     settings(user_settings(env), {"autoMemoryDirectory": str(tmp_path / "empty")})
-    assert health(repo, env)["auto_memory"] is None and points(repo, env) == []
+    assert health(repo, env)["auto_memory"] is None and defects(repo, env) == []
 
 
 @pytest.mark.parametrize("content", [b"{not json autoMemoryEnabled", b"[\"autoMemoryEnabled\"]",
@@ -577,7 +594,7 @@ def test_a_settings_file_that_is_a_fifo_is_never_opened(repo, env):
     auto_memory(env, repo, entries(260))
     (repo / ".claude").mkdir(exist_ok=True)
     os.mkfifo(str(repo / ".claude" / "settings.local.json"))
-    assert len(points(repo, env)) == 1  # it would hang here if the FIFO were opened
+    assert len(defects(repo, env)) == 1  # it would hang here if the FIFO were opened
 
 
 def test_session_start_honours_auto_memory_turned_off(repo, tmp_path):
@@ -591,7 +608,7 @@ def test_session_start_honours_auto_memory_turned_off(repo, tmp_path):
 
 # --- at session start -----------------------------------------------------------------------
 
-def test_session_start_shows_the_cheap_findings_as_budget_points(repo, tmp_path):
+def test_session_start_shows_the_cheap_findings_as_defects_not_budget_points(repo, tmp_path):
     with open(str(index(repo)), "a", encoding="utf-8") as handle:
         handle.write("- [Deploy](deploy.md) — how a release ships\n<!-- never closed\n")
     projects = tmp_path / "hook-projects"
@@ -600,12 +617,13 @@ def test_session_start_shows_the_cheap_findings_as_budget_points(repo, tmp_path)
                     env={"MCP_PROJECTS_DIR": str(projects)})
     text = done.stdout.decode("utf-8")
     assert done.returncode == 0 and done.stderr == b""
-    assert "## Context budget — over on 3 point(s)" in text
+    assert "## Context budget" not in text
+    assert "## Memory defects — 3 found" in text
     assert "- memory/MEMORY.md points to 1 file(s) that do not exist" in text
     assert "- memory/MEMORY.md line 14 opens an HTML comment" in text
     assert "60 line(s) never load" in text
     standalone = run_hook("context-budget.py", repo, env={"MCP_PROJECTS_DIR": str(projects)})
-    assert "over on 3 point(s)" in standalone.stdout.decode("utf-8")
+    assert standalone.stdout.decode("utf-8").startswith("## Memory defects — 3 found\n")
 
 
 def test_session_start_is_silent_about_a_healthy_memory(repo, tmp_path):
@@ -614,12 +632,14 @@ def test_session_start_is_silent_about_a_healthy_memory(repo, tmp_path):
     done = run_hook("session-start.py", repo, stdin={"session_id": "s1", "source": "startup"},
                     env={"MCP_PROJECTS_DIR": str(projects)})
     assert "Context budget" not in done.stdout.decode("utf-8")
+    assert "Memory defects" not in done.stdout.decode("utf-8")
     assert run_hook("context-budget.py", repo, env={"MCP_PROJECTS_DIR": str(projects)}).stdout == b""
 
 
 def test_session_start_parses_only_the_head_of_a_huge_index(repo, env):
     write_lines(index(repo), 20000, "- [Topic {i}](missing-{i}.md) — x")
-    [lines, dead] = points(repo, env)
+    [lines] = points(repo, env)
+    [dead] = defects(repo, env)
     assert "is 20000 lines" in lines
     assert "that do not exist" in dead and "and " in dead
 
@@ -721,7 +741,7 @@ def test_warnings_are_shown_and_exit_0(installer, repo):
     assert "session-start injection" in done.stdout
 
 
-def test_broken_memory_exits_1_and_is_not_listed_twice(installer, repo):
+def test_a_dead_pointer_is_broken_never_over_budget(installer, repo):
     installed(installer, repo)
     with open(str(index(repo)), "a", encoding="utf-8") as handle:
         handle.write("- [Deploy](deploy.md) — how a release ships\n")
@@ -729,9 +749,9 @@ def test_broken_memory_exits_1_and_is_not_listed_twice(installer, repo):
         handle.write("- The old loop lived in `src/old_worker.py`.\n")
     done = installer.run("--check", repo)
     assert done.returncode == 1
-    assert "BROKEN   memory health: 1 broken (missing-path)" in done.stdout
-    assert done.stdout.count("deploy.md") == 1  # in the budget report only
-    assert "(and 1 in the budget report above)" in done.stdout
+    assert "BROKEN   memory health: 2 broken (dead-pointer, missing-path)" in done.stdout
+    assert "OVER" not in done.stdout and "Context budget" not in done.stdout
+    assert done.stdout.count("deploy.md") == 1
 
 
 def test_check_json_is_the_whole_report(installer, repo):
@@ -754,7 +774,10 @@ def test_check_json_exits_1_when_broken(installer, repo):
     done = installer.run("--check", "--json", repo)
     report = json.loads(done.stdout)
     assert done.returncode == report["exit"] == 1
-    assert any("opens an HTML comment" in point for point in report["budget_points"])
+    assert report["budget_points"] == [] and report["status"] == "broken"
+    assert report["memory_health"]["status"] == "broken"
+    assert [f["severity"] for f in report["memory_health"]["findings"]
+            if f["check"] == "unclosed-comment"] == ["broken"]
 
 
 def test_an_injection_cut_at_the_hook_limit_is_over_budget(installer, repo):
