@@ -41,7 +41,7 @@ DEFAULT_INDEX = "memory/MEMORY.md"
 DEFAULT_INSTRUCTION_FILE = "CLAUDE.md"
 ALTERNATE_INSTRUCTION_FILE = os.path.join(".claude", "CLAUDE.md")
 DEFAULT_WORKTREE_DIR = ".claude/worktrees"
-# The harness truncates long encoded folder names and appends a hash it does not document.
+# The harness truncates an encoded folder name longer than this and appends a hash of the path.
 ENCODED_NAME_LIMIT = 200
 # How much of the index the session-start checks parse. An index within its budget is far
 # smaller; an index beyond it is already reported, and the full report reads it whole.
@@ -194,8 +194,37 @@ def projects_dir(env):
 
 
 def encoded_name(path):
-    """The harness's folder name for a project: every character but ASCII letters and digits is '-'."""
-    return "".join(c if c.isascii() and c.isalnum() else "-" for c in path)
+    """The harness's folder name for a project path, as its JavaScript writes it: every UTF-16
+    unit that is not an ASCII letter or digit becomes '-' (so a character outside the BMP, two
+    units, becomes '--'); a name over 200 characters keeps its first 200, then '-' and a hash of
+    the whole path in base 36."""
+    name = "".join(c if c.isascii() and c.isalnum() else "--" if ord(c) > 0xFFFF else "-"
+                   for c in path)
+    if len(name) <= ENCODED_NAME_LIMIT:
+        return name
+    return "%s-%s" % (name[:ENCODED_NAME_LIMIT], base36(abs(string_hash(path))))
+
+
+def string_hash(text):
+    """The harness's 32-bit string hash: h = h * 31 + unit, over UTF-16 units, as a signed int."""
+    value = 0
+    for character in text:
+        code = ord(character)
+        units = (code,) if code <= 0xFFFF else (
+            0xD800 + ((code - 0x10000) >> 10), 0xDC00 + ((code - 0x10000) & 0x3FF))
+        for unit in units:
+            value = (value * 31 + unit) & 0xFFFFFFFF
+    return value - 0x100000000 if value >= 0x80000000 else value
+
+
+def base36(number):
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    text = ""
+    while True:
+        number, digit = divmod(number, 36)
+        text = digits[digit] + text
+        if not number:
+            return text
 
 
 def transcript_folders(project, env):
@@ -214,19 +243,7 @@ def harness_folders(paths, env, pinned=None):
             name = encoded_name(path)
             if name not in spellings:
                 spellings.append(name)
-    folders = [os.path.join(root, name) for name in spellings]
-    if any(len(name) > ENCODED_NAME_LIMIT for name in spellings):
-        folders.extend(truncated_name_folders(root, spellings))
-    return folders
-
-
-def truncated_name_folders(root, spellings):
-    prefixes = tuple(name[:ENCODED_NAME_LIMIT] for name in spellings)
-    try:
-        names = sorted(os.listdir(root))
-    except OSError:
-        return []
-    return [os.path.join(root, name) for name in names if name.startswith(prefixes)]
+    return [os.path.join(root, name) for name in spellings]
 
 
 def newest_transcript(folder):
@@ -340,18 +357,27 @@ def worktree_point(project, env, index=None):
 # --- Markdown as the agent sees it (no regular expressions: this part runs at every start) ---
 
 def hidden_spans(text):
-    """Where Markdown is not read as written: (closed HTML comments, code spans, unclosed).
+    """Where Markdown is not read as written: (closed HTML comments, code, unclosed).
 
-    Comments and code spans are (start, end) offsets; `unclosed` is the offset of a '<!--' that
-    never closes, or None. A '<!--' inside a code span is text, a backtick inside a comment is
-    comment: the same reading the session-start hook applies when it strips comments."""
+    Comments and code are (start, end) offsets, each list sorted; code is every code span and
+    every fenced code block. `unclosed` is the offset of a '<!--' that never closes, or None.
+    A '<!--' in code is text, a backtick inside a comment is comment, and `<!-->` and
+    `<!--->` are complete empty comments, as HTML and CommonMark read them: the same reading
+    the session-start hook applies when it strips comments."""
     comments, spans = [], []
+    fences = fenced_blocks(text)
+    fence = 0
     length = len(text)
     position = 0
     tick = text.find("`")
     opening = text.find("<!--")
     while tick != -1 or opening != -1:
-        if tick != -1 and (opening == -1 or tick < opening):
+        first = tick if opening == -1 or (tick != -1 and tick < opening) else opening
+        while fence < len(fences) and fences[fence][1] <= first:
+            fence += 1
+        if fence < len(fences) and fences[fence][0] <= first:
+            position = fences[fence][1]  # a fenced block is text, whatever it holds
+        elif first == tick:
             run_end = tick
             while run_end < length and text[run_end] == "`":
                 run_end += 1
@@ -363,16 +389,55 @@ def hidden_spans(text):
             else:
                 position = run_end
         else:
-            close = text.find("-->", opening + 4)
+            close = comment_end(text, opening)
             if close < 0:
-                return comments, spans, opening
-            position = close + 3
+                return comments, sorted(spans + fences), opening
+            position = close
             comments.append((opening, position))
         if tick != -1 and tick < position:
             tick = text.find("`", position)
         if opening != -1 and opening < position:
             opening = text.find("<!--", position)
-    return comments, spans, None
+    return comments, sorted(spans + fences), None
+
+
+def comment_end(text, opening):
+    """The offset just past the comment that opens at `opening`, or -1 when it never closes."""
+    for empty in ("<!-->", "<!--->"):
+        if text.startswith(empty, opening):
+            return opening + len(empty)
+    close = text.find("-->", opening + 4)
+    return -1 if close < 0 else close + 3
+
+
+def fenced_blocks(text):
+    """(start, end) of each fenced code block: a line opening with three or more backticks or
+    tildes, to a line of the same character at least as long and nothing else (or the end of
+    the text). A four-backtick fence is not closed by a three-backtick line inside it."""
+    if "```" not in text and "~~~" not in text:
+        return []
+    blocks = []
+    opened = None  # (character, length, start)
+    position = 0
+    length = len(text)
+    while position < length:
+        end = text.find("\n", position)
+        end = length if end < 0 else end + 1
+        line = text[position:end].lstrip(" \t")
+        mark = line[:1]
+        if mark in ("`", "~"):
+            run = len(line) - len(line.lstrip(mark))
+            rest = line[run:]
+            if opened is None:
+                if run >= 3 and not (mark == "`" and "`" in rest):
+                    opened = (mark, run, position)
+            elif mark == opened[0] and run >= opened[1] and not rest.strip():
+                blocks.append((opened[2], end))
+                opened = None
+        position = end
+    if opened is not None:
+        blocks.append((opened[2], length))
+    return blocks
 
 
 def markdown_links(text, hidden):
@@ -533,8 +598,11 @@ def main_checkout_of(folder, marker):
     if not first.startswith("gitdir:"):
         return folder
     gitdir = os.path.join(folder, first[len("gitdir:"):].strip())
+    commondir = os.path.join(gitdir, "commondir")
+    if regular_file_size(commondir) is None:  # a FIFO here would hang the session's start
+        return folder
     try:
-        with open(os.path.join(gitdir, "commondir"), "rb") as stream:
+        with open(commondir, "rb") as stream:
             common = stream.read(4096).decode("utf-8", "replace").strip()
     except OSError:
         return folder  # a submodule: its own folder is its project
