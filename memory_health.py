@@ -39,60 +39,121 @@ def load_budget_hook():
 BUDGET = load_budget_hook()
 
 # Every finding names a file and a line; a finding about a whole file names its line 1. A line
-# that carries BUDGET.IGNORE_MARKER silences every finding at that line.
+# that carries the hook's ignore marker silences every finding at that line; a file that carries
+# FILE_IGNORE_MARKER anywhere is silenced whole.
 
 SEVERITY = {
     "dead-pointer": "broken",          # the agent is sent to a memory that is not there
     "unclosed-comment": "broken",      # the rest of the index is hidden from readers
     "auto-memory-overflow": "broken",  # part of the harness's memory never loads
-    "missing-path": "broken",          # a memory names a path that no longer exists
+    "missing-path": "broken",          # a path git knew is gone, and the memory still cites it
     "injection-cut": "over",           # the session-start injection hit the hook limit
+    "oversized-topic": "warning",      # a topic file too long to open whole without cost
     "possibly-stale": "warning",       # the cited file changed after the fact was dated
     "hidden-history": "warning",       # history filed as comments: paid for, never seen
     "not-a-pointer": "warning",        # content in the index that belongs in a topic file
     "duplicate-pointer": "warning",
-    "orphan": "warning",               # a topic file no index line leads to
-    "missing-date": "warning",
-    "feedback-parts": "warning",
+    "orphan": "warning",               # a topic file nothing in the memory leads to
+    "machine-local-path": "warning",   # a path on one person's machine, in shared memory
+    "missing-date": "advice",          # the protocol's conventions: advice, never an error
+    "feedback-parts": "advice",
 }
+SEVERITIES = ("broken", "over", "warning", "advice")
+FILE_IGNORE_MARKER = "mcp-health: ignore-file"
+# A topic file is read whole when a task calls for it. Past this estimate each opening costs
+# 5% of a 200,000-token context window (and past 25,000 the harness's Read tool refuses to
+# open it whole at all). Fires at TOPIC_TOKENS * 4 + 1 characters: 40,001 by default.
+TOPIC_TOKENS = 10000
+# A cited path that at least this share of the branch's commits changed tells nothing by
+# changing again (a version manifest, a folder everything lives in); only for histories of
+# at least CHURN_MIN_COMMITS commits.
+CHURN_SHARE = 0.5
+CHURN_MIN_COMMITS = 10
 MAX_IMPORT_HOPS = 4
 CHARACTERS_PER_TOKEN = 4
 INJECTION_LIMIT = 10000
 GIT = ("git", "--no-pager", "--no-optional-locks", "-c", "core.fsmonitor=false",
        "-c", "core.quotepath=off", "-c", "log.showSignature=false")
 GIT_SECONDS = 60
+# Words by which a line says the path it names is gone on purpose: such a line is true as is.
+GONE_WORDS = ("removed", "deleted", "dropped", "renamed", "moved", "replaced", "gone",
+              "retired", "deprecated", "no longer", "formerly", "former ", "used to",
+              "obsolete", "superseded", "migrated", "deleting", "removing", "renaming")
+# Headings of sections that talk about the index rather than hold memory.
+GUIDANCE_HEADINGS = ("usage", "how to use", "how this works", "conventions", "rules", "format",
+                     "about", "meta", "guidelines", "instructions", "legend", "maintenance")
+AUTO_MEMORY_PREFIXES = ("feedback_", "project_", "user_", "gotcha_", "reference_")
+DATE_KEYS = ("date", "updated", "last_updated", "last-updated", "lastupdated", "modified",
+             "created", "last_verified", "verified")
 
 
 class MemoryFile(object):
-    """One memory file, read once, with its lines and the comments and code spans in it."""
+    """One memory file, read once: its lines, its comments and code (spans and fenced blocks),
+    its frontmatter, and where its lines start."""
 
     def __init__(self, project, path, text):
         self.path = path
+        self.name = os.path.basename(path)
         self.shown = BUDGET.shown_path(project, path)
         self.text = text
         self.lines = text.split("\n")
-        self.comments, self.spans, self.unclosed = BUDGET.hidden_spans(text)
+        self.comments, self.code, self.unclosed = BUDGET.hidden_spans(text)
+        self.fences = BUDGET.fenced_blocks(text)
+        self.frontmatter = frontmatter_keys(text)
         self.starts = [0]
         newline = text.find("\n")
         while newline != -1:
             self.starts.append(newline + 1)
             newline = text.find("\n", newline + 1)
+        self.fenced_lines = set()
+        for start, end in self.fences:
+            self.fenced_lines.update(range(self.line_of(start), self.line_of(max(start, end - 1)) + 1))
+        self.silenced_whole = FILE_IGNORE_MARKER in text
 
     def line_of(self, offset):
         import bisect
         return bisect.bisect_right(self.starts, offset)
 
     def silenced(self, line):
-        return 0 < line <= len(self.lines) and BUDGET.is_silenced(self.lines[line - 1])
+        return self.silenced_whole or (
+            0 < line <= len(self.lines) and BUDGET.is_silenced(self.lines[line - 1]))
+
+    def in_auto_memory_format(self):
+        """Claude Code's own format: frontmatter with a name and a description or a type."""
+        keys = self.frontmatter
+        return "name" in keys and ("description" in keys or "type" in keys or "metadata.type" in keys)
+
+
+def frontmatter_keys(text):
+    """{key: value} of a leading `---` block, one level of nesting as `parent.key`; {} if none."""
+    end = BUDGET.frontmatter_end(text)
+    keys = {}
+    parent = None
+    for line in text[:end].split("\n")[1:-2]:
+        if not line.strip() or line.lstrip().startswith("#") or ":" not in line:
+            continue
+        key, _, value = line.partition(":")
+        nested = line[:1] in (" ", "\t")
+        key = key.strip().lower()
+        if nested and parent:
+            keys["%s.%s" % (parent, key)] = value.strip().strip("\"'")
+        elif not nested:
+            parent = key if not value.strip() else None
+            keys[key] = value.strip().strip("\"'")
+    return keys
 
 
 class Findings(object):
+    """The findings of one report, folded: one finding per file, check and subject (a cited
+    path, a section), whatever the number of lines it is seen on."""
+
     def __init__(self):
         self.items = []
+        self.by_key = {}
 
-    def add(self, check, source, line, message, repair, lines=None):
-        """Record a finding unless its line carries the ignore marker. `source` is a MemoryFile,
-        or a shown path with the file's `lines` given separately."""
+    def add(self, check, source, line, message, repair, lines=None, subject=None):
+        """Record a finding unless its line or file is silenced. `source` is a MemoryFile, or a
+        shown path with the file's `lines` given separately."""
         if isinstance(source, MemoryFile):
             if source.silenced(line):
                 return
@@ -101,27 +162,40 @@ class Findings(object):
             if lines and 0 < line <= len(lines) and BUDGET.is_silenced(lines[line - 1]):
                 return
             shown = source
-        self.items.append({
-            "check": check, "severity": SEVERITY[check], "file": shown, "line": line,
-            "message": message, "repair": repair, "at_session_start": False,
-        })
+        key = (shown, check, subject)
+        if subject is not None and key in self.by_key:
+            finding = self.by_key[key]
+            if line not in finding["lines"]:
+                finding["lines"].append(line)
+            return
+        finding = {"check": check, "severity": SEVERITY[check], "file": shown, "line": line,
+                   "lines": [line], "message": message, "repair": repair,
+                   "at_session_start": False}
+        self.items.append(finding)
+        if subject is not None:
+            self.by_key[key] = finding
 
 
 PATTERNS = {}
 
 
 def patterns():
-    """The regular expressions of the full report, compiled on first use only: the session-start
-    path never pays for the re module."""
     if not PATTERNS:
         import re
         PATTERNS.update({
             "date": re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?![\d])"),
             "last-updated": re.compile(r"last[ _-]?updated\W{0,6}(\d{4}-\d{2}-\d{2})", re.I),
+            "date-header": re.compile(r"^\W{0,4}date\W{0,6}(\d{4}-\d{2}-\d{2})", re.I),
             "code-span": re.compile(r"(`+)([^`\n]+?)\1"),
             "import": re.compile(r"(?:^|\s)@(\S+)"),
             "extension": re.compile(r"\.[A-Za-z0-9_]{1,10}$"),
+            "file-name": re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*\.[A-Za-z][A-Za-z0-9]{0,9}$"),
             "line-suffix": re.compile(r"(:\d+(-\d+)?(:\d+)?|#L\d+(-L?\d+)?)$"),
+            "wiki-link": re.compile(r"\[\[([^\]|#\n]+)"),
+            "list-item": re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s"),
+            "machine-path": re.compile(
+                r"(?<![\w/.~-])(~/[^\s`'\"()<>\[\]]+|/(?:Users|home)/[^\s`'\"()<>\[\]/]+/[^\s`'\"()<>\[\]]*"
+                r"|[A-Za-z]:[\\/]Users[\\/][^\s`'\"()<>\[\]\\/]+[\\/]?[^\s`'\"()<>\[\]]*)"),
         })
     return PATTERNS
 
@@ -129,7 +203,8 @@ def patterns():
 # --- the files of the memory folder -----------------------------------------------------------
 
 def memory_files(project, folder, index_path):
-    """(index, topic files): every Markdown file directly in the memory folder, read once."""
+    """(index, topic files): every Markdown file directly in the memory folder, read once. A
+    README there explains the folder to people; it is neither the index nor a topic."""
     index, topics = None, []
     try:
         names = sorted(os.listdir(folder))
@@ -139,11 +214,15 @@ def memory_files(project, folder, index_path):
         path = os.path.join(folder, name)
         if name.startswith(".") or not name.endswith(".md"):
             continue
+        is_index = os.path.normcase(os.path.abspath(path)) == os.path.normcase(
+            os.path.abspath(index_path))
+        if not is_index and name.lower() == "readme.md":
+            continue
         text = BUDGET.read_text(path)
         if text is None:
             continue
         record = MemoryFile(project, path, text)
-        if os.path.normcase(os.path.abspath(path)) == os.path.normcase(os.path.abspath(index_path)):
+        if is_index:
             index = record
         else:
             topics.append(record)
@@ -156,38 +235,61 @@ def memory_files(project, folder, index_path):
 # --- index lint -------------------------------------------------------------------------------
 
 def is_pointer_line(text):
-    """`- [Title](file.md) — clause`: a list item that opens with a link."""
-    stripped = text.lstrip()
-    return stripped[:3] in ("- [", "* [", "+ [") and "](" in stripped
+    """A line that points: a list item or a table row holding a relative link."""
+    stripped = text.strip()
+    if not (patterns()["list-item"].match(text) or stripped.startswith("|")):
+        return False
+    return any(BUDGET.is_relative_file_link(target) for _, target in BUDGET.markdown_links(text, []))
+
+
+def is_table_rule(text, next_text):
+    """A table's separator row, or its header row (the row just above a separator)."""
+    def separator(line):
+        stripped = line.strip()
+        return stripped.startswith("|") and set(stripped) <= set("|-: ") and "-" in stripped
+    return separator(text) or (text.strip().startswith("|") and separator(next_text or ""))
 
 
 def is_stamp(comment_body):
-    """A one-line dated stamp such as `Last dream: 2026-11-29` or `Last updated: ...`."""
     lowered = comment_body.strip().lower()
     return lowered.startswith(("last dream", "last updated", "last-updated"))
 
 
 def index_line_kinds(index):
-    """Each line's kind: blank, comment (nothing visible once comments go), heading, pointer or
-    other; and the heading of the section it sits in."""
+    """Each line's kind, and the heading of the section it sits in. Kinds: blank, comment
+    (nothing visible once comments go), heading, pointer, code (in a fenced block), table (a
+    table's header or separator), prose (guidance: a paragraph under the title, in a section
+    about the index, or introducing a list; never a list item or a dated line) and content."""
     visible = dict((number, rest) for number, rest, _ in BUDGET.visible_lines(index.text, index.comments))
     kinds = []
     section = ""
-    for number, raw in enumerate(index.lines, start=1):
-        if number == len(index.lines) and raw == "":
-            break  # the empty piece after a final newline is no line
+    preamble = True  # under the title, before the first section: where an index says what it is
+    count = len(index.lines) - (1 if index.lines[-1:] == [""] else 0)
+    for number in range(1, count + 1):
+        raw = index.lines[number - 1]
         rest = visible.get(number)
+        following = visible.get(number + 1, "")
         if rest is None:
             kind = "comment"
+        elif number in index.fenced_lines:
+            kind = "code"
         elif not rest.strip():
             kind = "blank"
         elif rest.lstrip().startswith("#"):
             kind = "heading"
             section = rest.strip().lstrip("#").strip().lower()
+            preamble = preamble and not rest.lstrip().startswith("##")
         elif is_pointer_line(rest):
             kind = "pointer"
+        elif is_table_rule(rest, following):
+            kind = "table"
+        elif patterns()["list-item"].match(rest) or rest.strip().startswith("|") \
+                or patterns()["date"].search(rest):
+            kind = "content"
+        elif preamble or is_guidance_section(section) or rest.rstrip().endswith(":"):
+            kind = "prose"  # what the index is, how to use it, the words before a list
         else:
-            kind = "other"
+            kind = "content"
         kinds.append((number, kind, section, rest if rest is not None else raw))
     return kinds
 
@@ -210,16 +312,22 @@ def history_comments(index):
     return blocks
 
 
+def is_guidance_section(section):
+    return section == "active context" or any(word in section for word in GUIDANCE_HEADINGS)
+
+
 def lint_index(project, index, folder, topics, findings):
     kinds = index_line_kinds(index)
-    counts = {"pointer": 0, "other": 0, "heading": 0, "blank": 0, "comment": 0}
+    counts = {}
     for number, kind, section, rest in kinds:
-        counts[kind] += 1
+        counts[kind] = counts.get(kind, 0) + 1
         unclosed_here = index.unclosed is not None and number == index.line_of(index.unclosed)
-        if kind == "other" and section != "active context" and not unclosed_here:
+        if kind == "content" and not is_guidance_section(section) and not unclosed_here:
             findings.add("not-a-pointer", index, number,
-                         "is content, not a pointer: \"%s\"" % BUDGET.entry_name(rest),
-                         "move it into a topic file and leave one pointer line here (/dream)")
+                         "holds content, not pointers, under \"%s\": \"%s\""
+                         % (section or "the title", BUDGET.entry_name(rest)),
+                         "move it into a topic file and leave one pointer line here (/dream)",
+                         subject=("section", section))
     hidden_lines = 0
     for first, last, body in history_comments(index):
         size = last - first + 1
@@ -237,37 +345,68 @@ def lint_index(project, index, folder, topics, findings):
                      "instruction files, drop everything after it (%d line(s) below it)"
                      % (len(kinds) - line),
                      "close it with `-->`, or delete the stray `<!--`")
-    linked = index_links(project, index, folder, findings)
+    index_links(project, index, folder, findings)
+    reached = reachable_memory(index, topics, folder)
     for topic in topics:
-        if os.path.normcase(os.path.normpath(topic.path)) not in linked:
+        if os.path.normcase(os.path.normpath(topic.path)) not in reached:
             findings.add("orphan", topic, 1,
-                         "no line of %s links this file, so no session learns it exists"
+                         "nothing in %s leads to this file, so no session learns it exists"
                          % index.shown,
                          "add a pointer line for it to the index, or fold it into another topic")
     return {
         "file": index.shown,
         "lines": len(kinds),
-        "pointer_lines": counts["pointer"],
-        "other_lines": counts["other"],
-        "heading_lines": counts["heading"],
-        "blank_lines": counts["blank"],
-        "comment_only_lines": counts["comment"],
+        "pointer_lines": counts.get("pointer", 0),
+        "other_lines": counts.get("content", 0),
+        "prose_lines": counts.get("prose", 0),
+        "code_lines": counts.get("code", 0),
+        "heading_lines": counts.get("heading", 0),
+        "blank_lines": counts.get("blank", 0),
+        "comment_only_lines": counts.get("comment", 0),
         "hidden_history_lines": hidden_lines,
         "unclosed_comment_line": index.line_of(index.unclosed) if index.unclosed is not None else None,
     }
 
 
+def memory_links(memory, folder):
+    """(offset, normalised path) of the memory file's relative links outside comments and code,
+    and of its `[[wiki links]]`, resolved from the file's folder."""
+    hidden = sorted(memory.comments + memory.code)
+    found = []
+    for offset, target in BUDGET.markdown_links(memory.text, hidden):
+        if BUDGET.is_relative_file_link(target):
+            found.append((offset, os.path.normcase(os.path.normpath(os.path.join(folder, target)))))
+    for match in patterns()["wiki-link"].finditer(memory.text):
+        name = match.group(1).strip()
+        name = name if name.endswith(".md") else name + ".md"
+        found.append((match.start(), os.path.normcase(os.path.normpath(os.path.join(folder, name)))))
+    return found
+
+
+def reachable_memory(index, topics, folder):
+    """The memory files a session can reach from the index by following links, however deep."""
+    by_path = dict((os.path.normcase(os.path.normpath(t.path)), t) for t in topics)
+    reached = set()
+    pending = [index]
+    while pending:
+        memory = pending.pop()
+        for _, path in memory_links(memory, os.path.dirname(memory.path)):
+            if path not in reached:
+                reached.add(path)
+                if path in by_path:
+                    pending.append(by_path[path])
+    return reached
+
+
 def index_links(project, index, folder, findings):
-    """Check the index's links (dead, duplicated) and return the set of files they reach."""
-    linked = set()
+    """Check the index's links: dead ones, and pointer lines that repeat another's target."""
     first_pointer_to = {}
-    hidden = sorted(index.comments + index.spans)
+    hidden = sorted(index.comments + index.code)
     for offset, target in BUDGET.markdown_links(index.text, hidden):
         if not BUDGET.is_relative_file_link(target):
             continue
         line = index.line_of(offset)
         path = os.path.normcase(os.path.normpath(os.path.join(folder, target)))
-        linked.add(path)
         if not os.path.exists(path):
             findings.add("dead-pointer", index, line,
                          "links `%s`, which does not exist in %s/"
@@ -280,15 +419,9 @@ def index_links(project, index, folder, findings):
                              % (target, first_pointer_to[path]),
                              "keep one pointer per topic file and merge the clauses")
             first_pointer_to.setdefault(path, line)
-    return linked
 
 
 # --- topic and feedback files -----------------------------------------------------------------
-
-def last_updated(memory):
-    found = patterns()["last-updated"].search(memory.text)
-    return valid_date(found.group(1)) if found else None
-
 
 def valid_date(text):
     import datetime
@@ -298,44 +431,104 @@ def valid_date(text):
         return None
 
 
-FEEDBACK_PARTS = (("the lesson", ("the lesson", "lesson")), ("why", ("why",)),
-                  ("how to apply", ("how to apply",)))
+def file_date(memory):
+    """The date a memory file gives itself, wherever people put it: `Last updated`, a date key
+    of its frontmatter, a `**Date**:` line near the top, or an ISO date in its name."""
+    found = patterns()["last-updated"].search(memory.text)
+    if found and valid_date(found.group(1)):
+        return valid_date(found.group(1))
+    for key in DATE_KEYS + tuple("metadata." + key for key in DATE_KEYS):
+        value = memory.frontmatter.get(key, "")
+        date = valid_date(value[:10]) if patterns()["date"].match(value) else None
+        if date:
+            return date
+    for line in memory.lines[:30]:
+        header = patterns()["date-header"].match(line.strip().replace("*", ""))
+        if header and valid_date(header.group(1)):
+            return valid_date(header.group(1))
+    named = patterns()["date"].search(memory.name)
+    return valid_date(named.group(0)) if named else None
 
 
-def lint_topics(topics, findings):
+def lint_topics(project, topics, findings, tracked, env):
+    limit = BUDGET.number_setting(env, "MCP_TOPIC_TOKENS", TOPIC_TOKENS)
     for topic in topics:
-        if last_updated(topic) is None:
+        tokens = estimated_tokens(len(topic.text))
+        if tokens > limit:
+            findings.add("oversized-topic", topic, 1,
+                         "is %s characters, about %s tokens (budget %s tokens): every session "
+                         "that opens it pays that much" % (format(len(topic.text), ","),
+                                                           format(tokens, ","), format(limit, ",")),
+                         "split it into topic files a task can open one at a time, and move "
+                         "what is history into the git log")
+        if not topic.in_auto_memory_format() and file_date(topic) is None \
+                and not patterns()["date"].search(topic.text):
             findings.add("missing-date", topic, 1,
-                         "has no `Last updated: YYYY-MM-DD` date, so nothing tells a reader how "
-                         "old its facts are",
+                         "gives no date anywhere (no `Last updated`, no date in its name, its "
+                         "frontmatter or its facts), so nothing tells a reader how old it is",
                          "add `<!-- Last updated: YYYY-MM-DD -->` as line 2, with the date of "
                          "the last change")
-        name = os.path.basename(topic.path)
-        if name.startswith(("feedback_", "feedback-")):
-            missing = missing_feedback_parts(topic)
-            if missing:
-                findings.add("feedback-parts", topic, 1,
-                             "is a feedback file without its %s part(s)" % BUDGET.named_list(
-                                 "**%s**" % part.capitalize() for part in missing),
-                             "give it the three labelled parts: **The lesson.**, **Why:** and "
-                             "**How to apply:**")
+        if topic.name.startswith(("feedback_", "feedback-")) and labelled_parts(topic) < 2:
+            findings.add("feedback-parts", topic, 1,
+                         "is a feedback file without labelled parts: the lesson, then why "
+                         "(**Why:**) and how to apply it (**How to apply:**)",
+                         "state the lesson, then add the **Why:** and **How to apply:** parts")
+    committed = [t for t in topics if BUDGET.shown_path(project, t.path) in tracked] \
+        if tracked is not None else []
+    for memory in committed:
+        machine_local_paths(memory, findings)
 
 
-def missing_feedback_parts(topic):
-    openings = [line.strip().lstrip("-*_#> ").lower() for line in topic.lines]
-    return [part for part, labels in FEEDBACK_PARTS
-            if not any(opening.startswith(labels) for opening in openings)]
+def labelled_parts(topic):
+    """Lines that open with a label (`**Why:**`, `Why:`, `## How to apply`), in any language:
+    the structure of a feedback file, whatever words it uses."""
+    count = 0
+    for line in topic.lines[BUDGET.frontmatter_end(topic.text) and 1:]:
+        stripped = line.strip().lstrip("-*>_ ")
+        if line.lstrip().startswith("#") and len(line.strip()) < 60:
+            count += 1
+        elif line.strip().startswith(("**", "__")) and ":" in stripped[:40]:
+            count += 1
+        elif 0 < stripped.find(":") < 25 and stripped[:stripped.find(":")].replace(" ", "").isalpha():
+            count += 1
+    return count
+
+
+def machine_local_paths(memory, findings):
+    """Absolute paths on one person's machine (a home folder), in a file the team shares."""
+    for number, line in enumerate(memory.lines, start=1):
+        for match in patterns()["machine-path"].finditer(line):
+            path = match.group(1).rstrip(".,;:")
+            if is_placeholder_home(path):
+                continue
+            findings.add("machine-local-path", memory, number,
+                         "names `%s`, a path on one machine: it does not exist for anyone else "
+                         "who reads this committed memory" % path,
+                         "write it relative to the repository, or as a setting each person "
+                         "makes (an environment variable), and keep the machine's copy local",
+                         subject=("path", path))
+
+
+def is_placeholder_home(path):
+    """`~/.config/...` is every user's; `/home/user/...` and `/Users/<you>/` are examples."""
+    if path.startswith("~/"):
+        return path.startswith("~/.") or path == "~/"
+    user = path.replace("\\", "/").split("/")[2 if path.startswith("/") else 3]
+    return user.lower().strip("<>{}$") in ("user", "username", "you", "me", "name", "yourname",
+                                           "your-name", "your_name", "someone", "example", "")
 
 
 # --- references to repository paths -----------------------------------------------------------
 
 class Citation(object):
-    def __init__(self, memory, line, shown, path, date):
+    def __init__(self, memory, line, written, candidates, date, link, bare):
         self.memory = memory
         self.line = line
-        self.shown = shown  # as written
-        self.path = path  # relative to the project, with '/'
+        self.written = written
+        self.candidates = candidates  # project-relative paths it may mean, most likely first
         self.date = date
+        self.link = link
+        self.bare = bare  # a file name alone, without a folder
 
 
 def looks_like_repository_path(text):
@@ -354,34 +547,53 @@ def looks_like_repository_path(text):
     return text.endswith("/") or bool(patterns()["extension"].search(text))
 
 
-def citations_in(project, memory, is_index, fallback_date):
-    """Every repository path the file cites, with the date of the fact that cites it: an ISO date
-    on the line (the newest, if several), else the file's `Last updated`."""
+def words_of(line):
+    """A line without its code spans and links: what its sentence says, not what it cites."""
+    words = patterns()["code-span"].sub(" ", line)
+    for offset, target in reversed(BUDGET.markdown_links(words, [])):
+        start = words.rfind("[", 0, offset)
+        end = words.find(")", offset)
+        words = words[:max(start, 0)] + " " + words[end + 1:]
+    return words
+
+
+def fact_date(line, fallback):
+    """The newest ISO date in the words of a line, never one inside a code span or a link (the
+    citation itself, or a navigation link, dates nothing); else the file's own date."""
+    dates = [valid_date(m.group(0)) for m in patterns()["date"].finditer(words_of(line))]
+    dates = [d for d in dates if d]
+    return max(dates) if dates else fallback
+
+
+def citations_in(project, memory, is_index):
+    """Every repository path the file cites, outside comments and fenced blocks, with the date
+    of the fact that cites it."""
     found = []
-    fenced = False
+    fallback = file_date(memory)
     if is_index:  # what the injection shows: comments gone, lines of comment only skipped
-        numbered = [(number, rest) for number, rest, _ in BUDGET.visible_lines(memory.text, memory.comments)]
+        numbered = [(n, rest) for n, rest, _ in BUDGET.visible_lines(memory.text, memory.comments)]
     else:
         numbered = list(enumerate(memory.lines, start=1))
+    folder = os.path.dirname(memory.path)
     for number, line in numbered:
-        if line.lstrip().startswith(("```", "~~~")):
-            fenced = not fenced
+        if number in memory.fenced_lines:
             continue
-        if fenced:
-            continue
-        dates = [valid_date(m.group(0)) for m in patterns()["date"].finditer(line)]
-        dates = [d for d in dates if d]
-        date = max(dates) if dates else fallback_date
+        date = fact_date(line, fallback)
         for written in code_span_paths(line):
-            path = cited_in_tree(project, memory, written, from_root=True)
-            if path:
-                found.append(Citation(memory, number, written, path, date))
+            bare = "/" not in written
+            bases = [folder] if bare else [project, folder]
+            candidates = [inside_project(project, os.path.normpath(os.path.join(base, written.rstrip("/"))))
+                          for base in bases]
+            candidates = [c for c in candidates if c]
+            if candidates:
+                found.append(Citation(memory, number, written, candidates, date, False, bare))
         if is_index:
             continue  # the index's links are pointers, checked as such
-        for written in link_paths(line):
-            path = cited_in_tree(project, memory, written, from_root=False)
-            if path:
-                found.append(Citation(memory, number, written, path, date))
+        for offset, target in BUDGET.markdown_links(line, []):
+            if BUDGET.is_relative_file_link(target):
+                path = inside_project(project, os.path.normpath(os.path.join(folder, target)))
+                if path:
+                    found.append(Citation(memory, number, target, [path], date, True, False))
     return found
 
 
@@ -389,30 +601,9 @@ def code_span_paths(line):
     paths = []
     for match in patterns()["code-span"].finditer(line):
         text = patterns()["line-suffix"].sub("", match.group(2).strip())
-        if looks_like_repository_path(text):
+        if looks_like_repository_path(text) or patterns()["file-name"].match(text):
             paths.append(text)
     return paths
-
-
-def link_paths(line):
-    links = []
-    for offset, target in BUDGET.markdown_links(line, []):
-        if BUDGET.is_relative_file_link(target):
-            links.append(target)
-    return links
-
-
-def cited_in_tree(project, memory, written, from_root):
-    """The project-relative path a citation means: code spans are read from the project root,
-    or from the memory file's folder when only that resolves; links from the file's folder."""
-    folder = os.path.dirname(memory.path)
-    cleaned = written.rstrip("/") or written
-    bases = [project, folder] if from_root else [folder]
-    for base in bases:
-        path = os.path.normpath(os.path.join(base, cleaned))
-        if os.path.exists(path):
-            return inside_project(project, path)
-    return inside_project(project, os.path.normpath(os.path.join(bases[0], cleaned)))
 
 
 def inside_project(project, path):
@@ -425,86 +616,198 @@ def inside_project(project, path):
     return relative.replace(os.sep, "/")
 
 
-def check_citations(project, citations, findings):
-    reported = set()
-    for citation in citations:
-        key = (citation.memory.path, citation.line, citation.path)
-        if key in reported or os.path.exists(os.path.join(project, citation.path)):
-            continue
-        reported.add(key)
-        findings.add("missing-path", citation.memory, citation.line,
-                     "cites `%s`, which is not in the working tree" % citation.shown,
-                     "update the fact to the current path, or delete it if it no longer holds")
+# --- what git knows ---------------------------------------------------------------------------
+
+class History(object):
+    """One pass over the checked branch's first-parent history (merges by the date they landed),
+    with renames: every path it ever held, what became of each, and the commits to cited paths."""
+
+    def __init__(self):
+        self.state = "unavailable"  # checked, shallow or unavailable
+        self.commits = 0
+        self.seen = set()
+        self.names = {}  # file name -> set of paths that had it
+        self.renamed = {}  # old path -> (new path, commit)
+        self.removed = {}  # path -> commit that deleted it (the newest)
+        self.touches = {}  # cited path or folder -> [commit, ...], newest first
+        self.tracked = None  # files in the index now, relative to the project
 
 
-def newest_commits(project, pairs, since):
-    """{(cited path, memory file): (hash, date, subject)}: the newest commit that touched the
-    path (or anything under it, for a folder) without touching the memory file that cites it.
-    A commit that changed both is taken as one whose author had the fact in front of them.
-    All from ONE `git log`, bounded by the oldest date any fact needs; None when git or its
-    history is not available."""
-    import datetime
+def git_output(project, *args):
     import subprocess
-    bound = datetime.date(int(since[:4]), int(since[5:7]), int(since[8:10])) - datetime.timedelta(1)
-    command = list(GIT) + ["-C", project, "log", "--no-renames", "--relative", "--name-only",
-                           "--format=%x1e%h%x1f%cI%x1f%s", "--since=%sT00:00:00" % bound.isoformat()]
+    command = list(GIT) + ["-C", project] + list(args)
     try:
         done = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL, timeout=GIT_SECONDS)
     except (OSError, subprocess.SubprocessError):
         return None
-    if done.returncode != 0:
+    return done.stdout if done.returncode == 0 else None
+
+
+def tracked_files(project):
+    """The files git tracks here, relative to the project; None outside a repository."""
+    listed = git_output(project, "ls-files", "-z")
+    if listed is None:
         return None
-    citing = {}
-    for cited, memory in pairs:
-        citing.setdefault(cited, set()).add(memory)
-    newest = {}
-    for record in done.stdout.decode("utf-8", "replace").split("\x1e")[1:]:
-        header, _, names = record.partition("\n")
+    return set(n for n in listed.decode("utf-8", "replace").split("\0") if n)
+
+
+def read_history(project, wanted):
+    """History of the branch checked out at `project`, keeping the commits of `wanted` paths."""
+    history = History()
+    shallow = git_output(project, "rev-parse", "--is-shallow-repository")
+    log = git_output(project, "log", "--first-parent", "-m", "-M", "--relative", "--name-status",
+                     "-z", "--format=%x1e%h%x1f%cI%x1f%s")
+    if log is None:
+        return history
+    history.state = "shallow" if shallow and shallow.strip() == b"true" else "checked"
+    for record in log.decode("utf-8", "replace").split("\x1e")[1:]:
+        header, _, body = record.partition("\0")
         fields = header.split("\x1f")
         if len(fields) < 3:
             continue
+        history.commits += 1
         commit = (fields[0], fields[1][:10], fields[2])
-        touched = set(name.strip() for name in names.split("\n") if name.strip())
-        for name in touched:
-            for cited in path_and_folders(name):
-                for memory in citing.get(cited, ()):
-                    key = (cited, memory)
-                    # log order is not date order after a rebase: keep the latest date
-                    if memory not in touched and (key not in newest or commit[1] > newest[key][1]):
-                        newest[key] = commit
-    return newest
+        parts = body.lstrip("\n").split("\0")
+        touched = []
+        at = 0
+        while at < len(parts) and parts[at]:
+            status = parts[at]
+            if status[:1] in ("R", "C") and at + 2 < len(parts):
+                old, new = parts[at + 1], parts[at + 2]
+                if status[:1] == "R":
+                    history.renamed.setdefault(old, (new, commit))
+                touched += [old, new]
+                at += 3
+                continue
+            path = parts[at + 1] if at + 1 < len(parts) else ""
+            if status[:1] == "D":
+                history.removed.setdefault(path, commit)
+            touched.append(path)
+            at += 2
+        touched_set = set(touched)
+        for path in touched:
+            if path and path not in history.seen:
+                history.seen.add(path)
+                history.names.setdefault(path.rsplit("/", 1)[-1], set()).add(path)
+            for cited in folders_and_path(path):
+                if cited in wanted:
+                    history.touches.setdefault(cited, []).append((commit, touched_set))
+    return history
 
 
-def path_and_folders(name):
-    """`a/b/c.py` -> `a/b/c.py`, `a/b`, `a`: a commit to a file is a commit to its folders."""
+def folders_and_path(name):
     parts = name.split("/")
     return ["/".join(parts[:end]) for end in range(len(parts), 0, -1)] if name else []
 
 
-def check_dated_facts(project, citations, findings):
-    dated = [c for c in citations if c.date and os.path.exists(os.path.join(project, c.path))]
-    if not dated:
-        return {"dated_facts": 0, "git": "not needed"}
-    memory_of = dict((c, inside_project(project, c.memory.path)) for c in dated)
-    pairs = set((c.path, memory_of[c]) for c in dated)
-    newest = newest_commits(project, pairs, min(c.date for c in dated))
-    if newest is None:
-        return {"dated_facts": len(dated), "git": "unavailable"}
-    reported = set()
-    for citation in dated:
-        commit = newest.get((citation.path, memory_of[citation]))
-        key = (citation.memory.path, citation.line, citation.path)
-        if commit is None or commit[1] <= citation.date or key in reported:
+def ignored_paths(project, paths):
+    """The paths git ignores here: local files, never the repository's to miss."""
+    import subprocess
+    if not paths:
+        return set()
+    try:
+        done = subprocess.run(list(GIT) + ["-C", project, "check-ignore", "--no-index", "-z",
+                                           "--stdin"],
+                              input="\0".join(paths).encode("utf-8"), stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, timeout=GIT_SECONDS)
+    except (OSError, subprocess.SubprocessError):
+        return set()
+    return set(n for n in done.stdout.decode("utf-8", "replace").split("\0") if n)
+
+
+def resolve(project, citation, history):
+    """(project-relative path that exists now, or None; path git knew, or None)."""
+    for candidate in citation.candidates:
+        if os.path.exists(os.path.join(project, candidate)):
+            return candidate, None
+    tracked = history.tracked or set()
+    written = citation.written.rstrip("/")
+    if citation.bare:
+        now = [p for p in tracked if p.rsplit("/", 1)[-1] == written]
+        if now:
+            return (now[0] if len(now) == 1 else None), None
+        known = history.names.get(written, set())
+        return None, (next(iter(known)) if len(known) == 1 else None)
+    ending = "/" + written
+    now = [p for p in tracked if p.endswith(ending) or ("/" + p).startswith(ending + "/")]
+    if now:  # written relative to another folder of the repository
+        return (now[0] if len(now) == 1 else None), None
+    for candidate in citation.candidates:
+        if candidate in history.seen or any(p.startswith(candidate + "/") for p in history.seen):
+            return None, candidate
+    known = [p for p in history.seen if p.endswith(ending)]
+    return None, (known[0] if len(known) == 1 else None)
+
+
+def what_became_of(project, path, history):
+    """`renamed to X in <commit>` or `deleted in <commit>`, following renames to the end."""
+    current, last, hops = path, None, 0
+    while current in history.renamed and hops < 50:
+        current, last = history.renamed[current][0], history.renamed[current][1]
+        hops += 1
+    if last and os.path.exists(os.path.join(project, current)):
+        return "renamed to `%s` in %s on %s" % (current, last[0], last[1]), current
+    commit = history.removed.get(current) or history.removed.get(path) or last
+    if commit:
+        return "deleted in %s on %s, \"%s\"" % (commit[0], commit[1], commit[2]), None
+    return "gone from the working tree", None
+
+
+def says_it_is_gone(line):
+    lowered = words_of(line).lower()
+    return any(word in lowered for word in GONE_WORDS)
+
+
+def check_citations(project, citations, history, findings):
+    """Missing paths: cited, known to git, and gone. Returns {citation: existing path}."""
+    existing = {}
+    gone = []
+    for citation in citations:
+        now, known = resolve(project, citation, history)
+        if now:
+            existing[citation] = now
+        elif known and not says_it_is_gone(citation.memory.lines[citation.line - 1]):
+            gone.append((citation, known))
+    ignored = ignored_paths(project, sorted(set(known for _, known in gone)))
+    for citation, known in gone:
+        if known in ignored:
             continue
-        reported.add(key)
+        became, new_path = what_became_of(project, known, history)
+        findings.add("missing-path", citation.memory, citation.line,
+                     "%s `%s`, which git knew as `%s`: %s" % (
+                         "links" if citation.link else "cites", citation.written, known, became),
+                     "update the fact to `%s`" % new_path if new_path else
+                     "update the fact to the current path, or delete it if it no longer holds",
+                     subject=("path", known))
+    return existing
+
+
+def check_dated_facts(project, citations, existing, history, findings):
+    """Possibly stale: a dated fact whose existing cited path changed on the branch after the
+    fact's date, by a commit that did not also touch the memory file citing it."""
+    dated = [c for c in citations if c.date and c in existing]
+    churning = set()
+    for citation in dated:
+        path = existing[citation]
+        commits = history.touches.get(path, [])
+        if history.commits >= CHURN_MIN_COMMITS and len(commits) >= CHURN_SHARE * history.commits:
+            churning.add(path)
+            continue
+        memory = inside_project(project, citation.memory.path)
+        later = [commit for commit, touched in commits
+                 if commit[1] > citation.date and memory not in touched]
+        if not later:
+            continue
+        newest = max(later, key=lambda commit: commit[1])
         findings.add("possibly-stale", citation.memory, citation.line,
-                     "a fact dated %s cites `%s`, which has changed since: newest commit %s "
-                     "on %s, \"%s\"" % (citation.date, citation.shown, commit[0], commit[1],
-                                         commit[2]),
-                     "check the fact against the file (take numbers from the artefact, not from "
-                     "memory), then correct it and its date")
-    return {"dated_facts": len(dated), "git": "checked"}
+                     "a fact dated %s cites `%s`, which has changed since: %d commit(s), the "
+                     "newest %s on %s, \"%s\"" % (citation.date, citation.written, len(later),
+                                                 newest[0], newest[1], newest[2]),
+                     "check the fact against the file (take numbers from the artefact, not "
+                     "from memory), then correct it and its date",
+                     subject=("path", path, citation.date))
+    return {"dated_facts": len(dated), "churning": sorted(churning)}
 
 
 # --- the auto-memory cap ------------------------------------------------------------------------
@@ -660,7 +963,7 @@ def session_start_preview(project):
         return None, "preview failed: %s" % error
 
 
-def start_of_session_load(project, env, findings, auto, preview=True):
+def start_of_session_load(project, env, findings, auto, preview=True, installed=None, index=None):
     parts, seen = [], set()
     budget_kb = BUDGET.number_setting(env, "MCP_CLAUDE_KB", 8)
     measured = os.path.normcase(os.path.realpath(BUDGET.instruction_file(project, env)))
@@ -691,7 +994,9 @@ def start_of_session_load(project, env, findings, auto, preview=True):
                                                         format(BUDGET.AUTO_MEMORY_BYTES, ",")),
             "over": auto["lost_lines"] > 0, "note": None})
     if preview:
-        parts.append(injection_part(project, env, findings))
+        if installed is None:
+            installed = os.path.isfile(os.path.join(project, ".claude", "hooks", "session-start.py"))
+        parts.append(injection_part(project, env, findings, installed, index))
     total = sum(part["characters"] for part in parts)
     return {
         "estimate": "tokens = characters / %d, rounded up; a rough rule for English text and "
@@ -701,47 +1006,76 @@ def start_of_session_load(project, env, findings, auto, preview=True):
     }
 
 
-def injection_part(project, env, findings):
+def injection_part(project, env, findings, installed=True, index=None):
     text, problem = session_start_preview(project)
     cap = "harness hook limit %s characters" % format(INJECTION_LIMIT, ",")
+    part = "session-start injection" if installed else \
+        "session-start injection, hypothetical: the protocol is not installed here"
     if text is None:
-        return load_part("session-start injection", None, "", env, project, cap, note=problem)
+        return load_part(part, None, "", env, project, cap, note=problem)
     # session-start cuts an injection that would pass the limit and marks the cut this way
     cut = "[cut here: the injection limit is" in text
+    note = None
     if cut:
+        where = index_cut_line(text, index)
+        note = "the index is cut before its line %d" % where if where else None
         findings.add("injection-cut", "session-start injection", 1,
-                     "the session-start injection would pass the harness's %s-character limit, so "
-                     "it is cut and the agent sees only part of the memory index"
-                     % format(INJECTION_LIMIT, ","),
+                     "the session-start injection %s pass the harness's %s-character limit, so "
+                     "it is cut and the agent sees only part of the memory index%s"
+                     % ("would" if installed else "would, once the protocol is installed,",
+                        format(INJECTION_LIMIT, ","),
+                        " (%s)" % note if note else ""),
                      "shrink the memory index with /dream")
-    return load_part("session-start injection", None, text, env, project, cap, cut)
+    return load_part(part, None, text, env, project, cap, cut, note)
+
+
+def index_cut_line(text, index):
+    """The index's first line the cut injection leaves out, or None. The injection shows the
+    index's visible lines in order under its heading, so the count shown gives the line."""
+    if index is None:
+        return None
+    lines = text.split("\n")
+    heading = next((n for n, line in enumerate(lines) if line.startswith("## Memory index (")), None)
+    if heading is None:
+        return None
+    shown = 0
+    for line in lines[heading + 1:]:
+        if line.startswith("[cut here:"):
+            visible = BUDGET.visible_lines(index.text, index.comments)
+            return visible[shown][0] if shown < len(visible) else None
+        if line.startswith("## "):
+            return None
+        shown += 1
+    return None
 
 
 # --- the report ---------------------------------------------------------------------------------
 
-def memory_health(project, env, preview=True):
+def memory_health(project, env, preview=True, installed=None):
     """The full health report of a project's memory, as a JSON-able dict. `preview=False` leaves
-    out the session-start injection (which runs git) from the load table."""
+    out the session-start injection (which runs git) from the load table; `installed=False`
+    marks that injection as what the protocol would add, not what loads today."""
     project = os.path.abspath(project)
     index_path = BUDGET.project_path(project, env, "MCP_MEMORY_INDEX", BUDGET.DEFAULT_INDEX)
     folder = os.path.dirname(index_path)
     findings = Findings()
     index, topics = memory_files(project, folder, index_path)
     index_summary = lint_index(project, index, folder, topics, findings) if index else None
-    lint_topics(topics, findings)
     citations = []
     for memory in ([index] if index else []) + topics:
-        citations += citations_in(project, memory, memory is index, last_updated(memory))
-    check_citations(project, citations, findings)
-    facts = check_dated_facts(project, citations, findings)
+        citations += citations_in(project, memory, memory is index)
+    history = history_for(project, citations)
+    lint_topics(project, topics, findings, history.tracked, env)
+    existing = check_citations(project, citations, history, findings)
+    facts = check_dated_facts(project, citations, existing, history, findings)
     auto = auto_memory_report(project, env, findings)
-    load = start_of_session_load(project, env, findings, auto, preview)
+    load = start_of_session_load(project, env, findings, auto, preview, installed, index)
     index_size = BUDGET.regular_file_size(index_path)
     for finding in findings.items:
         finding["at_session_start"] = reported_at_session_start(finding, index_size, env)
     items = sorted(findings.items, key=finding_order)
     counts = dict((severity, sum(1 for f in items if f["severity"] == severity))
-                  for severity in ("broken", "over", "warning"))
+                  for severity in SEVERITIES)
     status = next((s for s in ("broken", "over", "warning") if counts[s]), "ok")
     return {
         "project": project,
@@ -751,16 +1085,32 @@ def memory_health(project, env, preview=True):
         "index": index_summary,
         "topic_files": len(topics),
         "citations": {"paths": len(citations), "dated_facts": facts["dated_facts"],
-                      "git": facts["git"]},
+                      "git": history.state if citations else "not needed",
+                      "commits": history.commits, "churning": facts["churning"]},
         "auto_memory": auto,
         "load": load,
     }
 
 
+def history_for(project, citations):
+    """The one history pass, keeping commits for every path a citation may mean: as written,
+    or a tracked file it names relative to another folder."""
+    tracked = tracked_files(project)
+    wanted = set()
+    for citation in citations:
+        wanted.update(citation.candidates)
+        if tracked and not citation.bare:
+            ending = "/" + citation.written.rstrip("/")
+            wanted.update(p for p in tracked if p.endswith(ending))
+    history = read_history(project, wanted)
+    history.tracked = tracked
+    return history
+
+
 def reported_at_session_start(finding, index_size, env):
-    """Whether BUDGET.budget_points() shows this finding too, so a report for a person need not repeat
-    it. Only when that is certain: the start-time checks read the index's first
-    BUDGET.INDEX_HEAD_BYTES, and look for dead pointers only within the index budget's lines."""
+    """Whether the hook's memory_defects() shows this finding too, at every session start. The
+    start-time checks read the index's first INDEX_HEAD_BYTES, and look for dead pointers only
+    within the index budget's lines."""
     check = finding["check"]
     whole_index_read = index_size is not None and index_size <= BUDGET.INDEX_HEAD_BYTES
     if check == "dead-pointer":
@@ -770,7 +1120,7 @@ def reported_at_session_start(finding, index_size, env):
     return check == "auto-memory-overflow"
 
 
-SEVERITY_ORDER = {"broken": 0, "over": 1, "warning": 2}
+SEVERITY_ORDER = dict((severity, rank) for rank, severity in enumerate(SEVERITIES))
 
 
 def finding_order(finding):
@@ -778,34 +1128,48 @@ def finding_order(finding):
 
 
 def format_health(health, at_most=BUDGET.NAMED_AT_MOST):
-    """The report for a person: findings grouped by check, at most `at_most` per check, then the
-    load table."""
+    """The report for a person: a heading with the same counts as the JSON, then the findings
+    grouped by file (worst file first), at most `at_most` per file, then the load table."""
     lines = []
     shown = health["findings"]
     if shown:
-        counts = [(s, sum(1 for f in shown if f["severity"] == s))
-                  for s in ("broken", "over", "warning")]
-        lines.append("## Memory health — %s" % ", ".join(
-            "%d %s" % (n, "warning(s)" if s == "warning" else s) for s, n in counts if n))
+        lines.append("## Memory health — %s" % describe_counts(health["counts"]))
         if health["index"]:
             lines.append("  %s" % describe_index(health["index"], health["topic_files"]))
-        by_check = {}
+        if health["citations"]["git"] == "shallow":
+            lines.append("  git history is shallow: paths and changes before its first commit "
+                         "are not known")
+        by_file = {}
         for finding in shown:
-            by_check.setdefault(finding["check"], []).append(finding)
-        for check, group in by_check.items():
+            by_file.setdefault(finding["file"], []).append(finding)
+        for name, group in by_file.items():
+            lines.append("  %s (%s)" % (name, describe_counts(dict(
+                (s, sum(1 for f in group if f["severity"] == s)) for s in SEVERITIES))))
             for finding in group[:at_most]:
-                lines.append("  %-7s %s:%d  %s; %s" % (
-                    finding["severity"].upper(), finding["file"], finding["line"],
+                lines.append("    %-7s line %s  %s; %s" % (
+                    finding["severity"].upper(), describe_lines(finding["lines"]),
                     finding["message"], finding["repair"]))
             if len(group) > at_most:
-                lines.append("          ... and %d more %s finding(s) (--json lists them all)"
-                             % (len(group) - at_most, check))
+                lines.append("    ... and %d more in this file (--json lists them all; "
+                             "`mcp-health: ignore-file` in a file silences it whole)"
+                             % (len(group) - at_most))
     lines += format_load(health["load"])
     return "\n".join(lines) + "\n"
 
 
+def describe_counts(counts):
+    words = {"broken": "broken", "over": "over", "warning": "warning(s)", "advice": "advice"}
+    return ", ".join("%d %s" % (counts[s], words[s]) for s in SEVERITIES if counts.get(s))
+
+
+def describe_lines(numbers):
+    if len(numbers) <= 4:
+        return ", ".join(str(n) for n in numbers)
+    return "%s and %d more" % (", ".join(str(n) for n in numbers[:3]), len(numbers) - 3)
+
+
 def describe_index(index, topic_files):
-    return ("%s: %d lines: %d pointer line(s), %d other content line(s), %d line(s) of history "
+    return ("%s: %d lines: %d pointer line(s), %d content line(s), %d line(s) of history "
             "in comments; %d topic file(s) beside it" % (
                 index["file"], index["lines"], index["pointer_lines"], index["other_lines"],
                 index["hidden_history_lines"], topic_files))
