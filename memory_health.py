@@ -1038,13 +1038,12 @@ def index_cut_line(text, index):
     heading = next((n for n, line in enumerate(lines) if line.startswith("## Memory index (")), None)
     if heading is None:
         return None
+    notice = "read %s in full]" % index.shown
     shown = 0
     for line in lines[heading + 1:]:
-        if line.startswith("[cut here:"):
+        if line.startswith("[cut here:") and line.endswith(notice):
             visible = BUDGET.visible_lines(index.text, index.comments)
             return visible[shown][0] if shown < len(visible) else None
-        if line.startswith("## "):
-            return None
         shown += 1
     return None
 
@@ -1136,9 +1135,6 @@ def format_health(health, at_most=BUDGET.NAMED_AT_MOST):
         lines.append("## Memory health — %s" % describe_counts(health["counts"]))
         if health["index"]:
             lines.append("  %s" % describe_index(health["index"], health["topic_files"]))
-        if health["citations"]["git"] == "shallow":
-            lines.append("  git history is shallow: paths and changes before its first commit "
-                         "are not known")
         by_file = {}
         for finding in shown:
             by_file.setdefault(finding["file"], []).append(finding)
@@ -1153,6 +1149,9 @@ def format_health(health, at_most=BUDGET.NAMED_AT_MOST):
                 lines.append("    ... and %d more in this file (--json lists them all; "
                              "`mcp-health: ignore-file` in a file silences it whole)"
                              % (len(group) - at_most))
+    if health["citations"]["git"] == "shallow":
+        lines.append("## Memory health: git history is shallow, so paths and changes older than "
+                     "its first commit are not known (`git fetch --unshallow` to check them)")
     lines += format_load(health["load"])
     return "\n".join(lines) + "\n"
 

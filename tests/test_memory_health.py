@@ -30,6 +30,7 @@ def load_health_module():
 
 
 HEALTH = load_health_module()
+HOOK_SESSION_START = load_hook("session-start.py")
 
 
 def encoded(path):
@@ -474,6 +475,280 @@ def test_without_the_marker_the_same_lines_are_reported(repo, env):
     write(repo / "memory" / "lonely.md", "# Lonely\n<!-- Last updated: 2026-10-01 -->\n")
     checks = sorted(f["check"] for f in health(repo, env)["findings"])
     assert checks == ["dead-pointer", "orphan"]
+
+
+# --- the shapes real memories take ------------------------------------------------------------
+#
+# Each fixture below is written here, shaped like the memories public repositories commit: daily
+# logs in a table, Claude Code's frontmatter files, guidance prose, other languages, histories
+# with merged branches. Each pins a class of false finding (or of missed one) seen on them.
+
+def git_here(repo, *args, date=OLD):
+    env = clean_environment(repo.parent / "home")
+    env.update(GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
+    done = subprocess.run(["git", "-C", str(repo)] + list(args), env=env, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.decode().strip()
+
+
+def test_an_index_of_tables_prose_and_fences_has_no_content_findings(repo, env):
+    write(repo / "memory" / "2026-08-22.md", "# 2026-08-22\n\n- Shipped the retry change.\n")
+    write(index(repo), (
+        "# Memory\n\n"
+        "Operational memory loaded at session start. One line per topic; the detail lives in\n"
+        "the files it links.\n\n"
+        "## Topics\n"
+        "Read these before touching the worker:\n"
+        "- [Retry policy](retry.md) — how the worker retries\n"
+        "- [Verify](feedback_verify.md) — run the gate first\n\n"
+        "## Daily logs\n"
+        "| Date | Summary |\n"
+        "|------|---------|\n"
+        "| [2026-08-22](2026-08-22.md) | retry change shipped |\n\n"
+        "## Usage\n"
+        "- Load the retry file before changing `src/worker.py`.\n"
+        "- Keep each pointer under 150 characters.\n\n"
+        "## Commands\n"
+        "```bash\n"
+        "python3 -m pytest -q\n"
+        "- not a list item, a line of code\n"
+        "```\n"))
+    report = health(repo, env)
+    assert findings(report, "not-a-pointer") == [] and findings(report, "orphan") == []
+    assert report["index"]["pointer_lines"] == 3
+
+
+def test_content_in_the_index_is_one_finding_per_section(repo, env):
+    write(index(repo), HEALTHY_INDEX + (
+        "\n## Known traps\n"
+        "- The worker leaks a socket on retry.\n"
+        "- Backoff doubles from 2 s.\n"
+        "2026-10-03: the queue stalled overnight.\n"
+        "The deploy needs a manual step.\n"))
+    [found] = findings(health(repo, env), "not-a-pointer")
+    assert (found["line"], found["lines"]) == (15, [15, 16, 17, 18])
+    assert "under \"known traps\"" in found["message"]
+
+
+def test_a_link_in_a_topic_file_reaches_what_it_links(repo, env):
+    write(repo / "memory" / "logs.md", "# Logs\n<!-- Last updated: 2026-10-01 -->\n"
+                                       "- [2026-08-15](2026-08-15.md)\n- [[2026-08-16]]\n")
+    write(repo / "memory" / "2026-08-15.md", "# 2026-08-15\n- quiet day\n")
+    write(repo / "memory" / "2026-08-16.md", "# 2026-08-16\n- quiet day\n")
+    with open(str(index(repo)), "a", encoding="utf-8") as handle:
+        handle.write("- [Logs](logs.md) — one file a day\n")
+    assert findings(health(repo, env), "orphan") == []
+
+
+def test_paths_git_never_held_are_not_findings(repo, env):
+    write(repo / ".gitignore", ".hive/\n")
+    commit(repo, "ignore the runtime folder")
+    with open(str(repo / "memory" / "retry.md"), "a", encoding="utf-8") as handle:
+        handle.write(
+            "- The sibling repository `eez-core-protocol/docs/CAVEATS.md` has the caveats.\n"
+            "- At run time the tool writes `.hive/mcp.json`.\n"
+            "- Planned: `docs/adr/NNNN-title.md` for each decision, and `src/next/planner.py`.\n"
+            "- Translations go in `ko/`; the image is `library/python:3.11`.\n"
+            "- See [the design](../docs/designs/2026-08-19-retry.md) once it is written.\n"
+            "````markdown\n```\n`src/never/here.py`\n```\n`src/never/there.py`\n````\n")
+    assert findings(health(repo, env), "missing-path") == []
+
+
+def test_a_path_git_knew_but_now_ignores_is_local_not_missing(repo, env):
+    write(repo / ".hive" / "mcp.json", "{}\n")
+    commit(repo, "runtime file, committed by mistake")
+    git_here(repo, "rm", "-q", "--cached", ".hive/mcp.json")
+    write(repo / ".gitignore", ".hive/\n")
+    (repo / ".hive" / "mcp.json").unlink()
+    commit(repo, "stop tracking the runtime file")
+    with open(str(repo / "memory" / "retry.md"), "a", encoding="utf-8") as handle:
+        handle.write("- The tool keeps its state in `.hive/mcp.json`.\n")
+    assert findings(health(repo, env), "missing-path") == []
+
+
+def test_a_line_that_says_the_path_is_gone_is_true_as_written(repo, env):
+    write(repo / "src" / "legacy.py", "OLD = 1\n")
+    commit(repo, "legacy")
+    (repo / "src" / "legacy.py").unlink()
+    commit(repo, "drop legacy")
+    with open(str(repo / "memory" / "retry.md"), "a", encoding="utf-8") as handle:
+        handle.write("- `src/legacy.py` was removed on purpose.\n- `src/legacy.py` holds the loop.\n")
+    [found] = findings(health(repo, env), "missing-path")
+    assert found["lines"] == [6]
+
+
+def test_a_renamed_file_is_named_by_what_it_became_even_as_a_bare_name(repo, env):
+    write(repo / "web" / "middleware.ts", "export const x = 1\n")
+    commit(repo, "middleware")
+    git_here(repo, "mv", "web/middleware.ts", "web/proxy.ts")
+    renamed = commit(repo, "Rename middleware to proxy", "2026-10-09T09:00:00+00:00")
+    with open(str(repo / "memory" / "retry.md"), "a", encoding="utf-8") as handle:
+        handle.write("- Auth runs in `middleware.ts`.\n- Its tests: `web/middleware.ts`.\n")
+    found = findings(health(repo, env), "missing-path")
+    assert len(found) == 1 and found[0]["lines"] == [5, 6]  # one file, one finding
+    assert "renamed to `web/proxy.ts` in %s on 2026-10-09" % renamed in found[0]["message"]
+    assert "update the fact to `web/proxy.ts`" in found[0]["repair"]
+
+
+def test_a_bare_name_is_not_checked_when_history_knows_two_such_files(repo, env):
+    write(repo / "a" / "config.py", "A = 1\n")
+    write(repo / "b" / "config.py", "B = 1\n")
+    commit(repo, "two configs")
+    for folder in ("a", "b"):
+        (repo / folder / "config.py").unlink()
+    commit(repo, "drop both")
+    with open(str(repo / "memory" / "retry.md"), "a", encoding="utf-8") as handle:
+        handle.write("- Settings live in `config.py`.\n")
+    assert findings(health(repo, env), "missing-path") == []
+
+
+def test_a_path_written_from_another_folder_is_found_where_it_is(repo, env):
+    write(repo / "src" / "components" / "Button.tsx", "export {}\n")
+    commit(repo, "a component")
+    with open(str(repo / "memory" / "retry.md"), "a", encoding="utf-8") as handle:
+        handle.write("- The button is `components/Button.tsx`.\n")
+    assert findings(health(repo, env), "missing-path") == []
+
+
+def test_a_date_inside_the_cited_path_or_a_link_dates_no_fact(repo, env):
+    write(repo / "docs" / "designs" / "2026-08-19-retry.md", "# Design\n")
+    commit(repo, "design")
+    write(repo / "memory" / "retry.md", "# Retry\n\n- The design is `docs/designs/2026-08-19-retry.md`.\n"
+                                        "- Next: [2026-08-20](../docs/designs/2026-08-19-retry.md)\n")
+    commit(repo, "memory without dates")
+    write(repo / "docs" / "designs" / "2026-08-19-retry.md", "# Design, revised\n")
+    commit(repo, "Revise the design", "2026-11-02T09:00:00+00:00")
+    report = health(repo, env)
+    assert findings(report, "possibly-stale") == []
+    assert report["citations"]["dated_facts"] == 0
+
+
+def test_a_file_most_commits_change_is_not_a_reason_to_recheck(repo, env):
+    with open(str(repo / "memory" / "retry.md"), "a", encoding="utf-8") as handle:
+        handle.write("- 2026-10-01: the manifest `docs/VERSION_MANIFEST.md` lists 3 parts.\n")
+    write(repo / "docs" / "VERSION_MANIFEST.md", "v0\n")
+    commit(repo, "manifest")
+    for n in range(12):
+        write(repo / "docs" / "VERSION_MANIFEST.md", "v%d\n" % (n + 1))
+        commit(repo, "release %d" % n, "2026-11-%02dT09:00:00+00:00" % (n + 1))
+    report = health(repo, env)
+    assert [f["message"] for f in findings(report, "possibly-stale")
+            if "VERSION_MANIFEST" in f["message"]] == []
+    assert report["citations"]["churning"] == ["docs/VERSION_MANIFEST.md"]
+
+
+def test_a_merged_branch_counts_by_the_day_it_reached_the_branch(repo, env):
+    branch = git_here(repo, "rev-parse", "--abbrev-ref", "HEAD")
+    git_here(repo, "checkout", "-q", "-b", "feature")
+    write(repo / "src" / "worker.py", "RETRIES = 7\n")
+    commit(repo, "Seven retries", "2026-09-15T09:00:00+00:00")  # before the fact's date
+    git_here(repo, "checkout", "-q", branch)
+    git_here(repo, "merge", "-q", "--no-ff", "feature", "-m", "Merge feature",
+             date="2026-11-04T09:00:00+00:00")
+    [found] = findings(health(repo, env), "possibly-stale")
+    assert "on 2026-11-04, \"Merge feature\"" in found["message"]
+
+
+def test_a_back_dated_commit_on_top_does_not_hide_the_change_below_it(repo, env):
+    write(repo / "src" / "worker.py", "RETRIES = 5\n")
+    commit(repo, "Five retries", "2026-11-05T09:00:00+00:00")
+    write(repo / "README.md", "# Project\n")
+    commit(repo, "Readme, back-dated", "2025-01-01T09:00:00+00:00")
+    [found] = findings(health(repo, env), "possibly-stale")
+    assert "on 2026-11-05, \"Five retries\"" in found["message"]
+
+
+def test_a_shallow_clone_says_shallow_not_checked(repo, env, tmp_path):
+    write(repo / "src" / "worker.py", "RETRIES = 5\n")
+    commit(repo, "Five retries", "2026-11-05T09:00:00+00:00")
+    clone = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", "file://%s" % repo, str(clone)],
+                   check=True, env=clean_environment(tmp_path / "home"), capture_output=True)
+    report = health(clone, env)
+    assert report["citations"]["git"] == "shallow"
+    assert "git history is shallow" in HEALTH.format_health(report)
+
+
+# --- new checks: oversized topics, machine-local paths ----------------------------------------
+
+@pytest.mark.parametrize("characters, fires", [(40000, False), (40001, True)])
+def test_a_topic_file_over_ten_thousand_tokens_is_oversized(repo, env, characters, fires):
+    head = HEALTHY_TOPIC
+    write(repo / "memory" / "retry.md", head + "x" * (characters - len(head) - 1) + "\n")
+    found = findings(health(repo, env), "oversized-topic")
+    assert bool(found) == fires
+    if fires:
+        assert "40,001 characters, about 10,001 tokens (budget 10,000 tokens)" in found[0]["message"]
+
+
+def test_the_topic_budget_is_configurable_and_falls_back_when_not_a_number(repo, env):
+    write(repo / "memory" / "retry.md", HEALTHY_TOPIC + "x" * 500 + "\n")
+    assert findings(health(repo, dict(env, MCP_TOPIC_TOKENS="100")), "oversized-topic")
+    assert not findings(health(repo, dict(env, MCP_TOPIC_TOKENS="lots")), "oversized-topic")
+
+
+def test_machine_local_paths_in_committed_memory_are_named_once_per_path(repo, env):
+    with open(str(repo / "memory" / "retry.md"), "a", encoding="utf-8") as handle:
+        handle.write("- The script is `~/bin/deploy.sh`; run ~/bin/deploy.sh again after.\n"
+                     "- Logs: /Users/alice/logs/worker.log and /home/bob/worker/out.txt.\n"
+                     "- On Windows: C:\\Users\\carol\\AppData\\worker.ini\n"
+                     "- Every user has `~/.claude/settings.json` and /home/user/example.txt.\n")
+    commit(repo, "machine paths")
+    found = findings(health(repo, env), "machine-local-path")
+    assert sorted(f["message"].split("`")[1] for f in found) == [
+        "/Users/alice/logs/worker.log", "/home/bob/worker/out.txt",
+        "C:\\Users\\carol\\AppData\\worker.ini", "~/bin/deploy.sh"]
+    assert [f["lines"] for f in found if "deploy" in f["message"]] == [[5]]
+
+
+def test_machine_local_paths_in_an_uncommitted_file_are_its_owners_business(repo, env):
+    write(repo / "memory" / "scratch.md", "# Scratch\n<!-- Last updated: 2026-10-01 -->\n"
+                                          "- /Users/alice/tmp/x.txt\n")
+    assert findings(health(repo, env), "machine-local-path") == []
+
+
+# --- a report that reads at scale ---------------------------------------------------------------
+
+def test_a_file_can_be_silenced_whole(repo, env):
+    write(repo / "memory" / "notes.md", "# Scratch <!-- mcp-health: ignore-file -->\n"
+                                        "- /Users/alice/tmp/x.txt\n" + "y" * 50000 + "\n")
+    commit(repo, "scratch")
+    assert [f for f in health(repo, env)["findings"] if f["file"] == "memory/notes.md"] == []
+
+
+def test_the_text_report_groups_by_file_with_the_jsons_counts(repo, env):
+    write(repo / "memory" / "lonely.md", "# Lonely\n")
+    with open(str(index(repo)), "a", encoding="utf-8") as handle:
+        handle.write("- [Deploy](deploy.md) — planned\n")
+    report = health(repo, env)
+    text = HEALTH.format_health(report)
+    assert report["counts"] == {"broken": 1, "over": 0, "warning": 1, "advice": 1}
+    assert "## Memory health — 1 broken, 1 warning(s), 1 advice" in text
+    lines = text.splitlines()
+    at = lines.index("  memory/MEMORY.md (1 broken)")
+    assert lines[at + 1].startswith("    BROKEN  line 13  links `deploy.md`")
+    assert "  memory/lonely.md (1 warning(s), 1 advice)" in lines
+
+
+def test_the_load_table_marks_an_injection_the_protocol_would_add(repo, env):
+    report = health(repo, env, preview=True)
+    [injection] = [p for p in report["load"]["parts"] if p["part"].startswith("session-start")]
+    assert "hypothetical: the protocol is not installed here" in injection["part"]
+    assert "hypothetical" in HEALTH.format_health(report)
+
+
+def test_the_load_table_says_where_the_index_was_cut(repo, env):
+    with open(str(index(repo)), "a", encoding="utf-8") as handle:
+        handle.write("".join("- [Retry %d](retry.md) — %s\n" % (n, "w" * 150) for n in range(70)))
+    report = health(repo, env, preview=True)
+    [cut] = findings(report, "injection-cut")
+    [injection] = [p for p in report["load"]["parts"] if p["part"].startswith("session-start")]
+    shown = HOOK_SESSION_START.preview_injection(str(repo)).split("\n")
+    written = index(repo).read_text(encoding="utf-8").split("\n")
+    first_left_out = next(n for n, line in enumerate(written, start=1)
+                          if line.startswith("- [Retry ") and line not in shown)
+    assert injection["note"] == "the index is cut before its line %d" % first_left_out
+    assert "(the index is cut before its line %d)" % first_left_out in cut["message"]
 
 
 # --- the harness's auto-memory cap ----------------------------------------------------------
