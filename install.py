@@ -54,6 +54,7 @@ Modes (exactly one)
   --check [DIR]     budgets, memory health, hooks, wiring and drift for DIR (default ".")
   --check --json [DIR]         the same as one JSON document, for scripts and CI
   --check --recursive [ROOT]   the same for every git repository under ROOT
+  --check --memory [DIR]       the memory's health alone, installed or not
 
 Exit codes (stable)
 -------------------
@@ -224,6 +225,9 @@ modes (exactly one):
 options:
   --recursive          with --check: every git repository under DIR, worst first
   --json               with --check DIR: the whole report as JSON
+  --memory             with --check DIR: the memory's health alone, whether or
+                       not the hooks are installed; the exit code is about the
+                       memory only (for repositories and CI without the hooks)
   --dry-run            print what would change; change nothing
   --force              with --project/--update: replace commands that differ,
                        including ones you edited; with --update, also hooks
@@ -1621,6 +1625,27 @@ def check_one(source, project, out, as_json=False):
     return code
 
 
+def check_memory(source, project, out, as_json=False):
+    """The memory's health alone, whether or not the protocol is installed: for repositories
+    and CI that keep memory without the hooks. Exit 1 only when the memory is broken or over."""
+    health_module = load_health_module(source)
+    findings, health = inspect_memory(health_module, project)
+    code = exit_code_for(findings)
+    if as_json:
+        out(json.dumps({"project": project, "status": health["status"] if health else "broken",
+                        "exit": code, "memory_health": health}, indent=2, ensure_ascii=False))
+        return code
+    if not findings:
+        out("ok: {} - memory healthy".format(project))
+        return code
+    out("{} - {} finding(s):".format(project, len(findings)))
+    for finding in findings:
+        out("  {:<8} {}".format(LABELS[finding.kind], finding.text))
+    if health:
+        out(health_module.format_health(health).rstrip("\n"))
+    return code
+
+
 def find_repositories(root):
     """Every folder under root with a .git entry, without descending into
     dependency folders, git's own folder or agent worktrees."""
@@ -1705,7 +1730,7 @@ def check_interpreter(python):
 def parse_arguments(argv):
     parser = Parser(prog="install.py", add_help=False, allow_abbrev=False)
     for flag in ("--project", "--update", "--uninstall", "--global", "--check",
-                 "--recursive", "--json", "--dry-run", "--force", "--version"):
+                 "--recursive", "--json", "--memory", "--dry-run", "--force", "--version"):
         parser.add_argument(flag, action="store_true")
     parser.add_argument("-h", "--help", action="store_true")
     parser.add_argument("--python", action=StoreOnce)
@@ -1731,6 +1756,8 @@ def parse_arguments(argv):
         raise UsageError("--recursive works only with --check")
     if args.json and (args.mode != "check" or args.recursive):
         raise UsageError("--json works only with --check DIR (not with --recursive)")
+    if args.memory and (args.mode != "check" or args.recursive):
+        raise UsageError("--memory works only with --check DIR (not with --recursive)")
     if args.python is not None and args.mode not in ("project", "update"):
         raise UsageError("--python works only with --project or --update")
     if args.force and args.mode not in ("project", "update", "global"):
@@ -1770,6 +1797,8 @@ def run(argv, out=print):
     if args.mode == "check":
         if args.recursive:
             return check_recursively(source, args.target, out)
+        if args.memory:
+            return check_memory(source, args.target, out, args.json)
         return check_one(source, args.target, out, args.json)
     try:
         plan, heading = make_plan(source, args)

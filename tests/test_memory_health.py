@@ -1125,3 +1125,31 @@ def test_an_injection_cut_at_the_hook_limit_is_over_budget(installer, repo):
 def test_json_works_only_with_check_of_one_folder(installer, repo, args):
     done = installer.run(*(args + [repo]))
     assert done.returncode == 2 and "--json works only with --check DIR" in done.stderr
+
+
+# --- the memory alone: install.py --check --memory ----------------------------------------------
+
+def test_check_memory_is_about_the_memory_not_the_installation(installer, repo):
+    done = installer.run("--check", repo)  # nothing installed: the full check fails on that
+    assert done.returncode == 1 and "protocol not installed" in done.stdout
+    alone = installer.run("--check", "--memory", repo)
+    assert alone.returncode == 0 and alone.stdout == "ok: %s - memory healthy\n" % repo
+
+
+def test_check_memory_exits_1_on_broken_memory_and_0_on_warnings(installer, repo):
+    write(repo / "memory" / "lonely.md", "# Lonely\n<!-- Last updated: 2026-10-01 -->\n")
+    warned = installer.run("--check", "--memory", repo)
+    assert warned.returncode == 0 and "WARN     memory health: 1 warning(s) (orphan)" in warned.stdout
+    with open(str(index(repo)), "a", encoding="utf-8") as handle:
+        handle.write("- [Deploy](deploy.md) — how a release ships\n")
+    broken = installer.run("--check", "--memory", "--json", repo)
+    report = json.loads(broken.stdout)
+    assert broken.returncode == report["exit"] == 1 and report["status"] == "broken"
+    assert "hypothetical" in report["memory_health"]["load"]["parts"][-1]["part"]
+
+
+def test_check_memory_works_only_with_check_of_one_folder(installer, repo):
+    for args in (["--check", "--memory", "--recursive"], ["--project", "--memory"]):
+        done = installer.run(*(args + [repo]))
+        assert done.returncode == 2 and "--memory works only with --check DIR" in done.stderr
+
