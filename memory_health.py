@@ -468,7 +468,8 @@ def lint_topics(project, topics, findings, tracked, env):
                          "frontmatter or its facts), so nothing tells a reader how old it is",
                          "add `<!-- Last updated: YYYY-MM-DD -->` as line 2, with the date of "
                          "the last change")
-        if topic.name.startswith(("feedback_", "feedback-")) and labelled_parts(topic) < 2:
+        if topic.name.startswith(("feedback_", "feedback-")) and not topic.in_auto_memory_format() \
+                and labelled_parts(topic) < 2:
             findings.add("feedback-parts", topic, 1,
                          "is a feedback file without labelled parts: the lesson, then why "
                          "(**Why:**) and how to apply it (**How to apply:**)",
@@ -483,7 +484,7 @@ def labelled_parts(topic):
     """Lines that open with a label (`**Why:**`, `Why:`, `## How to apply`), in any language:
     the structure of a feedback file, whatever words it uses."""
     count = 0
-    for line in topic.lines[BUDGET.frontmatter_end(topic.text) and 1:]:
+    for line in topic.text[BUDGET.frontmatter_end(topic.text):].split("\n"):
         stripped = line.strip().lstrip("-*>_ ")
         if line.lstrip().startswith("#") and len(line.strip()) < 60:
             count += 1

@@ -347,6 +347,9 @@ def test_a_feedback_file_without_labelled_parts_gets_advice(repo, env):
     "---\nname: Prüfen\ndescription: erst testen\ntype: feedback\n---\n\n"
     "Vor \"fertig\" die Tests laufen lassen.\n\n**Warum:** ein Test schlug einmal fehl.\n\n"
     "**Anwendung:** `python3 -m pytest` ausführen.\n",
+    # Claude Code's format in Chinese, a numbered list and no labels at all
+    "---\nname: 界面改动要真机验证\ndescription: 不靠编译通过就算完\nmetadata:\n  type: feedback\n---\n\n"
+    "# 界面改动要真机验证\n\n改动界面后不能只靠编译或单元测试结束。\n\n1. 先看日志\n2. 再截图\n",
     # the protocol's own format
     HEALTHY_FEEDBACK,
 ])
