@@ -368,13 +368,24 @@ def test_a_fifo_as_a_worktrees_commondir_does_not_hang(project, tmp_path):
     assert done.returncode == 0
 
 
+def test_a_dead_pointer_is_a_defect_under_its_own_heading_not_a_budget_point(project):
+    lines = ["- [Gone](gone.md) — a dead link"] + ["- [Topic](topic.md) — the pointer"] * 80
+    (project / "memory" / "MEMORY.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = budget(project, MCP_MEM_LINES="90")
+    assert report.startswith("## Memory defects — 1 found\n- memory/MEMORY.md points to 1 file(s)")
+    assert "Context budget" not in report
+    report = budget(project)  # 81 lines: one budget point, and the defect apart from it
+    assert report.split("\n")[0] == "## Context budget — over on 1 point(s)"
+    assert "\n## Memory defects — 1 found\n- memory/MEMORY.md points to 1 file(s)" in report
+
+
 def test_python_interface_matches_the_command(project):
     write_lines(project / "memory" / "MEMORY.md", 81)
     module = load_hook("context-budget.py")
     points = module.budget_points(str(project), {"MCP_PROJECTS_DIR": "/nonexistent"})
     assert len(points) == 1 and points[0].startswith("- memory/MEMORY.md is 81 lines")
     assert module.format_report(points) == budget(project)
-    assert module.format_report([]) == ""
+    assert module.format_report([]) == "" and module.memory_defects(str(project), {}) == []
 
 
 def test_worktree_walk_stops_once_over_budget(project):

@@ -1,7 +1,8 @@
 """Memory health: every finding seen to fire and seen to stay silent, on memories built here.
 
 Three of the checks also run at every session start (dead pointers, an unclosed comment, the
-auto-memory cap) and appear there as budget points; the rest run only in install.py --check.
+auto-memory cap), in the context-budget hook, under their own heading; the rest live in
+memory_health.py beside install.py and run only in install.py --check.
 """
 import importlib.util
 import json
