@@ -34,8 +34,7 @@ HEALTH = load_health_module()
 HOOK_SESSION_START = load_hook("session-start.py")
 
 
-def encoded(path):
-    return "".join(c if c.isascii() and c.isalnum() else "-" for c in str(path))
+from test_hook_context_budget import encoded  # noqa: E402  (the harness's rule, written apart)
 
 
 def write(path, text):
@@ -763,6 +762,14 @@ def auto_memory(env, base, text):
     with open(path, "w", encoding="utf-8", newline="") as handle:
         handle.write(text)
     return path
+
+
+def test_auto_memory_of_a_path_outside_the_bmp_is_found_in_the_harness_folder(tmp_path, env):
+    project = make_repo(tmp_path / "notes \U0001F9E0")
+    write(project / "memory" / "MEMORY.md", "# Index\n")
+    auto_memory(env, project, entries(260))
+    assert "--" in encoded(project)
+    assert "60 line(s) never load" in defects(project, env)[0]
 
 
 def entries(count, start=1):
