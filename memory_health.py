@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """memory_health: the full health report of a project's memory, for `install.py --check`.
 
-Why it exists: the budgets weigh the memory; this report reads it. It checks that the paths a
-memory cites still exist (against git history, once), lints the index and the topic files, and
-lays out everything that loads before the first turn. That costs a walk through every memory
+Why it exists: the budgets weigh the memory; this report reads it. It checks the paths a memory
+cites against the branch's git history (one pass), lints the index and the topic files, and lays
+out everything that loads before the first turn. It is judged on memories people really keep:
+a finding a reasonable owner would dismiss is a bug, so a path is missing only when git knew it,
+a memory in Claude Code's own format is valid, and the protocol's stricter conventions are advice. That costs a walk through every memory
 file and a git log, so it never runs at session start, and it is never copied into a project:
 it lives beside install.py, which loads it by path.
 
@@ -82,7 +84,6 @@ GONE_WORDS = ("removed", "deleted", "dropped", "renamed", "moved", "replaced", "
 # Headings of sections that talk about the index rather than hold memory.
 GUIDANCE_HEADINGS = ("usage", "how to use", "how this works", "conventions", "rules", "format",
                      "about", "meta", "guidelines", "instructions", "legend", "maintenance")
-AUTO_MEMORY_PREFIXES = ("feedback_", "project_", "user_", "gotcha_", "reference_")
 DATE_KEYS = ("date", "updated", "last_updated", "last-updated", "lastupdated", "modified",
              "created", "last_verified", "verified")
 
@@ -514,7 +515,8 @@ def is_placeholder_home(path):
     """`~/.config/...` is every user's; `/home/user/...` and `/Users/<you>/` are examples."""
     if path.startswith("~/"):
         return path.startswith("~/.") or path == "~/"
-    user = path.replace("\\", "/").split("/")[2 if path.startswith("/") else 3]
+    parts = path.replace("\\", "/").split("/")  # ['', 'home', name, ...] or ['C:', 'Users', name, ...]
+    user = parts[2] if len(parts) > 2 else ""
     return user.lower().strip("<>{}$") in ("user", "username", "you", "me", "name", "yourname",
                                            "your-name", "your_name", "someone", "example", "")
 
@@ -627,11 +629,13 @@ class History(object):
         self.state = "unavailable"  # checked, shallow or unavailable
         self.commits = 0
         self.seen = set()
+        self.folders = set()  # every folder of a path in `seen`
         self.names = {}  # file name -> set of paths that had it
         self.renamed = {}  # old path -> (new path, commit)
         self.removed = {}  # path -> commit that deleted it (the newest)
         self.touches = {}  # cited path or folder -> [commit, ...], newest first
         self.tracked = None  # files in the index now, relative to the project
+        self.tracked_names = {}  # file name -> tracked paths with it
 
 
 def git_output(project, *args):
@@ -690,6 +694,7 @@ def read_history(project, wanted):
         for path in touched:
             if path and path not in history.seen:
                 history.seen.add(path)
+                history.folders.update(folders_and_path(path)[1:])
                 history.names.setdefault(path.rsplit("/", 1)[-1], set()).add(path)
             for cited in folders_and_path(path):
                 if cited in wanted:
@@ -718,26 +723,24 @@ def ignored_paths(project, paths):
 
 
 def resolve(project, citation, history):
-    """(project-relative path that exists now, or None; path git knew, or None)."""
+    """(project-relative path that exists now, or None; path git knew, or None). Lookups go by
+    file name, so the cost does not grow with the number of files times the citations."""
     for candidate in citation.candidates:
         if os.path.exists(os.path.join(project, candidate)):
             return candidate, None
-    tracked = history.tracked or set()
     written = citation.written.rstrip("/")
-    if citation.bare:
-        now = [p for p in tracked if p.rsplit("/", 1)[-1] == written]
-        if now:
-            return (now[0] if len(now) == 1 else None), None
-        known = history.names.get(written, set())
-        return None, (next(iter(known)) if len(known) == 1 else None)
+    name = written.rsplit("/", 1)[-1]
     ending = "/" + written
-    now = [p for p in tracked if p.endswith(ending) or ("/" + p).startswith(ending + "/")]
-    if now:  # written relative to another folder of the repository
+    now = [p for p in history.tracked_names.get(name, ()) if citation.bare or ("/" + p).endswith(ending)]
+    if now:  # a bare name, or a path written relative to another folder, that git tracks now
         return (now[0] if len(now) == 1 else None), None
+    if citation.bare:
+        known = history.names.get(name, set())
+        return None, (next(iter(known)) if len(known) == 1 else None)
     for candidate in citation.candidates:
-        if candidate in history.seen or any(p.startswith(candidate + "/") for p in history.seen):
+        if candidate in history.seen or candidate in history.folders:
             return None, candidate
-    known = [p for p in history.seen if p.endswith(ending)]
+    known = [p for p in history.names.get(name, ()) if ("/" + p).endswith(ending)]
     return None, (known[0] if len(known) == 1 else None)
 
 
@@ -750,6 +753,9 @@ def what_became_of(project, path, history):
     if last and os.path.exists(os.path.join(project, current)):
         return "renamed to `%s` in %s on %s" % (current, last[0], last[1]), current
     commit = history.removed.get(current) or history.removed.get(path) or last
+    if commit is None:  # a folder: the last of its files to go
+        under = [c for gone, c in history.removed.items() if gone.startswith(path + "/")]
+        commit = max(under, key=lambda c: c[1]) if under else None
     if commit:
         return "deleted in %s on %s, \"%s\"" % (commit[0], commit[1], commit[2]), None
     return "gone from the working tree", None
@@ -1096,14 +1102,17 @@ def history_for(project, citations):
     """The one history pass, keeping commits for every path a citation may mean: as written,
     or a tracked file it names relative to another folder."""
     tracked = tracked_files(project)
+    names = {}
+    for path in tracked or ():
+        names.setdefault(path.rsplit("/", 1)[-1], []).append(path)
     wanted = set()
     for citation in citations:
         wanted.update(citation.candidates)
-        if tracked and not citation.bare:
-            ending = "/" + citation.written.rstrip("/")
-            wanted.update(p for p in tracked if p.endswith(ending))
+        written = citation.written.rstrip("/")
+        wanted.update(p for p in names.get(written.rsplit("/", 1)[-1], ())
+                      if ("/" + p).endswith("/" + written))
     history = read_history(project, wanted)
-    history.tracked = tracked
+    history.tracked, history.tracked_names = tracked, names
     return history
 
 

@@ -593,6 +593,19 @@ def test_a_renamed_file_is_named_by_what_it_became_even_as_a_bare_name(repo, env
     assert "update the fact to `web/proxy.ts`" in found[0]["repair"]
 
 
+def test_a_cited_folder_git_knew_and_lost_is_missing(repo, env):
+    write(repo / "src" / "legacy" / "loop.py", "OLD = 1\n")
+    commit(repo, "legacy loop")
+    (repo / "src" / "legacy" / "loop.py").unlink()
+    (repo / "src" / "legacy").rmdir()
+    gone = commit(repo, "the legacy folder goes", "2026-10-07T09:00:00+00:00")
+    with open(str(repo / "memory" / "retry.md"), "a", encoding="utf-8") as handle:
+        handle.write("- Old retry code sits in `src/legacy/`.\n")
+    [found] = findings(health(repo, env), "missing-path")
+    assert "`src/legacy/`, which git knew as `src/legacy`: deleted in %s on 2026-10-07" % gone \
+        in found["message"]
+
+
 def test_a_bare_name_is_not_checked_when_history_knows_two_such_files(repo, env):
     write(repo / "a" / "config.py", "A = 1\n")
     write(repo / "b" / "config.py", "B = 1\n")
@@ -695,7 +708,8 @@ def test_machine_local_paths_in_committed_memory_are_named_once_per_path(repo, e
         handle.write("- The script is `~/bin/deploy.sh`; run ~/bin/deploy.sh again after.\n"
                      "- Logs: /Users/alice/logs/worker.log and /home/bob/worker/out.txt.\n"
                      "- On Windows: C:\\Users\\carol\\AppData\\worker.ini\n"
-                     "- Every user has `~/.claude/settings.json` and /home/user/example.txt.\n")
+                     "- Every user has `~/.claude/settings.json` and /home/user/example.txt.\n"
+                     "- For example C:\\Users\\you\\AppData\\worker.ini on Windows.\n")
     commit(repo, "machine paths")
     found = findings(health(repo, env), "machine-local-path")
     assert sorted(f["message"].split("`")[1] for f in found) == [
