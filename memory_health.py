@@ -955,11 +955,13 @@ def has_paths_frontmatter(text):
 
 
 def session_start_preview(project):
-    """What this project's session-start hook would inject now, from the sibling file, loaded by
-    path; with nothing pruned or recorded. (None, reason) when it cannot be previewed."""
+    """What this project's session-start hook would inject now, from hooks/ beside this file,
+    loaded by path; with nothing pruned or recorded, and no bytecode written beside the hooks.
+    (None, reason) when it cannot be previewed."""
     path = os.path.join(HOOKS, "session-start.py")
     if not os.path.isfile(path):
-        return None, "session-start.py is not beside this file"
+        return None, "session-start.py is not in %s" % HOOKS
+    writes_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     try:
         from importlib.machinery import SourceFileLoader
         module = type(sys)("mcp_session_start_preview")
@@ -968,6 +970,8 @@ def session_start_preview(project):
         return module.preview_injection(os.path.abspath(project)), None
     except Exception as error:  # a broken sibling costs only its row
         return None, "preview failed: %s" % error
+    finally:
+        sys.dont_write_bytecode = writes_bytecode
 
 
 def start_of_session_load(project, env, findings, auto, preview=True, installed=None, index=None):

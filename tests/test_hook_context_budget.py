@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from conftest import HOOKS, MIB, clean_environment, load_hook, run_hook, set_age, write_bytes, \
-    write_lines
+from conftest import MIB, InstalledHooks, clean_environment, load_hook, run_hook, set_age, \
+    write_bytes, write_lines
 
 
 def budget(project, **env):
@@ -190,9 +190,9 @@ def opened_by_the_hook(project, env):
               "sys.stderr.write('\\n'.join(opened))\n")
     environment = clean_environment(project.parent / "home")
     environment.update(env, CLAUDE_PROJECT_DIR=str(project))
-    done = subprocess.run([sys.executable, "-I", "-S", "-c", driver,
-                           str(HOOKS / "context-budget.py")], capture_output=True, cwd=str(project),
-                          env=environment, timeout=30)
+    hook = InstalledHooks.folder() / "context-budget.py"
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", driver, str(hook)],
+                          capture_output=True, cwd=str(project), env=environment, timeout=30)
     return done.stdout.decode("utf-8"), done.stderr.decode("utf-8").split("\n")
 
 
@@ -293,7 +293,8 @@ def test_reads_no_stdin_and_never_waits_for_it(project):
     """stdin stays open and empty, as a terminal's would: a hook that read it would wait."""
     environment = clean_environment(project.parent / "home")
     environment["CLAUDE_PROJECT_DIR"] = str(project)
-    hook = subprocess.Popen([sys.executable, "-I", "-S", str(HOOKS / "context-budget.py")],
+    installed = InstalledHooks.folder() / "context-budget.py"
+    hook = subprocess.Popen([sys.executable, "-I", "-S", str(installed)],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env=environment, cwd=str(project))
     try:

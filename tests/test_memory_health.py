@@ -7,7 +7,9 @@ memory_health.py beside install.py and run only in install.py --check.
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -745,6 +747,22 @@ def test_the_text_report_groups_by_file_with_the_jsons_counts(repo, env):
     at = lines.index("  memory/MEMORY.md (1 broken)")
     assert lines[at + 1].startswith("    BROKEN  line 13  links `deploy.md`")
     assert "  memory/lonely.md (1 warning(s), 1 advice)" in lines
+
+
+def test_the_report_writes_no_bytecode_beside_the_hooks(repo, tmp_path):
+    copy = tmp_path / "installer"
+    shutil.copytree(os.path.join(ROOT, "hooks"), str(copy / "hooks"))
+    shutil.copy(os.path.join(ROOT, "memory_health.py"), str(copy / "memory_health.py"))
+    environment = clean_environment(tmp_path / "home")
+    environment.pop("PYTHONDONTWRITEBYTECODE", None)
+    script = ("import json, sys; sys.path.insert(0, sys.argv[1]); import memory_health; "
+              "sys.dont_write_bytecode = False; "
+              "print(json.dumps(memory_health.memory_health(sys.argv[2], {})['load']['total']))")
+    done = subprocess.run([sys.executable, "-c", script, str(copy), str(repo)], env=environment,
+                          capture_output=True, cwd=str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["characters"] > 0  # the injection was previewed
+    assert sorted(os.listdir(str(copy / "hooks"))) == sorted(os.listdir(os.path.join(ROOT, "hooks")))
 
 
 def test_the_load_table_marks_an_injection_the_protocol_would_add(repo, env):
