@@ -60,6 +60,7 @@ Modes (exactly one)
   --check [DIR]     budgets, memory health, hooks, wiring and drift for DIR (default ".")
   --check --json [DIR]         the same as one JSON document, for scripts and CI
   --check --recursive [ROOT]   the same for every git repository under ROOT
+  --check --memory [DIR]       the memory's health alone, installed or not
 
 Exit codes (stable)
 -------------------
@@ -231,6 +232,9 @@ modes (exactly one):
 options:
   --recursive          with --check: every git repository under DIR, worst first
   --json               with --check DIR: the whole report as JSON
+  --memory             with --check DIR: the memory's health alone, whether or
+                       not the hooks are installed; the exit code is about the
+                       memory only (for repositories and CI without the hooks)
   --dry-run            print what would change; change nothing
   --force              with --project/--update: replace commands that differ,
                        including ones you edited; with --update, also hooks
@@ -1725,25 +1729,39 @@ class Finding(object):
 
 def load_budget_module(source):
     """hooks/context-budget.py of this version, imported by its path."""
-    path = source.path("hooks/context-budget.py")
+    return load_module_file(source, "hooks/context-budget.py", "mcp_context_budget",
+                            ("budget_points", "format_report"))
+
+
+def load_health_module(source):
+    """memory_health.py of this version, beside install.py, imported by its path."""
+    return load_module_file(source, "memory_health.py", "mcp_memory_health",
+                            ("memory_health", "format_health"))
+
+
+def load_module_file(source, rel, name, required):
+    path = source.path(rel)
     sys.dont_write_bytecode = True
     try:
-        spec = importlib.util.spec_from_file_location("mcp_context_budget", path)
+        spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-    except (Exception, SystemExit) as error:  # a broken hook file must not give a traceback
+    except (Exception, SystemExit) as error:  # a broken file must not give a traceback
         raise Refusal("cannot load {}: {}".format(path, error))
-    for name in ("budget_points", "format_report"):
-        if not callable(getattr(module, name, None)):
-            raise Refusal("{} has no {}()".format(path, name))
+    for function in required:
+        if not callable(getattr(module, function, None)):
+            raise Refusal("{} has no {}()".format(path, function))
     return module
 
 
-def inspect_everything(source, budget, project):
-    """(findings, budget points, memory-health report) for one project."""
+def inspect_everything(source, budget, project, health=None):
+    """(findings, budget points, memory-health report) for one project. Without the health
+    module only the memory defects found at every session start are looked for (no git)."""
     findings, points = inspect_project(source, budget, project)
-    memory_findings, health = inspect_memory(budget, project)
-    return findings + memory_findings, points, health
+    if health is None:
+        return findings + session_start_defects(budget, project), points, None
+    memory_findings, report = inspect_memory(health, project)
+    return findings + memory_findings, points, report
 
 
 def exit_code_for(findings):
@@ -1766,20 +1784,26 @@ def inspect_project(source, budget, project):
     return findings, points
 
 
-def inspect_memory(budget, project):
-    """(findings, report) from the hook file's memory_health(); the findings it shares with the
-    budget points (found at every session start) are counted there, not twice."""
-    health = getattr(budget, "memory_health", None)
-    if not callable(health):
-        return [], None
+def session_start_defects(budget, project):
+    """The memory defects session start reports, as one broken finding."""
     try:
-        report = health(project, os.environ)
+        defects = list(budget.memory_defects(project, os.environ))
+    except Exception as error:
+        return [Finding("broken", "memory check failed: {}".format(error))]
+    if not defects:
+        return []
+    return [Finding("broken", "memory: {} defect(s) found at session start".format(len(defects)))]
+
+
+def inspect_memory(health, project):
+    """(findings, report) from memory_health(): one summary finding per severity."""
+    try:
+        report = health.memory_health(project, os.environ)
     except Exception as error:
         return [Finding("broken", "memory health check failed: {}".format(error))], None
     findings = []
     for severity, kind in HEALTH_KINDS:
-        found = [item for item in report["findings"]
-                 if item["severity"] == severity and not item["at_session_start"]]
+        found = [item for item in report["findings"] if item["severity"] == severity]
         if found:
             checks = sorted(set(item["check"] for item in found))
             findings.append(Finding(kind, "memory health: {} {} ({})".format(
@@ -1824,7 +1848,8 @@ def worst_kind(findings):
 
 def check_one(source, project, out, as_json=False):
     budget = load_budget_module(source)
-    findings, points, health = inspect_everything(source, budget, project)
+    health_module = load_health_module(source)
+    findings, points, health = inspect_everything(source, budget, project, health_module)
     code = exit_code_for(findings)
     if as_json:
         out(json.dumps({
@@ -1843,10 +1868,31 @@ def check_one(source, project, out, as_json=False):
     if points:
         out(budget.format_report(points).rstrip("\n"))
     if health:
-        out(budget.format_health(health).rstrip("\n"))
+        out(health_module.format_health(health).rstrip("\n"))
     fixes = [finding.fix for finding in findings if finding.fix]
     if fixes:
         out("fix: python3 install.py {} {}".format(max(fixes, key=FIXES.index), project))
+    return code
+
+
+def check_memory(source, project, out, as_json=False):
+    """The memory's health alone, whether or not the protocol is installed: for repositories
+    and CI that keep memory without the hooks. Exit 1 only when the memory is broken or over."""
+    health_module = load_health_module(source)
+    findings, health = inspect_memory(health_module, project)
+    code = exit_code_for(findings)
+    if as_json:
+        out(json.dumps({"project": project, "status": health["status"] if health else "broken",
+                        "exit": code, "memory_health": health}, indent=2, ensure_ascii=False))
+        return code
+    if not findings:
+        out("ok: {} - memory healthy".format(project))
+        return code
+    out("{} - {} finding(s):".format(project, len(findings)))
+    for finding in findings:
+        out("  {:<8} {}".format(LABELS[finding.kind], finding.text))
+    if health:
+        out(health_module.format_health(health).rstrip("\n"))
     return code
 
 
@@ -1934,7 +1980,7 @@ def check_interpreter(python):
 def parse_arguments(argv):
     parser = Parser(prog="install.py", add_help=False, allow_abbrev=False)
     for flag in ("--project", "--update", "--uninstall", "--global", "--check",
-                 "--recursive", "--json", "--dry-run", "--force", "--version"):
+                 "--recursive", "--json", "--memory", "--dry-run", "--force", "--version"):
         parser.add_argument(flag, action="store_true")
     parser.add_argument("-h", "--help", action="store_true")
     parser.add_argument("--python", action=StoreOnce)
@@ -1960,6 +2006,8 @@ def parse_arguments(argv):
         raise UsageError("--recursive works only with --check")
     if args.json and (args.mode != "check" or args.recursive):
         raise UsageError("--json works only with --check DIR (not with --recursive)")
+    if args.memory and (args.mode != "check" or args.recursive):
+        raise UsageError("--memory works only with --check DIR (not with --recursive)")
     if args.python is not None and args.mode not in ("project", "update"):
         raise UsageError("--python works only with --project or --update")
     if args.force and args.mode not in ("project", "update", "global"):
@@ -1999,6 +2047,8 @@ def run(argv, out=print):
     if args.mode == "check":
         if args.recursive:
             return check_recursively(source, args.target, out)
+        if args.memory:
+            return check_memory(source, args.target, out, args.json)
         return check_one(source, args.target, out, args.json)
     try:
         plan, heading = make_plan(source, args)

@@ -177,10 +177,25 @@ def budget_points(budget, project, transcript):
         return []
 
 
-def format_report(points):
-    """The heading context-budget.py prints. The injection formats it itself because it may add
-    a point of its own, the cut, to the sibling's points; scripts match the wording."""
-    return "## Context budget — over on %d point(s)\n%s" % (len(points), "\n".join(points))
+def memory_defects(budget, project):
+    """The memory defects context-budget.py finds at every start; none from a sibling without them."""
+    if budget is None or "memory_defects" not in budget:
+        return []
+    try:
+        return list(budget["memory_defects"](project, dict(os.environ)))
+    except Exception:
+        return []
+
+
+def format_report(points, defects=()):
+    """The headings context-budget.py prints. The injection formats them itself because it may
+    add a point of its own, the cut, to the sibling's points; scripts match the wording."""
+    lines = []
+    if points:
+        lines += ["## Context budget — over on %d point(s)" % len(points)] + list(points)
+    if defects:
+        lines += ["## Memory defects — %d found" % len(defects)] + list(defects)
+    return "\n".join(lines)
 
 
 # --- git ---------------------------------------------------------------------------------
@@ -414,16 +429,16 @@ def cut_to_fit(sections, room):
         room -= notice_cost
 
 
-def injection(points, pruned, sections):
+def injection(points, pruned, sections, defects=()):
     closing = "Start with /catchup before answering the first prompt."
-    report_lines = format_report(points).split("\n") if points else []
+    report_lines = format_report(points, defects).split("\n") if points or defects else []
     text = assemble(report_lines, pruned, sections, closing)
     if harness_length(text) <= INJECTION_LIMIT:
         return text
     points = points + ["- The session-start injection is over the harness's limit of %d characters, "
                        "beyond which the agent sees only a short preview. It was cut as marked "
                        "below; shrink the memory index with /dream." % INJECTION_LIMIT]
-    report_lines = format_report(points).split("\n")
+    report_lines = format_report(points, defects).split("\n")
     frame = assemble(report_lines, pruned,
                      [Section(s.title, [], s.source, s.keep_order, s.notes) for s in sections], closing)
     cut_to_fit(sections, INJECTION_LIMIT - harness_length(frame))
@@ -452,6 +467,7 @@ def read_path(project, guard, hook_input, pruned=(), record=True):
     git_reads = guard["start_commands"](guard["repository_reads"](project)) if guard else None
     budget = load_sibling("context-budget.py")
     points = budget_points(budget, project, text_field(hook_input, "transcript_path"))
+    defects = memory_defects(budget, project)
     facts = guard["repository_facts"](guard["finish_commands"](git_reads, GIT_READ_SECONDS)) \
         if guard else None
     sections = []
@@ -463,7 +479,7 @@ def read_path(project, guard, hook_input, pruned=(), record=True):
         sections.append(git_section(commits, [describe_status_entry(e) for e in entries]))
     sections += [s for s in (index_section(project, budget),
                              handoff_section(project, budget, time.time())) if s]
-    return injection(points, list(pruned), sections)
+    return injection(points, list(pruned), sections, defects)
 
 
 def preview_injection(project):

@@ -98,7 +98,7 @@ def build_source(dest):
     os.makedirs(dest, exist_ok=True)
     shutil.copy2(os.path.join(REPO, "install.py"), os.path.join(dest, "install.py"))
     wanted = (["hooks/" + name for name in HOOKS] + ["commands/" + name for name in COMMANDS]
-              + ["templates/" + name for name in TEMPLATES])
+              + ["templates/" + name for name in TEMPLATES] + ["memory_health.py"])
     for rel in wanted:
         target = os.path.join(dest, *rel.split("/"))
         os.makedirs(os.path.dirname(target), exist_ok=True)

@@ -1,9 +1,13 @@
 """context-budget.py: silent while every budget holds, specific when one does not."""
 import os
+import struct
+import subprocess
+import sys
 
 import pytest
 
-from conftest import MIB, load_hook, run_hook, set_age, write_bytes, write_lines
+from conftest import MIB, InstalledHooks, clean_environment, load_hook, run_hook, set_age, \
+    write_bytes, write_lines
 
 
 def budget(project, **env):
@@ -14,7 +18,26 @@ def budget(project, **env):
 
 
 def encoded(path):
-    return "".join(c if c.isascii() and c.isalnum() else "-" for c in str(path))
+    """The harness's folder name, by its own rule as its JavaScript states it:
+    `p.replace(/[^a-zA-Z0-9]/g, "-")` works on UTF-16 code units; a result over 200 characters
+    is `slice(0, 200) + "-" + Math.abs(hash(p)).toString(36)`, where the hash folds each unit in
+    as `h = (h << 5) - h + unit | 0`."""
+    text = str(path)
+    units = struct.unpack("<%dH" % (len(text.encode("utf-16-le")) // 2), text.encode("utf-16-le"))
+    name = "".join(chr(u) if chr(u) in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                   "0123456789" else "-" for u in units)
+    if len(name) <= 200:
+        return name
+    folded = 0
+    for unit in units:
+        folded = struct.unpack("<i", struct.pack("<I", ((folded << 5) - folded + unit) % 2 ** 32))[0]
+    number, digits = abs(folded), []
+    while True:
+        digits.append("0123456789abcdefghijklmnopqrstuvwxyz"[number % 36])
+        number //= 36
+        if number == 0:
+            break
+    return name[:200] + "-" + "".join(reversed(digits))
 
 
 def test_silent_when_every_budget_holds(project):
@@ -156,11 +179,64 @@ def test_named_transcript_that_does_not_exist_yet_is_silent(project, transcripts
     assert report == ""
 
 
-def test_sparse_two_gibibyte_transcript_is_measured_by_size(project, tmp_path):
+def opened_by_the_hook(project, env):
+    """(output, every path the hook opened), run as the harness runs it, with an audit hook."""
+    driver = ("import runpy, sys\n"
+              "opened = []\n"
+              "sys.addaudithook(lambda event, args: opened.append(str(args[0])) "
+              "if event == 'open' else None)\n"
+              "try:\n    runpy.run_path(sys.argv[1], run_name='__main__')\n"
+              "except SystemExit:\n    pass\n"
+              "sys.stderr.write('\\n'.join(opened))\n")
+    environment = clean_environment(project.parent / "home")
+    environment.update(env, CLAUDE_PROJECT_DIR=str(project))
+    hook = InstalledHooks.folder() / "context-budget.py"
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", driver, str(hook)],
+                          capture_output=True, cwd=str(project), env=environment, timeout=30)
+    return done.stdout.decode("utf-8"), done.stderr.decode("utf-8").split("\n")
+
+
+def test_sparse_two_gibibyte_transcript_is_measured_by_size_without_opening_it(project, tmp_path):
     live = tmp_path / "big.jsonl"
     with open(str(live), "wb") as stream:
         stream.truncate(2 * 1024 * MIB)
-    assert "live transcript is 2048 MB" in budget(project, MCP_TRANSCRIPT_PATH=str(live))
+    output, opened = opened_by_the_hook(project, {"MCP_TRANSCRIPT_PATH": str(live),
+                                                  "MCP_PROJECTS_DIR": str(tmp_path / "none")})
+    assert "live transcript is 2048 MB" in output
+    assert str(project / "memory" / "MEMORY.md") in opened  # the audit sees what the hook opens
+    assert str(live) not in opened
+
+
+@pytest.mark.parametrize("name", ["proj \U0001F9E0 brain", "caf\u00e9 \U0001F600\U0001F600"])
+def test_transcript_folder_of_a_path_outside_the_bmp_follows_the_harness(tmp_path, name):
+    project = tmp_path / name
+    write_lines(project / "memory" / "MEMORY.md", 2)
+    assert "--" in encoded(project)[-len(name) * 2:]  # the emoji is two units, so two dashes
+    write_bytes(tmp_path / "projects" / encoded(project) / "live.jsonl", 2 * MIB)
+    report = budget(project, MCP_PROJECTS_DIR=str(tmp_path / "projects"), MCP_TRANSCRIPT_MB="1")
+    assert "live transcript is 2 MB" in report
+
+
+def long_project(tmp_path, tail):
+    return tmp_path / ("x" * 120) / ("y" * 120) / tail
+
+
+def test_a_long_path_finds_its_own_hashed_folder(tmp_path):
+    project = long_project(tmp_path, "mine")
+    write_lines(project / "memory" / "MEMORY.md", 2)
+    assert len(encoded(project)) > 200
+    write_bytes(tmp_path / "projects" / encoded(project) / "live.jsonl", 2 * MIB)
+    report = budget(project, MCP_PROJECTS_DIR=str(tmp_path / "projects"), MCP_TRANSCRIPT_MB="1")
+    assert "live transcript is 2 MB" in report
+
+
+def test_a_long_path_never_takes_a_sibling_projects_folder(tmp_path):
+    project = long_project(tmp_path, "mine")
+    sibling = long_project(tmp_path, "theirs")
+    write_lines(project / "memory" / "MEMORY.md", 2)
+    assert encoded(project)[:200] == encoded(sibling)[:200]
+    write_bytes(tmp_path / "projects" / encoded(sibling) / "live.jsonl", 2 * MIB)
+    assert budget(project, MCP_PROJECTS_DIR=str(tmp_path / "projects"), MCP_TRANSCRIPT_MB="1") == ""
 
 
 def test_worktrees_over_budget_fire(project):
@@ -214,8 +290,94 @@ def test_folder_that_is_no_project_is_silent(plain_dir):
 
 
 def test_reads_no_stdin_and_never_waits_for_it(project):
-    done = run_hook("context-budget.py", project, stdin=b"{not json")
-    assert done.returncode == 0 and done.stdout == b""
+    """stdin stays open and empty, as a terminal's would: a hook that read it would wait."""
+    environment = clean_environment(project.parent / "home")
+    environment["CLAUDE_PROJECT_DIR"] = str(project)
+    installed = InstalledHooks.folder() / "context-budget.py"
+    hook = subprocess.Popen([sys.executable, "-I", "-S", str(installed)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=environment, cwd=str(project))
+    try:
+        hook.stdin.write(b"{not json")
+        hook.stdin.flush()
+        assert hook.wait(timeout=20) == 0  # exits with its stdin still open
+        assert hook.stdout.read() == b"" and hook.stderr.read() == b""
+    finally:
+        if hook.poll() is None:
+            hook.kill()
+        hook.wait()
+        for stream in (hook.stdin, hook.stdout, hook.stderr):
+            stream.close()
+
+
+# --- what the injection and the defect checks see of an index --------------------------------
+
+def test_a_comment_marker_inside_a_fenced_block_hides_nothing(project):
+    (project / "memory" / "MEMORY.md").write_text(
+        "# Index\n"
+        "```text\n"
+        "strip <!-- markers like this one\n"
+        "```\n"
+        "- [Gone one](gone-one.md) — after the fence\n"
+        "- [Gone two](gone-two.md) — before the arrow\n"
+        "nginx --> app\n", encoding="utf-8")
+    report = budget(project)
+    assert "points to 2 file(s) that do not exist" in report
+    assert "opens an HTML comment" not in report
+
+
+def test_an_empty_comment_hides_nothing_after_it(project):
+    for empty in ("<!-->", "<!--->"):
+        (project / "memory" / "MEMORY.md").write_text(
+            "# Index %s\n- [Gone](gone.md) — the next line\n" % empty, encoding="utf-8")
+        report = budget(project)
+        assert "line 2 `gone.md`" in report and "opens an HTML comment" not in report
+
+
+def test_a_four_backtick_fence_is_not_closed_by_three(project):
+    (project / "memory" / "MEMORY.md").write_text(
+        "# Index\n````markdown\n```\n<!-- inside\n- [Example](example.md)\n````\n"
+        "- [Topic](topic.md) — real\n", encoding="utf-8")
+    assert budget(project) == ""
+
+
+def test_session_start_shows_pointer_lines_after_a_fenced_comment_marker(project):
+    (project / "memory" / "MEMORY.md").write_text(
+        "# Index\n```\nuse <!-- to start a comment\n```\n"
+        "- [Topic](topic.md) — shown\n<!-->\n- [Topic again](topic.md) — shown too\n"
+        "proxy --> app\n", encoding="utf-8")
+    done = run_hook("session-start.py", project, stdin={"session_id": "s1", "source": "startup"})
+    text = done.stdout.decode("utf-8")
+    assert "- [Topic](topic.md) — shown" in text and "- [Topic again](topic.md) — shown too" in text
+
+
+def test_a_fifo_as_a_worktrees_commondir_does_not_hang(project, tmp_path):
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs here")
+    env = clean_environment(tmp_path / "home")
+    subprocess.run(["git", "-C", str(project), "commit", "-q", "--allow-empty", "-m", "start"],
+                   check=True, env=env)
+    linked = tmp_path / "linked"
+    subprocess.run(["git", "-C", str(project), "worktree", "add", "-q", str(linked)],
+                   check=True, env=env)
+    gitdir = (linked / ".git").read_text().split(":", 1)[1].strip()
+    commondir = os.path.join(gitdir, "commondir")
+    os.remove(commondir)
+    os.mkfifo(commondir)
+    write_lines(linked / "memory" / "MEMORY.md", 2)
+    done = run_hook("context-budget.py", linked, timeout=20)  # a read of the FIFO would block
+    assert done.returncode == 0
+
+
+def test_a_dead_pointer_is_a_defect_under_its_own_heading_not_a_budget_point(project):
+    lines = ["- [Gone](gone.md) — a dead link"] + ["- [Topic](topic.md) — the pointer"] * 80
+    (project / "memory" / "MEMORY.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = budget(project, MCP_MEM_LINES="90")
+    assert report.startswith("## Memory defects — 1 found\n- memory/MEMORY.md points to 1 file(s)")
+    assert "Context budget" not in report
+    report = budget(project)  # 81 lines: one budget point, and the defect apart from it
+    assert report.split("\n")[0] == "## Context budget — over on 1 point(s)"
+    assert "\n## Memory defects — 1 found\n- memory/MEMORY.md points to 1 file(s)" in report
 
 
 def test_python_interface_matches_the_command(project):
@@ -224,7 +386,7 @@ def test_python_interface_matches_the_command(project):
     points = module.budget_points(str(project), {"MCP_PROJECTS_DIR": "/nonexistent"})
     assert len(points) == 1 and points[0].startswith("- memory/MEMORY.md is 81 lines")
     assert module.format_report(points) == budget(project)
-    assert module.format_report([]) == ""
+    assert module.format_report([]) == "" and module.memory_defects(str(project), {}) == []
 
 
 def test_worktree_walk_stops_once_over_budget(project):

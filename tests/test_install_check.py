@@ -170,22 +170,18 @@ def test_recursive_on_a_healthy_estate_exits_0(installer, tmp_path):
     assert done.stdout.splitlines()[-1] == "2 repositories: 2 ok"
 
 
-def cite_a_missing_file(repo, installer):
-    with open(path_in(repo, "memory/MEMORY.md"), "a") as handle:
-        handle.write("- [Topic](topic.md) - the topic\n")
-    write(path_in(repo, "memory/topic.md"), "# Topic\n\nThe parser lives in `src/gone.py`.\n")
-
-
-def test_recursive_reports_memory_health_as_the_single_check_does(installer, tmp_path):
+def test_recursive_reports_the_session_start_defects_not_the_history_report(installer, tmp_path):
     root = tmp_path / "estate"
     repo = make_repo(str(root / "a"), installer.env)
     installer.ok("--project", repo)
-    cite_a_missing_file(repo, installer)
+    with open(path_in(repo, "memory/MEMORY.md"), "a") as handle:
+        handle.write("- [Topic](topic.md) - the topic\n")
     single = installer.run("--check", repo)
-    assert single.returncode == 1 and "BROKEN   memory health: 1 broken" in single.stdout
+    assert single.returncode == 1 and "BROKEN   memory health: 1 broken (dead-pointer)" in single.stdout
+    write(path_in(repo, "memory/lonely.md"), "# Lonely\n")  # an orphan: the full report only
     done = installer.run("--check", "--recursive", str(root))
     assert done.returncode == 1
-    assert done.stdout.splitlines()[0].startswith("BROKEN   a  memory health: 1 broken")
+    assert done.stdout.splitlines()[0] == "BROKEN   a  memory: 1 defect(s) found at session start"
 
 
 def test_recursive_with_no_repositories(installer, tmp_path):

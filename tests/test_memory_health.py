@@ -1,11 +1,15 @@
 """Memory health: every finding seen to fire and seen to stay silent, on memories built here.
 
 Three of the checks also run at every session start (dead pointers, an unclosed comment, the
-auto-memory cap) and appear there as budget points; the rest run only in install.py --check.
+auto-memory cap), in the context-budget hook, under their own heading; the rest live in
+memory_health.py beside install.py and run only in install.py --check.
 """
+import importlib.util
 import json
 import os
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,8 +24,19 @@ OLD = "2026-10-01T12:00:00+00:00"
 HOOK = load_hook("context-budget.py")
 
 
-def encoded(path):
-    return "".join(c if c.isascii() and c.isalnum() else "-" for c in str(path))
+def load_health_module():
+    """memory_health.py, loaded by path as install.py loads it."""
+    spec = importlib.util.spec_from_file_location("memory_health", os.path.join(ROOT, "memory_health.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+HEALTH = load_health_module()
+HOOK_SESSION_START = load_hook("session-start.py")
+
+
+from test_hook_context_budget import encoded  # noqa: E402  (the harness's rule, written apart)
 
 
 def write(path, text):
@@ -96,7 +111,7 @@ def repo(tmp_path):
 
 
 def health(project, env, **options):
-    report = HOOK.memory_health(str(project), env, preview=options.pop("preview", False))
+    report = HEALTH.memory_health(str(project), env, preview=options.pop("preview", False))
     json.dumps(report)  # the report is for scripts: it must always serialise
     return report
 
@@ -107,6 +122,10 @@ def findings(report, check=None):
 
 def points(project, env):
     return HOOK.budget_points(str(project), env)
+
+
+def defects(project, env):
+    return HOOK.memory_defects(str(project), env)
 
 
 def index(project):
@@ -120,7 +139,7 @@ def test_a_healthy_memory_has_no_findings(repo, env):
     assert report["findings"] == [] and report["status"] == "ok"
     assert report["index"]["pointer_lines"] == 2
     assert report["citations"]["git"] == "checked"
-    assert points(repo, env) == []
+    assert defects(repo, env) == []
 
 
 def test_the_index_template_of_a_fresh_install_is_healthy(repo, env):
@@ -139,7 +158,7 @@ def test_a_dead_pointer_is_broken_and_named_with_its_line(repo, env):
     found = findings(health(repo, env), "dead-pointer")
     assert [(f["file"], f["line"], f["severity"]) for f in found] == [("memory/MEMORY.md", 13, "broken")]
     assert "`deploy.md`" in found[0]["message"] and found[0]["at_session_start"]
-    [point] = points(repo, env)
+    [point] = defects(repo, env)
     assert point.startswith("- memory/MEMORY.md points to 1 file(s) that do not exist")
     assert "line 13 `deploy.md`" in point
 
@@ -151,8 +170,8 @@ def test_a_dead_pointer_past_the_index_budget_is_left_to_the_full_report(repo, e
     write(index(repo), "\n".join(lines) + "\n")
     [found] = findings(health(repo, env), "dead-pointer")
     assert found["line"] == 91 and not found["at_session_start"]
-    assert not any("do not exist" in p for p in points(repo, env))
-    assert "`late.md`" in HOOK.format_health(health(repo, env))
+    assert not any("do not exist" in p for p in defects(repo, env))
+    assert "`late.md`" in HEALTH.format_health(health(repo, env))
 
 
 def test_links_resolve_from_the_index_folder_and_only_local_links_count(repo, env):
@@ -165,14 +184,14 @@ def test_links_resolve_from_the_index_folder_and_only_local_links_count(repo, en
                      "- [Here](#topics) — an anchor\n"
                      "- [Anchored](retry.md#backoff \"title\") — anchor and title\n")
     assert findings(health(repo, env), "dead-pointer") == []
-    assert points(repo, env) == []
+    assert defects(repo, env) == []
 
 
 def test_a_dead_link_in_a_comment_or_code_span_is_not_a_pointer(repo, env):
     with open(str(index(repo)), "a", encoding="utf-8") as handle:
         handle.write("- [Retry again](retry.md) — uses `[x](gone.md)` <!-- [y](gone.md) -->\n")
     assert findings(health(repo, env), "dead-pointer") == []
-    assert points(repo, env) == []
+    assert defects(repo, env) == []
 
 
 # --- an unclosed comment --------------------------------------------------------------------
@@ -183,7 +202,7 @@ def test_an_unclosed_comment_is_broken_and_its_line_named(repo, env):
     [found] = findings(health(repo, env), "unclosed-comment")
     assert (found["line"], found["severity"]) == (13, "broken")
     assert "2 line(s) below it" in found["message"]
-    [point] = points(repo, env)
+    [point] = defects(repo, env)
     assert point.startswith("- memory/MEMORY.md line 13 opens an HTML comment (`<!--`) that never closes")
 
 
@@ -192,7 +211,7 @@ def test_closed_comments_and_markers_in_code_spans_are_silent(repo, env):
         handle.write("- [Retry](retry.md) — strip `<!--` markers <!-- closed -->\n")
     report = health(repo, env)
     assert findings(report, "unclosed-comment") == []
-    assert points(repo, env) == []
+    assert defects(repo, env) == []
 
 
 # --- the Paper 002 index: 539 lines, one pointer, history in comments ----------------------
@@ -225,11 +244,12 @@ def test_the_539_line_index_with_one_pointer_line(repo, env):
     assert history[0]["line"] == 6 and "lines 6-15 (10 lines)" in history[0]["message"]
     assert "Session 1: summary of the day" in history[0]["message"]
     assert len(findings(report, "orphan")) == 16
-    assert len(findings(report, "not-a-pointer")) == 539 - 5 - 290
+    [content] = findings(report, "not-a-pointer")  # one finding per section, every line named
+    assert len(content["lines"]) == 539 - 5 - 290 and content["line"] == 296
     assert any("is 539 lines (budget 80)" in point for point in points(repo, env))
-    text = HOOK.format_health(report)
-    assert "539 lines: 1 pointer line(s), 244 other content line(s), 290 line(s) of history" in text
-    assert "... and 24 more hidden-history finding(s)" in text
+    text = HEALTH.format_health(report)
+    assert "539 lines: 1 pointer line(s), 244 content line(s), 290 line(s) of history" in text
+    assert "    ... and 25 more in this file" in text
 
 
 def test_stamps_and_one_guidance_comment_are_not_history(repo, env):
@@ -276,35 +296,92 @@ def test_a_link_only_inside_a_comment_leaves_the_file_an_orphan(repo, env):
 
 # --- topic and feedback files ---------------------------------------------------------------
 
-def test_a_topic_file_without_last_updated_is_a_warning(repo, env):
-    write(repo / "memory" / "retry.md", HEALTHY_TOPIC.replace("<!-- Last updated: 2026-10-01 -->\n", ""))
-    [found] = findings(health(repo, env), "missing-date")
-    assert (found["file"], found["line"]) == ("memory/retry.md", 1)
-    write(repo / "memory" / "retry.md", HEALTHY_TOPIC.replace("2026-10-01 -->", "YYYY-MM-DD -->"))
-    assert len(findings(health(repo, env), "missing-date")) == 1  # a placeholder is no date
+def test_a_topic_file_with_no_date_anywhere_gets_advice(repo, env):
+    write(repo / "memory" / "retry.md", "# Retry policy\n<!-- Last updated: YYYY-MM-DD -->\n\n"
+          "The worker retries three times.\n")
+    report = health(repo, env)
+    [found] = findings(report, "missing-date")
+    assert (found["file"], found["line"], found["severity"]) == ("memory/retry.md", 1, "advice")
+    assert report["status"] == "ok" and report["counts"]["advice"] == 1  # advice, not an error
 
 
-def test_a_feedback_file_missing_its_parts_is_named(repo, env):
-    text = HEALTHY_FEEDBACK.replace("**Why:**", "**Because:**").replace("**How to apply:**", "Then:")
-    write(repo / "memory" / "feedback_verify.md", text)
+@pytest.mark.parametrize("name, text", [
+    ("2026-08-15.md", "# Daily log\n\n- Shipped the retry change.\n"),
+    ("2026-08-15-standup.md", "# Stand-up\n\nNothing blocked.\n"),
+    ("retry.md", "# Retry\n\n**Date**: 2026-08-15\n\nThree attempts.\n"),
+    ("retry.md", "---\ntitle: Retry\ndate: 2026-08-15\n---\nThree attempts.\n"),
+    ("retry.md", "---\nmetadata:\n  updated: 2026-08-15\n---\nThree attempts.\n"),
+    ("retry.md", "# Retry\n\n- 2026-08-15: three attempts.\n"),
+    ("project_retry.md", "---\nname: Retry policy\ndescription: how the worker retries\n"
+                         "type: project\n---\n\nThe worker retries three times.\n"),
+    ("reference_api.md", "---\nname: API\ndescription: where the API is\nmetadata:\n"
+                         "  type: reference\n---\nSee the client module.\n"),
+])
+def test_files_dated_where_people_date_them_or_in_claude_codes_format_need_no_date(
+        repo, env, name, text):
+    write(repo / "memory" / "retry.md", HEALTHY_TOPIC)
+    write(repo / "memory" / name, text)
+    with open(str(index(repo)), "a", encoding="utf-8") as handle:
+        handle.write("- [Extra](%s) — fixture\n" % name)
+    assert findings(health(repo, env), "missing-date") == []
+
+
+def test_the_readme_of_the_memory_folder_is_not_a_topic_file(repo, env):
+    write(repo / "memory" / "README.md", "# About this folder\n\nHow we keep memory.\n")
+    report = health(repo, env)
+    assert report["findings"] == [] and report["topic_files"] == 2
+
+
+def test_a_feedback_file_without_labelled_parts_gets_advice(repo, env):
+    write(repo / "memory" / "feedback_verify.md", "# Verify before claiming done\n"
+          "<!-- Last updated: 2026-10-01 -->\n\nRun the gate before saying a change is done, "
+          "because a change was once declared done while a test failed.\n")
     [found] = findings(health(repo, env), "feedback-parts")
-    assert "**Why** and **How to apply**" in found["message"]
-    write(repo / "memory" / "feedback_verify.md", HEALTHY_FEEDBACK)
-    assert findings(health(repo, env), "feedback-parts") == []
+    assert found["severity"] == "advice" and "**Why:**" in found["message"]
+
+
+@pytest.mark.parametrize("body", [
+    # Claude Code's own format: the fact, then why and how to apply it
+    "---\nname: Verify\ndescription: run the gate first\ntype: feedback\n---\n\n"
+    "Run the gate before saying done.\n\n**Why:** a failing test once slipped.\n\n"
+    "**How to apply:** run `python3 -m pytest` and quote its last line.\n",
+    # the same, written in German
+    "---\nname: Prüfen\ndescription: erst testen\ntype: feedback\n---\n\n"
+    "Vor \"fertig\" die Tests laufen lassen.\n\n**Warum:** ein Test schlug einmal fehl.\n\n"
+    "**Anwendung:** `python3 -m pytest` ausführen.\n",
+    # Claude Code's format in Chinese, a numbered list and no labels at all
+    "---\nname: 界面改动要真机验证\ndescription: 不靠编译通过就算完\nmetadata:\n  type: feedback\n---\n\n"
+    "# 界面改动要真机验证\n\n改动界面后不能只靠编译或单元测试结束。\n\n1. 先看日志\n2. 再截图\n",
+    # the protocol's own format
+    HEALTHY_FEEDBACK,
+])
+def test_feedback_in_any_of_the_formats_people_use_is_valid(repo, env, body):
+    write(repo / "memory" / "feedback_verify.md", body)
+    report = health(repo, env)
+    assert findings(report, "feedback-parts") == [] and findings(report, "missing-date") == []
 
 
 # --- stale references -----------------------------------------------------------------------
 
-def test_a_cited_path_missing_from_the_tree_is_broken_with_file_and_line(repo, env):
+def test_a_cited_path_git_knew_and_lost_is_broken_with_what_became_of_it(repo, env):
+    write(repo / "src" / "old_worker.py", "LOOP = 1\n")
+    write(repo / "src" / "gone.py", "X = 1\n")
+    commit(repo, "two modules")
+    (repo / "src" / "old_worker.py").unlink()
+    (repo / "src" / "gone.py").unlink()
+    deleted = commit(repo, "Drop the modules", "2026-10-05T09:00:00+00:00")
     with open(str(repo / "memory" / "retry.md"), "a", encoding="utf-8") as handle:
-        handle.write("- The old loop lived in `src/old_worker.py:12`.\n"
-                     "- See [the worker](../src/gone.py) for the rest.\n")
+        handle.write("- The loop lives in `src/old_worker.py:12`.\n"
+                     "- See [the worker](../src/gone.py) for the rest.\n"
+                     "- And again `src/old_worker.py`.\n")
     found = findings(health(repo, env), "missing-path")
-    assert [(f["file"], f["line"], f["severity"]) for f in found] == [
-        ("memory/retry.md", 5, "broken"), ("memory/retry.md", 6, "broken")]
+    assert [(f["file"], f["lines"], f["severity"]) for f in found] == [
+        ("memory/retry.md", [5, 7], "broken"), ("memory/retry.md", [6], "broken")]
     assert "`src/old_worker.py`" in found[0]["message"]
+    assert "deleted in %s on 2026-10-05, \"Drop the modules\"" % deleted in found[0]["message"]
+    assert found[1]["message"].startswith("links `../src/gone.py`")
     assert not found[0]["at_session_start"]
-    assert points(repo, env) == []  # never at session start
+    assert defects(repo, env) == []  # never at session start
 
 
 def test_words_that_only_look_like_paths_are_not_cited(repo, env):
@@ -321,7 +398,7 @@ def test_a_fact_dated_before_a_later_commit_to_its_file_is_possibly_stale(repo, 
     [found] = findings(health(repo, env), "possibly-stale")
     assert (found["file"], found["line"], found["severity"]) == ("memory/retry.md", 4, "warning")
     assert "dated 2026-10-01" in found["message"] and "`src/worker.py`" in found["message"]
-    assert ("newest commit %s on 2026-11-02, \"Retry five times\"" % later) in found["message"]
+    assert ("1 commit(s), the newest %s on 2026-11-02, \"Retry five times\"" % later) in found["message"]
 
 
 def test_a_fact_without_a_date_on_its_line_takes_the_files_last_updated(repo, env):
@@ -351,7 +428,7 @@ def test_a_cited_folder_is_stale_when_a_file_under_it_changed(repo, env):
     assert [f["line"] for f in findings(health(repo, env), "possibly-stale")] == [5]
 
 
-def test_all_dated_facts_cost_one_git_call(repo, env, monkeypatch):
+def test_all_dated_facts_cost_one_history_pass(repo, env, monkeypatch):
     lines = "".join("- 2026-10-%02d: `src/mod%d.py` holds part %d.\n" % (n + 1, n, n) for n in range(20))
     for n in range(20):
         write(repo / "src" / ("mod%d.py" % n), "PART = %d\n" % n)
@@ -369,7 +446,8 @@ def test_all_dated_facts_cost_one_git_call(repo, env, monkeypatch):
 
     monkeypatch.setattr(subprocess, "run", counting_run)
     report = health(repo, env)
-    assert len([c for c in calls if "log" in c]) == 1 and len(calls) == 1
+    assert len([c for c in calls if "log" in c]) == 1  # ls-files, rev-parse and one log
+    assert len(calls) == 3
     assert len(findings(report, "possibly-stale")) == 10  # the ten parts changed since
 
 
@@ -393,7 +471,7 @@ def test_the_ignore_marker_silences_the_findings_on_its_line(repo, env):
     write(repo / "memory" / "lonely.md", "# Lonely <!-- mcp-health: ignore -->\n"
                                          "<!-- Last updated: 2026-10-01 -->\n")
     assert health(repo, env)["findings"] == []
-    assert points(repo, env) == []
+    assert defects(repo, env) == []
 
 
 def test_without_the_marker_the_same_lines_are_reported(repo, env):
@@ -404,6 +482,310 @@ def test_without_the_marker_the_same_lines_are_reported(repo, env):
     assert checks == ["dead-pointer", "orphan"]
 
 
+# --- the shapes real memories take ------------------------------------------------------------
+#
+# Each fixture below is written here, shaped like the memories public repositories commit: daily
+# logs in a table, Claude Code's frontmatter files, guidance prose, other languages, histories
+# with merged branches. Each pins a class of false finding (or of missed one) seen on them.
+
+def git_here(repo, *args, date=OLD):
+    env = clean_environment(repo.parent / "home")
+    env.update(GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
+    done = subprocess.run(["git", "-C", str(repo)] + list(args), env=env, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.decode().strip()
+
+
+def test_an_index_of_tables_prose_and_fences_has_no_content_findings(repo, env):
+    write(repo / "memory" / "2026-08-22.md", "# 2026-08-22\n\n- Shipped the retry change.\n")
+    write(index(repo), (
+        "# Memory\n\n"
+        "Operational memory loaded at session start. One line per topic; the detail lives in\n"
+        "the files it links.\n\n"
+        "## Topics\n"
+        "Read these before touching the worker:\n"
+        "- [Retry policy](retry.md) — how the worker retries\n"
+        "- [Verify](feedback_verify.md) — run the gate first\n\n"
+        "## Daily logs\n"
+        "| Date | Summary |\n"
+        "|------|---------|\n"
+        "| [2026-08-22](2026-08-22.md) | retry change shipped |\n\n"
+        "## Usage\n"
+        "- Load the retry file before changing `src/worker.py`.\n"
+        "- Keep each pointer under 150 characters.\n\n"
+        "## Commands\n"
+        "```bash\n"
+        "python3 -m pytest -q\n"
+        "- not a list item, a line of code\n"
+        "```\n"))
+    report = health(repo, env)
+    assert findings(report, "not-a-pointer") == [] and findings(report, "orphan") == []
+    assert report["index"]["pointer_lines"] == 3
+
+
+def test_content_in_the_index_is_one_finding_per_section(repo, env):
+    write(index(repo), HEALTHY_INDEX + (
+        "\n## Known traps\n"
+        "- The worker leaks a socket on retry.\n"
+        "- Backoff doubles from 2 s.\n"
+        "2026-10-03: the queue stalled overnight.\n"
+        "The deploy needs a manual step.\n"))
+    [found] = findings(health(repo, env), "not-a-pointer")
+    assert (found["line"], found["lines"]) == (15, [15, 16, 17, 18])
+    assert "under \"known traps\"" in found["message"]
+
+
+def test_a_link_in_a_topic_file_reaches_what_it_links(repo, env):
+    write(repo / "memory" / "logs.md", "# Logs\n<!-- Last updated: 2026-10-01 -->\n"
+                                       "- [2026-08-15](2026-08-15.md)\n- [[2026-08-16]]\n")
+    write(repo / "memory" / "2026-08-15.md", "# 2026-08-15\n- quiet day\n")
+    write(repo / "memory" / "2026-08-16.md", "# 2026-08-16\n- quiet day\n")
+    with open(str(index(repo)), "a", encoding="utf-8") as handle:
+        handle.write("- [Logs](logs.md) — one file a day\n")
+    assert findings(health(repo, env), "orphan") == []
+
+
+def test_paths_git_never_held_are_not_findings(repo, env):
+    write(repo / ".gitignore", ".hive/\n")
+    commit(repo, "ignore the runtime folder")
+    with open(str(repo / "memory" / "retry.md"), "a", encoding="utf-8") as handle:
+        handle.write(
+            "- The sibling repository `eez-core-protocol/docs/CAVEATS.md` has the caveats.\n"
+            "- At run time the tool writes `.hive/mcp.json`.\n"
+            "- Planned: `docs/adr/NNNN-title.md` for each decision, and `src/next/planner.py`.\n"
+            "- Translations go in `ko/`; the image is `library/python:3.11`.\n"
+            "- See [the design](../docs/designs/2026-08-19-retry.md) once it is written.\n"
+            "````markdown\n```\n`src/never/here.py`\n```\n`src/never/there.py`\n````\n")
+    assert findings(health(repo, env), "missing-path") == []
+
+
+def test_a_path_git_knew_but_now_ignores_is_local_not_missing(repo, env):
+    write(repo / ".hive" / "mcp.json", "{}\n")
+    commit(repo, "runtime file, committed by mistake")
+    git_here(repo, "rm", "-q", "--cached", ".hive/mcp.json")
+    write(repo / ".gitignore", ".hive/\n")
+    (repo / ".hive" / "mcp.json").unlink()
+    commit(repo, "stop tracking the runtime file")
+    with open(str(repo / "memory" / "retry.md"), "a", encoding="utf-8") as handle:
+        handle.write("- The tool keeps its state in `.hive/mcp.json`.\n")
+    assert findings(health(repo, env), "missing-path") == []
+
+
+def test_a_line_that_says_the_path_is_gone_is_true_as_written(repo, env):
+    write(repo / "src" / "legacy.py", "OLD = 1\n")
+    commit(repo, "legacy")
+    (repo / "src" / "legacy.py").unlink()
+    commit(repo, "drop legacy")
+    with open(str(repo / "memory" / "retry.md"), "a", encoding="utf-8") as handle:
+        handle.write("- `src/legacy.py` was removed on purpose.\n- `src/legacy.py` holds the loop.\n")
+    [found] = findings(health(repo, env), "missing-path")
+    assert found["lines"] == [6]
+
+
+def test_a_renamed_file_is_named_by_what_it_became_even_as_a_bare_name(repo, env):
+    write(repo / "web" / "middleware.ts", "export const x = 1\n")
+    commit(repo, "middleware")
+    git_here(repo, "mv", "web/middleware.ts", "web/proxy.ts")
+    renamed = commit(repo, "Rename middleware to proxy", "2026-10-09T09:00:00+00:00")
+    with open(str(repo / "memory" / "retry.md"), "a", encoding="utf-8") as handle:
+        handle.write("- Auth runs in `middleware.ts`.\n- Its tests: `web/middleware.ts`.\n")
+    found = findings(health(repo, env), "missing-path")
+    assert len(found) == 1 and found[0]["lines"] == [5, 6]  # one file, one finding
+    assert "renamed to `web/proxy.ts` in %s on 2026-10-09" % renamed in found[0]["message"]
+    assert "update the fact to `web/proxy.ts`" in found[0]["repair"]
+
+
+def test_a_cited_folder_git_knew_and_lost_is_missing(repo, env):
+    write(repo / "src" / "legacy" / "loop.py", "OLD = 1\n")
+    commit(repo, "legacy loop")
+    (repo / "src" / "legacy" / "loop.py").unlink()
+    (repo / "src" / "legacy").rmdir()
+    gone = commit(repo, "the legacy folder goes", "2026-10-07T09:00:00+00:00")
+    with open(str(repo / "memory" / "retry.md"), "a", encoding="utf-8") as handle:
+        handle.write("- Old retry code sits in `src/legacy/`.\n")
+    [found] = findings(health(repo, env), "missing-path")
+    assert "`src/legacy/`, which git knew as `src/legacy`: deleted in %s on 2026-10-07" % gone \
+        in found["message"]
+
+
+def test_a_bare_name_is_not_checked_when_history_knows_two_such_files(repo, env):
+    write(repo / "a" / "config.py", "A = 1\n")
+    write(repo / "b" / "config.py", "B = 1\n")
+    commit(repo, "two configs")
+    for folder in ("a", "b"):
+        (repo / folder / "config.py").unlink()
+    commit(repo, "drop both")
+    with open(str(repo / "memory" / "retry.md"), "a", encoding="utf-8") as handle:
+        handle.write("- Settings live in `config.py`.\n")
+    assert findings(health(repo, env), "missing-path") == []
+
+
+def test_a_path_written_from_another_folder_is_found_where_it_is(repo, env):
+    write(repo / "src" / "components" / "Button.tsx", "export {}\n")
+    commit(repo, "a component")
+    with open(str(repo / "memory" / "retry.md"), "a", encoding="utf-8") as handle:
+        handle.write("- The button is `components/Button.tsx`.\n")
+    assert findings(health(repo, env), "missing-path") == []
+
+
+def test_a_date_inside_the_cited_path_or_a_link_dates_no_fact(repo, env):
+    write(repo / "docs" / "designs" / "2026-08-19-retry.md", "# Design\n")
+    commit(repo, "design")
+    write(repo / "memory" / "retry.md", "# Retry\n\n- The design is `docs/designs/2026-08-19-retry.md`.\n"
+                                        "- Next: [2026-08-20](../docs/designs/2026-08-19-retry.md)\n")
+    commit(repo, "memory without dates")
+    write(repo / "docs" / "designs" / "2026-08-19-retry.md", "# Design, revised\n")
+    commit(repo, "Revise the design", "2026-11-02T09:00:00+00:00")
+    report = health(repo, env)
+    assert findings(report, "possibly-stale") == []
+    assert report["citations"]["dated_facts"] == 0
+
+
+def test_a_file_most_commits_change_is_not_a_reason_to_recheck(repo, env):
+    with open(str(repo / "memory" / "retry.md"), "a", encoding="utf-8") as handle:
+        handle.write("- 2026-10-01: the manifest `docs/VERSION_MANIFEST.md` lists 3 parts.\n")
+    write(repo / "docs" / "VERSION_MANIFEST.md", "v0\n")
+    commit(repo, "manifest")
+    for n in range(12):
+        write(repo / "docs" / "VERSION_MANIFEST.md", "v%d\n" % (n + 1))
+        commit(repo, "release %d" % n, "2026-11-%02dT09:00:00+00:00" % (n + 1))
+    report = health(repo, env)
+    assert [f["message"] for f in findings(report, "possibly-stale")
+            if "VERSION_MANIFEST" in f["message"]] == []
+    assert report["citations"]["churning"] == ["docs/VERSION_MANIFEST.md"]
+
+
+def test_a_merged_branch_counts_by_the_day_it_reached_the_branch(repo, env):
+    branch = git_here(repo, "rev-parse", "--abbrev-ref", "HEAD")
+    git_here(repo, "checkout", "-q", "-b", "feature")
+    write(repo / "src" / "worker.py", "RETRIES = 7\n")
+    commit(repo, "Seven retries", "2026-09-15T09:00:00+00:00")  # before the fact's date
+    git_here(repo, "checkout", "-q", branch)
+    git_here(repo, "merge", "-q", "--no-ff", "feature", "-m", "Merge feature",
+             date="2026-11-04T09:00:00+00:00")
+    [found] = findings(health(repo, env), "possibly-stale")
+    assert "on 2026-11-04, \"Merge feature\"" in found["message"]
+
+
+def test_a_back_dated_commit_on_top_does_not_hide_the_change_below_it(repo, env):
+    write(repo / "src" / "worker.py", "RETRIES = 5\n")
+    commit(repo, "Five retries", "2026-11-05T09:00:00+00:00")
+    write(repo / "README.md", "# Project\n")
+    commit(repo, "Readme, back-dated", "2025-01-01T09:00:00+00:00")
+    [found] = findings(health(repo, env), "possibly-stale")
+    assert "on 2026-11-05, \"Five retries\"" in found["message"]
+
+
+def test_a_shallow_clone_says_shallow_not_checked(repo, env, tmp_path):
+    write(repo / "src" / "worker.py", "RETRIES = 5\n")
+    commit(repo, "Five retries", "2026-11-05T09:00:00+00:00")
+    clone = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", "file://%s" % repo, str(clone)],
+                   check=True, env=clean_environment(tmp_path / "home"), capture_output=True)
+    report = health(clone, env)
+    assert report["citations"]["git"] == "shallow"
+    assert "git history is shallow" in HEALTH.format_health(report)
+
+
+# --- new checks: oversized topics, machine-local paths ----------------------------------------
+
+@pytest.mark.parametrize("characters, fires", [(40000, False), (40001, True)])
+def test_a_topic_file_over_ten_thousand_tokens_is_oversized(repo, env, characters, fires):
+    head = HEALTHY_TOPIC
+    write(repo / "memory" / "retry.md", head + "x" * (characters - len(head) - 1) + "\n")
+    found = findings(health(repo, env), "oversized-topic")
+    assert bool(found) == fires
+    if fires:
+        assert "40,001 characters, about 10,001 tokens (budget 10,000 tokens)" in found[0]["message"]
+
+
+def test_the_topic_budget_is_configurable_and_falls_back_when_not_a_number(repo, env):
+    write(repo / "memory" / "retry.md", HEALTHY_TOPIC + "x" * 500 + "\n")
+    assert findings(health(repo, dict(env, MCP_TOPIC_TOKENS="100")), "oversized-topic")
+    assert not findings(health(repo, dict(env, MCP_TOPIC_TOKENS="lots")), "oversized-topic")
+
+
+def test_machine_local_paths_in_committed_memory_are_named_once_per_path(repo, env):
+    with open(str(repo / "memory" / "retry.md"), "a", encoding="utf-8") as handle:
+        handle.write("- The script is `~/bin/deploy.sh`; run ~/bin/deploy.sh again after.\n"
+                     "- Logs: /Users/alice/logs/worker.log and /home/bob/worker/out.txt.\n"
+                     "- On Windows: C:\\Users\\carol\\AppData\\worker.ini\n"
+                     "- Every user has `~/.claude/settings.json` and /home/user/example.txt.\n"
+                     "- For example C:\\Users\\you\\AppData\\worker.ini on Windows.\n")
+    commit(repo, "machine paths")
+    found = findings(health(repo, env), "machine-local-path")
+    assert sorted(f["message"].split("`")[1] for f in found) == [
+        "/Users/alice/logs/worker.log", "/home/bob/worker/out.txt",
+        "C:\\Users\\carol\\AppData\\worker.ini", "~/bin/deploy.sh"]
+    assert [f["lines"] for f in found if "deploy" in f["message"]] == [[5]]
+
+
+def test_machine_local_paths_in_an_uncommitted_file_are_its_owners_business(repo, env):
+    write(repo / "memory" / "scratch.md", "# Scratch\n<!-- Last updated: 2026-10-01 -->\n"
+                                          "- /Users/alice/tmp/x.txt\n")
+    assert findings(health(repo, env), "machine-local-path") == []
+
+
+# --- a report that reads at scale ---------------------------------------------------------------
+
+def test_a_file_can_be_silenced_whole(repo, env):
+    write(repo / "memory" / "notes.md", "# Scratch <!-- mcp-health: ignore-file -->\n"
+                                        "- /Users/alice/tmp/x.txt\n" + "y" * 50000 + "\n")
+    commit(repo, "scratch")
+    assert [f for f in health(repo, env)["findings"] if f["file"] == "memory/notes.md"] == []
+
+
+def test_the_text_report_groups_by_file_with_the_jsons_counts(repo, env):
+    write(repo / "memory" / "lonely.md", "# Lonely\n")
+    with open(str(index(repo)), "a", encoding="utf-8") as handle:
+        handle.write("- [Deploy](deploy.md) — planned\n")
+    report = health(repo, env)
+    text = HEALTH.format_health(report)
+    assert report["counts"] == {"broken": 1, "over": 0, "warning": 1, "advice": 1}
+    assert "## Memory health — 1 broken, 1 warning(s), 1 advice" in text
+    lines = text.splitlines()
+    at = lines.index("  memory/MEMORY.md (1 broken)")
+    assert lines[at + 1].startswith("    BROKEN  line 13  links `deploy.md`")
+    assert "  memory/lonely.md (1 warning(s), 1 advice)" in lines
+
+
+def test_the_report_writes_no_bytecode_beside_the_hooks(repo, tmp_path):
+    copy = tmp_path / "installer"
+    shutil.copytree(os.path.join(ROOT, "hooks"), str(copy / "hooks"))
+    shutil.copy(os.path.join(ROOT, "memory_health.py"), str(copy / "memory_health.py"))
+    environment = clean_environment(tmp_path / "home")
+    environment.pop("PYTHONDONTWRITEBYTECODE", None)
+    script = ("import json, sys; sys.path.insert(0, sys.argv[1]); import memory_health; "
+              "sys.dont_write_bytecode = False; "
+              "print(json.dumps(memory_health.memory_health(sys.argv[2], {})['load']['total']))")
+    done = subprocess.run([sys.executable, "-c", script, str(copy), str(repo)], env=environment,
+                          capture_output=True, cwd=str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["characters"] > 0  # the injection was previewed
+    assert sorted(os.listdir(str(copy / "hooks"))) == sorted(os.listdir(os.path.join(ROOT, "hooks")))
+
+
+def test_the_load_table_marks_an_injection_the_protocol_would_add(repo, env):
+    report = health(repo, env, preview=True)
+    [injection] = [p for p in report["load"]["parts"] if p["part"].startswith("session-start")]
+    assert "hypothetical: the protocol is not installed here" in injection["part"]
+    assert "hypothetical" in HEALTH.format_health(report)
+
+
+def test_the_load_table_says_where_the_index_was_cut(repo, env):
+    with open(str(index(repo)), "a", encoding="utf-8") as handle:
+        handle.write("".join("- [Retry %d](retry.md) — %s\n" % (n, "w" * 150) for n in range(70)))
+    report = health(repo, env, preview=True)
+    [cut] = findings(report, "injection-cut")
+    [injection] = [p for p in report["load"]["parts"] if p["part"].startswith("session-start")]
+    shown = HOOK_SESSION_START.preview_injection(str(repo)).split("\n")
+    written = index(repo).read_text(encoding="utf-8").split("\n")
+    first_left_out = next(n for n, line in enumerate(written, start=1)
+                          if line.startswith("- [Retry ") and line not in shown)
+    assert injection["note"] == "the index is cut before its line %d" % first_left_out
+    assert "(the index is cut before its line %d)" % first_left_out in cut["message"]
+
+
 # --- the harness's auto-memory cap ----------------------------------------------------------
 
 def auto_memory(env, base, text):
@@ -412,6 +794,14 @@ def auto_memory(env, base, text):
     with open(path, "w", encoding="utf-8", newline="") as handle:
         handle.write(text)
     return path
+
+
+def test_auto_memory_of_a_path_outside_the_bmp_is_found_in_the_harness_folder(tmp_path, env):
+    project = make_repo(tmp_path / "notes \U0001F9E0")
+    write(project / "memory" / "MEMORY.md", "# Index\n")
+    auto_memory(env, project, entries(260))
+    assert "--" in encoded(project)
+    assert "60 line(s) never load" in defects(project, env)[0]
 
 
 def entries(count, start=1):
@@ -428,7 +818,7 @@ def test_an_auto_memory_of_260_lines_loses_60_and_names_the_first(repo, env):
     assert report["auto_memory"]["lost_lines"] == 60
     assert report["auto_memory"]["cut_by"] == "lines"
     assert report["auto_memory"]["first_lost"][0] == "line 201 \"Entry 200\""
-    [point] = points(repo, env)
+    [point] = defects(repo, env)
     assert "holds 260 lines" in point and "60 line(s) never load" in point
     assert "line 201 \"Entry 200\"" in point and "only its first 200 lines" in point
 
@@ -437,7 +827,7 @@ def test_an_auto_memory_of_260_lines_loses_60_and_names_the_first(repo, env):
 def test_the_line_cap_boundary(repo, env, lines, lost):
     auto_memory(env, repo, entries(lines))
     assert health(repo, env)["auto_memory"]["lost_lines"] == lost
-    assert len(points(repo, env)) == lost
+    assert len(defects(repo, env)) == lost
 
 
 @pytest.mark.parametrize("size, lost", [(25600, 0), (25601, 1)])
@@ -449,14 +839,14 @@ def test_the_byte_cap_boundary_is_25600_bytes(repo, env, size, lost):
     auto_memory(env, repo, text)
     report = health(repo, env)["auto_memory"]
     assert (report["lines"], report["lost_lines"]) == (100, lost)
-    assert len(points(repo, env)) == lost
+    assert len(defects(repo, env)) == lost
 
 
 def test_the_byte_cap_fires_before_200_lines_when_lines_are_long(repo, env):
     auto_memory(env, repo, "".join("- Entry %03d %s\n" % (n, "z" * 287) for n in range(120)))
     report = health(repo, env)["auto_memory"]  # 300 bytes a line: 85 fit in 25,600
     assert (report["loaded_lines"], report["lost_lines"], report["cut_by"]) == (85, 35, "bytes")
-    [point] = points(repo, env)
+    [point] = defects(repo, env)
     assert "only its first 25,600 bytes" in point and "35 line(s) never load" in point
     assert "line 86 \"Entry 085" in point
 
@@ -467,7 +857,7 @@ def test_frontmatter_and_comments_do_not_count_against_the_cap(repo, env):
     auto_memory(env, repo, text)
     report = health(repo, env)["auto_memory"]
     assert (report["lines"], report["lost_lines"]) == (200, 0)
-    assert points(repo, env) == []
+    assert defects(repo, env) == []
 
 
 def test_auto_memory_is_found_under_the_repository_root(repo, env):
@@ -475,7 +865,7 @@ def test_auto_memory_is_found_under_the_repository_root(repo, env):
     write(sub / "memory" / "MEMORY.md", "# Index\n")
     auto_memory(env, repo, entries(230))
     assert health(sub, env)["auto_memory"]["lost_lines"] == 30
-    assert "30 line(s) never load" in points(sub, env)[0]
+    assert "30 line(s) never load" in defects(sub, env)[0]
 
 
 def test_a_linked_worktree_shares_the_main_checkouts_auto_memory(repo, env):
@@ -489,13 +879,13 @@ def test_a_linked_worktree_shares_the_main_checkouts_auto_memory(repo, env):
 def test_the_marker_on_the_first_lost_line_silences_the_overflow(repo, env):
     auto_memory(env, repo, entries(200) + "- [Kept aside](aside.md) — x <!-- mcp-health: ignore -->\n")
     assert findings(health(repo, env), "auto-memory-overflow") == []
-    assert points(repo, env) == []
+    assert defects(repo, env) == []
 
 
 def test_disabled_auto_memory_is_not_checked(repo, env):
     auto_memory(env, repo, entries(300))
     env["CLAUDE_CODE_DISABLE_AUTO_MEMORY"] = "1"
-    assert health(repo, env)["auto_memory"] is None and points(repo, env) == []
+    assert health(repo, env)["auto_memory"] is None and defects(repo, env) == []
 
 
 # --- the harness's settings for auto memory ---------------------------------------------------
@@ -513,7 +903,7 @@ def test_auto_memory_turned_off_in_any_settings_file_is_not_checked(repo, env, w
     auto_memory(env, repo, entries(300))
     target = user_settings(env) if where == "user" else repo / ".claude" / where
     settings(target, {"permissions": {"allow": []}, "autoMemoryEnabled": False})
-    assert health(repo, env)["auto_memory"] is None and points(repo, env) == []
+    assert health(repo, env)["auto_memory"] is None and defects(repo, env) == []
 
 
 def test_the_local_settings_file_outranks_the_user_file(repo, env):
@@ -521,7 +911,7 @@ def test_the_local_settings_file_outranks_the_user_file(repo, env):
     settings(user_settings(env), {"autoMemoryEnabled": False})
     settings(repo / ".claude" / "settings.local.json", {"autoMemoryEnabled": True})
     assert health(repo, env)["auto_memory"]["lost_lines"] == 60
-    assert len(points(repo, env)) == 1
+    assert len(defects(repo, env)) == 1
 
 
 def test_the_managed_settings_file_outranks_every_other(repo, env, tmp_path, monkeypatch):
@@ -529,8 +919,9 @@ def test_the_managed_settings_file_outranks_every_other(repo, env, tmp_path, mon
     settings(repo / ".claude" / "settings.local.json", {"autoMemoryEnabled": True})
     managed = tmp_path / "managed" / "managed-settings.json"
     settings(managed, {"autoMemoryEnabled": False})
-    monkeypatch.setattr(HOOK, "managed_settings_file", lambda: str(managed))
-    assert health(repo, env)["auto_memory"] is None and points(repo, env) == []
+    for hook in (HOOK, HEALTH.BUDGET):
+        monkeypatch.setattr(hook, "managed_settings_file", lambda: str(managed))
+    assert health(repo, env)["auto_memory"] is None and defects(repo, env) == []
 
 
 @pytest.mark.parametrize("where, value", [("user", "~/notes/auto"), ("settings.local.json", None)])
@@ -542,7 +933,7 @@ def test_a_moved_auto_memory_is_checked_where_it_was_moved(repo, env, tmp_path, 
     settings(target, {"autoMemoryDirectory": value or str(moved)})
     report = health(repo, env)["auto_memory"]
     assert report["lost_lines"] == 30 and report["file"] == "~/notes/auto/MEMORY.md"
-    [point] = points(repo, env)
+    [point] = defects(repo, env)
     assert "30 line(s) never load" in point
 
 
@@ -560,7 +951,7 @@ def test_an_unusable_or_shared_setting_does_not_move_auto_memory(repo, env, tmp_
 def test_a_moved_auto_memory_without_an_index_is_silent(repo, env, tmp_path):
     auto_memory(env, repo, entries(300))
     settings(user_settings(env), {"autoMemoryDirectory": str(tmp_path / "empty")})
-    assert health(repo, env)["auto_memory"] is None and points(repo, env) == []
+    assert health(repo, env)["auto_memory"] is None and defects(repo, env) == []
 
 
 @pytest.mark.parametrize("content", [b"{not json autoMemoryEnabled", b"[\"autoMemoryEnabled\"]",
@@ -577,7 +968,7 @@ def test_a_settings_file_that_is_a_fifo_is_never_opened(repo, env):
     auto_memory(env, repo, entries(260))
     (repo / ".claude").mkdir(exist_ok=True)
     os.mkfifo(str(repo / ".claude" / "settings.local.json"))
-    assert len(points(repo, env)) == 1  # it would hang here if the FIFO were opened
+    assert len(defects(repo, env)) == 1  # it would hang here if the FIFO were opened
 
 
 def test_session_start_honours_auto_memory_turned_off(repo, tmp_path):
@@ -591,7 +982,7 @@ def test_session_start_honours_auto_memory_turned_off(repo, tmp_path):
 
 # --- at session start -----------------------------------------------------------------------
 
-def test_session_start_shows_the_cheap_findings_as_budget_points(repo, tmp_path):
+def test_session_start_shows_the_cheap_findings_as_defects_not_budget_points(repo, tmp_path):
     with open(str(index(repo)), "a", encoding="utf-8") as handle:
         handle.write("- [Deploy](deploy.md) — how a release ships\n<!-- never closed\n")
     projects = tmp_path / "hook-projects"
@@ -600,12 +991,13 @@ def test_session_start_shows_the_cheap_findings_as_budget_points(repo, tmp_path)
                     env={"MCP_PROJECTS_DIR": str(projects)})
     text = done.stdout.decode("utf-8")
     assert done.returncode == 0 and done.stderr == b""
-    assert "## Context budget — over on 3 point(s)" in text
+    assert "## Context budget" not in text
+    assert "## Memory defects — 3 found" in text
     assert "- memory/MEMORY.md points to 1 file(s) that do not exist" in text
     assert "- memory/MEMORY.md line 14 opens an HTML comment" in text
     assert "60 line(s) never load" in text
     standalone = run_hook("context-budget.py", repo, env={"MCP_PROJECTS_DIR": str(projects)})
-    assert "over on 3 point(s)" in standalone.stdout.decode("utf-8")
+    assert standalone.stdout.decode("utf-8").startswith("## Memory defects — 3 found\n")
 
 
 def test_session_start_is_silent_about_a_healthy_memory(repo, tmp_path):
@@ -614,12 +1006,14 @@ def test_session_start_is_silent_about_a_healthy_memory(repo, tmp_path):
     done = run_hook("session-start.py", repo, stdin={"session_id": "s1", "source": "startup"},
                     env={"MCP_PROJECTS_DIR": str(projects)})
     assert "Context budget" not in done.stdout.decode("utf-8")
+    assert "Memory defects" not in done.stdout.decode("utf-8")
     assert run_hook("context-budget.py", repo, env={"MCP_PROJECTS_DIR": str(projects)}).stdout == b""
 
 
 def test_session_start_parses_only_the_head_of_a_huge_index(repo, env):
     write_lines(index(repo), 20000, "- [Topic {i}](missing-{i}.md) — x")
-    [lines, dead] = points(repo, env)
+    [lines] = points(repo, env)
+    [dead] = defects(repo, env)
     assert "is 20000 lines" in lines
     assert "that do not exist" in dead and "and " in dead
 
@@ -715,13 +1109,13 @@ def test_warnings_are_shown_and_exit_0(installer, repo):
     write(repo / "memory" / "lonely.md", "# Lonely\n")
     done = installer.run("--check", repo)
     assert done.returncode == 0, done.stdout
-    assert "WARN     memory health: 2 warning(s) (missing-date, orphan)" in done.stdout
-    assert "## Memory health — 2 warning(s)" in done.stdout
+    assert "WARN     memory health: 1 warning(s) (orphan)" in done.stdout
+    assert "## Memory health — 1 warning(s), 1 advice" in done.stdout
     assert "## Loaded before the first turn" in done.stdout
     assert "session-start injection" in done.stdout
 
 
-def test_broken_memory_exits_1_and_is_not_listed_twice(installer, repo):
+def test_a_dead_pointer_is_broken_never_over_budget(installer, repo):
     installed(installer, repo)
     with open(str(index(repo)), "a", encoding="utf-8") as handle:
         handle.write("- [Deploy](deploy.md) — how a release ships\n")
@@ -729,9 +1123,9 @@ def test_broken_memory_exits_1_and_is_not_listed_twice(installer, repo):
         handle.write("- The old loop lived in `src/old_worker.py`.\n")
     done = installer.run("--check", repo)
     assert done.returncode == 1
-    assert "BROKEN   memory health: 1 broken (missing-path)" in done.stdout
-    assert done.stdout.count("deploy.md") == 1  # in the budget report only
-    assert "(and 1 in the budget report above)" in done.stdout
+    assert "BROKEN   memory health: 1 broken (dead-pointer)" in done.stdout
+    assert "OVER" not in done.stdout and "Context budget" not in done.stdout
+    assert done.stdout.count("deploy.md") == 1
 
 
 def test_check_json_is_the_whole_report(installer, repo):
@@ -754,7 +1148,10 @@ def test_check_json_exits_1_when_broken(installer, repo):
     done = installer.run("--check", "--json", repo)
     report = json.loads(done.stdout)
     assert done.returncode == report["exit"] == 1
-    assert any("opens an HTML comment" in point for point in report["budget_points"])
+    assert report["budget_points"] == [] and report["status"] == "broken"
+    assert report["memory_health"]["status"] == "broken"
+    assert [f["severity"] for f in report["memory_health"]["findings"]
+            if f["check"] == "unclosed-comment"] == ["broken"]
 
 
 def test_an_injection_cut_at_the_hook_limit_is_over_budget(installer, repo):
@@ -771,3 +1168,31 @@ def test_an_injection_cut_at_the_hook_limit_is_over_budget(installer, repo):
 def test_json_works_only_with_check_of_one_folder(installer, repo, args):
     done = installer.run(*(args + [repo]))
     assert done.returncode == 2 and "--json works only with --check DIR" in done.stderr
+
+
+# --- the memory alone: install.py --check --memory ----------------------------------------------
+
+def test_check_memory_is_about_the_memory_not_the_installation(installer, repo):
+    done = installer.run("--check", repo)  # nothing installed: the full check fails on that
+    assert done.returncode == 1 and "protocol not installed" in done.stdout
+    alone = installer.run("--check", "--memory", repo)
+    assert alone.returncode == 0 and alone.stdout == "ok: %s - memory healthy\n" % repo
+
+
+def test_check_memory_exits_1_on_broken_memory_and_0_on_warnings(installer, repo):
+    write(repo / "memory" / "lonely.md", "# Lonely\n<!-- Last updated: 2026-10-01 -->\n")
+    warned = installer.run("--check", "--memory", repo)
+    assert warned.returncode == 0 and "WARN     memory health: 1 warning(s) (orphan)" in warned.stdout
+    with open(str(index(repo)), "a", encoding="utf-8") as handle:
+        handle.write("- [Deploy](deploy.md) — how a release ships\n")
+    broken = installer.run("--check", "--memory", "--json", repo)
+    report = json.loads(broken.stdout)
+    assert broken.returncode == report["exit"] == 1 and report["status"] == "broken"
+    assert "hypothetical" in report["memory_health"]["load"]["parts"][-1]["part"]
+
+
+def test_check_memory_works_only_with_check_of_one_folder(installer, repo):
+    for args in (["--check", "--memory", "--recursive"], ["--project", "--memory"]):
+        done = installer.run(*(args + [repo]))
+        assert done.returncode == 2 and "--memory works only with --check DIR" in done.stderr
+
