@@ -560,6 +560,10 @@ def test_only_unprintable_characters_other_than_tab_become_question_marks():
 
 # --- the frame holds whatever a line holds ------------------------------------------------
 
+def report_line_of(text, start):
+    return next(line for line in text.split("\n") if line.startswith(start))
+
+
 def test_a_ten_thousand_character_dead_link_keeps_the_memory_and_the_close(project):
     (project / "memory" / "MEMORY.md").write_text(
         "# I\n- [Topic](topic.md) — the pointer\n- [Long](" + "a" * 10000 + ".md) — long\n",
@@ -570,10 +574,6 @@ def test_a_ten_thousand_character_dead_link_keeps_the_memory_and_the_close(proje
                          "</project-memory>\n")
     point = report_line_of(text, "- memory/MEMORY.md points to 1 file(s)")
     assert len(point) == 1001 and point.endswith("a…")  # clipped to the rule's 1,000 characters
-
-
-def report_line_of(text, start):
-    return next(line for line in text.split("\n") if line.startswith(start))
 
 
 def test_a_budget_point_of_the_cap_is_kept_and_one_more_is_clipped():
@@ -671,3 +671,12 @@ def test_git_is_not_started_for_a_baseline_that_could_not_be_finished(project, t
     healthy = run_hook("session-start.py", project, env={"PATH": path},
                        stdin={"session_id": "s2", "source": "startup"})
     assert healthy.returncode == 0 and "status" in calls.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("source,stale", [("startup", False), ("clear", False), ("compact", False),
+                                          ("resume", True), ("fork", True)])
+def test_only_a_continued_conversation_is_told_its_git_snapshot_is_old(project, source, stale):
+    """The harness snapshots git status at a conversation's start and after a compaction, and
+    sends the stored snapshot again on resume and fork."""
+    text = start(project, source)
+    assert ("dates from this conversation's start" in text) == stale

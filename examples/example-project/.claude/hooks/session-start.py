@@ -425,14 +425,17 @@ CUT_POINT = ("- The session-start injection is over the harness's limit of %d ch
              "memory index with /dream." % INJECTION_LIMIT)
 # The last line, by how the session starts: only a new conversation needs /catchup, which reads
 # the memory and git afresh and ends by asking for the task. A compacted, resumed or forked one
-# is in the middle of its task, and its conversation (or the compaction's summary) holds it.
+# is in the middle of its task, and its conversation (or the compaction's summary) holds it. The
+# harness's git snapshot is new after a compaction but as old as the conversation on a resume.
+STALE_GIT_SNAPSHOT = ("The git status the harness attached dates from this conversation's start: "
+                      "run git status and git log before relying on it.")
 CLOSINGS = {
     "compact": "The conversation was just compacted: carry on with the task in hand, with the "
                "memory above for reference. Do not run /catchup.",
     "resume": "This session was resumed and its conversation holds its earlier context: carry on "
-              "from there. Do not run /catchup.",
+              "from there. Do not run /catchup. " + STALE_GIT_SNAPSHOT,
     "fork": "This session was forked from a conversation it still holds: carry on from there. "
-            "Do not run /catchup.",
+            "Do not run /catchup. " + STALE_GIT_SNAPSHOT,
 }
 NEW_CONVERSATION_CLOSING = "Start with /catchup before answering the first prompt."
 
