@@ -3,18 +3,23 @@
 
 Why it exists: a fresh context window remembers nothing, and a context problem cannot be seen
 from inside the session that has it. Whatever this hook prints is in the agent's context before
-the first turn, at no tool call: the budget report, recent git history, the memory index and the
-last handoff.
+its next turn, at no tool call: the budget report, the memory index and the last handoff.
 
 What it promises:
 - Exit status 0 on every path, and no traceback, whatever it is given.
+- The injection fits how the session starts (`source`): a new conversation (startup, clear) is
+  told to run /catchup; a compacted one gets the memory back and carries on; a resumed or forked
+  one, whose conversation holds its earlier start, gets the budgets, the index and only a handoff
+  written since this session's baseline. No git part: the harness sends branch, status and
+  recent commits itself.
 - The injection never exceeds the harness's 10,000-character limit: when it would, the budget
   report and instructions stay first, the rest is cut at line boundaries, and the cut says which
-  file holds the whole text (and counts as a budget point).
+  file holds the whole text (and counts as a budget point). Its opening tag, closing line and
+  closing tag survive whatever a line holds, and every character in it is printable and encodes.
 - Its siblings do their own parts in-process, loaded by path: prune-worktrees.py prunes merged
-  agent worktrees first (and what it pruned is shown), context-budget.py weighs the budgets,
-  and stop-handoff.py reads the hook input, runs the git reads and defines the baseline. A
-  sibling that is missing or broken costs only its own part of the injection.
+  agent worktrees first (and what it pruned is shown), context-budget.py weighs the budgets and
+  reads comments, and stop-handoff.py reads the hook input, runs the git reads and defines the
+  baseline. A sibling that is missing, broken or lacks a name costs only its own part.
 - It records this session's baseline, so the Stop hook can tell whether the session did work.
   The baseline is keyed by session_id, so sessions sharing a checkout never erase each other's
   evidence, and a resume or compaction keeps the baseline of the session it continues.
@@ -25,8 +30,9 @@ What it promises:
 
 Standard library only; Python 3.8 or newer; runs as `python3 -I -S session-start.py`.
 Configuration: CLAUDE_PROJECT_DIR, MCP_MEMORY_INDEX (memory/MEMORY.md), MCP_SESSION_STATE
-(.claude/session-state.md), MCP_BASELINE (.claude/hooks/.session-baseline), MCP_WORKTREE_DIR
-(.claude/worktrees), and every variable context-budget.py and prune-worktrees.py read.
+(.session-state.md, else the older .claude/session-state.md), MCP_BASELINE
+(.claude/hooks/.session-baseline), MCP_WORKTREE_DIR (.claude/worktrees), and every variable
+context-budget.py and prune-worktrees.py read.
 """
 import os
 import stat
@@ -36,8 +42,8 @@ import time
 HOOK_DIR = os.path.dirname(os.path.abspath(__file__))
 INJECTION_LIMIT = 10000
 STATE_EXCERPT_LINES = 40
-STATUS_LINES = 15
-DISPLAY_LINE_CHARS = 300
+DISPLAY_LINE_CHARS = 300  # a handoff line
+REPORT_LINE_CHARS = 1000  # a budget point or the pruning note: far longer than any repair needs
 STALE_HANDOFF_DAYS = 2
 BASELINE_RETENTION_SECONDS = 7 * 86400
 # The harness kills this hook after the 15 s install.py writes into settings.json; the slowest
@@ -47,8 +53,13 @@ PRUNE_SECONDS = 3.0
 GIT_READ_SECONDS = 6.0
 READ_LIMIT = 256 * 1024  # far more than 10,000 characters, even after comments are removed
 DEFAULT_INDEX = "memory/MEMORY.md"
-DEFAULT_STATE = ".claude/session-state.md"
+DEFAULT_STATE = ".session-state.md"
+OLDER_DEFAULT_STATE = ".claude/session-state.md"  # 0.1.0's default, read while no new one exists
 DEFAULT_WORKTREE_DIR = ".claude/worktrees"
+# What stop-handoff.py must define for the baseline to be recorded; without any one of them no
+# git read is started, so none is left running.
+BASELINE_NAMES = ("repository_reads", "start_commands", "finish_commands", "repository_facts",
+                  "baseline_path", "repository_state", "write_inside_claude_folder")
 
 
 # --- project and paths --------------------------------------------------------------------
@@ -152,76 +163,95 @@ def run_from_source(module, path):
         exec(compile(stream.read(), path, "exec"), vars(module))
 
 
+def sibling_part(default, sibling, name, *args):
+    """What the sibling's function `name` returns for `args`, or `default` when the sibling is
+    missing, is a copy from another release that lacks the name, or fails: each sibling call is
+    one part of the injection, and a part that fails costs only itself."""
+    try:
+        return sibling[name](*args)
+    except Exception:
+        return default
+
+
+def text_lines(value):
+    """The strings of a sibling's answer; anything else it returned is not shown."""
+    try:
+        return [line for line in value if isinstance(line, str)]
+    except TypeError:
+        return []
+
+
 def prune_worktrees(project, session_dirs):
     """Lines saying what was pruned; the pruner is loaded only when there is a folder to prune."""
     if not os.path.isdir(setting_path(project, "MCP_WORKTREE_DIR", DEFAULT_WORKTREE_DIR)):
         return []
     pruner = load_sibling("prune-worktrees.py")
-    if pruner is None:
-        return []
-    try:
-        return pruner["prune"](project, os.environ, session_dirs, PRUNE_SECONDS)
-    except Exception:
-        return []
+    return text_lines(sibling_part([], pruner, "prune", project, os.environ, session_dirs,
+                                   PRUNE_SECONDS))
 
 
 def budget_points(budget, project, transcript):
-    if budget is None:
-        return []
     env = dict(os.environ)
     if transcript:
         env["MCP_TRANSCRIPT_PATH"] = transcript
-    try:
-        return list(budget["budget_points"](project, env))
-    except Exception:
-        return []
+    return text_lines(sibling_part([], budget, "budget_points", project, env))
 
 
 def memory_defects(budget, project):
-    """The memory defects context-budget.py finds at every start; none from a sibling without them."""
-    if budget is None or "memory_defects" not in budget:
-        return []
-    try:
-        return list(budget["memory_defects"](project, dict(os.environ)))
-    except Exception:
-        return []
+    """The memory defects context-budget.py finds at every start (dead pointers, an unclosed
+    comment, an auto-memory index past its cap); none from a sibling without them."""
+    return text_lines(sibling_part([], budget, "memory_defects", project, dict(os.environ)))
 
 
 def format_report(points, defects=()):
-    """The headings context-budget.py prints. The injection formats them itself because it may
-    add a point of its own, the cut, to the sibling's points; scripts match the wording."""
+    """The headings context-budget.py prints, each followed by one line per point or defect.
+    The injection formats them itself because it may add a point of its own, the cut, to the
+    sibling's points; scripts match the wording."""
     lines = []
     if points:
         lines += ["## Context budget — over on %d point(s)" % len(points)] + list(points)
     if defects:
         lines += ["## Memory defects — %d found" % len(defects)] + list(defects)
-    return "\n".join(lines)
-
-
-# --- git ---------------------------------------------------------------------------------
-
-def describe_status_entry(entry):
-    code, path, original = entry
-    name = path.decode("utf-8", "replace")
-    if original is not None:
-        name = "%s -> %s" % (original.decode("utf-8", "replace"), name)
-    return "%s %s" % (code, name)
+    return lines
 
 
 # --- the baseline -------------------------------------------------------------------------
 
-def record_baseline(guard, project, hook_input, head, raw_status):
-    """Snapshot the repository for this session's Stop hook. A resume or a compaction continues
-    a session, so its baseline stays: work done before a compaction still counts at the stop."""
-    path = guard["baseline_path"](project, text_field(hook_input, "session_id"))
-    continues_session = hook_input.get("source") in ("resume", "compact")
-    if continues_session and regular_file_info(path) is not None:
-        return
-    state = guard["repository_state"](project, head, raw_status)
-    if guard["write_inside_claude_folder"](project, path, state):
-        transcript = text_field(hook_input, "transcript_path")
-        forget_stale_baselines(path, guard["baseline_path"](project, None),
-                               os.path.dirname(transcript) if transcript else None)
+def start_git_reads(guard, project):
+    """The git reads the baseline needs, started now so that git works while the budgets are
+    weighed; None when the guard lacks a name the baseline needs, or outside any guard."""
+    if guard is None or not all(callable(guard.get(name)) for name in BASELINE_NAMES):
+        return None
+    try:
+        return guard["start_commands"](guard["repository_reads"](project))
+    except Exception:
+        return None
+
+
+def baseline_time(guard, project, hook_input):
+    """When this session's baseline was last written, before this start records anything: the
+    moment its conversation last took in the memory. None when there is none."""
+    path = sibling_part(None, guard, "baseline_path", project, text_field(hook_input, "session_id"))
+    info = regular_file_info(path) if isinstance(path, str) else None
+    return info.st_mtime if info else None
+
+
+def record_baseline(guard, project, hook_input, git_reads):
+    """Snapshot the repository for this session's Stop hook. The baseline is a part of its own:
+    whatever fails in it, the injection is printed."""
+    try:
+        facts = guard["repository_facts"](guard["finish_commands"](git_reads, GIT_READ_SECONDS))
+        if facts is None:
+            return
+        head, _, raw_status = facts
+        path = guard["baseline_path"](project, text_field(hook_input, "session_id"))
+        state = guard["repository_state"](project, head, raw_status)
+        if guard["write_inside_claude_folder"](project, path, state):
+            transcript = text_field(hook_input, "transcript_path")
+            forget_stale_baselines(path, guard["baseline_path"](project, None),
+                                   os.path.dirname(transcript) if transcript else None)
+    except Exception:
+        pass
 
 
 def forget_stale_baselines(current, shared_path, transcript_folder):
@@ -303,10 +333,9 @@ def without_comments(text, budget, enough=None):
     an unclosed '<!--' hides nothing here, and it is reported there. Without that sibling the
     text goes in as written. Lines stop once they hold more than `enough` characters: more
     could never be shown, and the cut is reported all the same."""
-    comments = budget["hidden_spans"](text)[0] if budget else []
     pieces = []
     position = 0
-    for start, end in comments:
+    for start, end in comment_spans(budget, text):
         pieces.append(text[position:start] + "\0")  # \0 marks a line that held a comment
         position = end
     pieces.append(text[position:])
@@ -324,26 +353,20 @@ def without_comments(text, budget, enough=None):
     return lines
 
 
-def printable(line):
-    """Control characters shown as '?': a file name or a note cannot steer the terminal."""
-    if line.isprintable():
-        return line
-    return "".join(c if c.isprintable() or c == "\t" else "?" for c in line)
+def comment_spans(budget, text):
+    """(start, end) of each closed comment as context-budget.py reads them, in order; none when
+    that sibling cannot say, and then the text goes in as written."""
+    spans = sibling_part(None, budget, "hidden_spans", text)
+    try:
+        return [(int(start), int(end)) for start, end in spans[0]]
+    except Exception:
+        return []
 
 
-def clipped(line):
-    """A git or handoff line, printable and at most DISPLAY_LINE_CHARS long. Index lines are not
-    shortened: the index is curated, and a shortened line would hide part of a memory unsaid."""
-    line = printable(line)
-    return line if len(line) <= DISPLAY_LINE_CHARS else line[:DISPLAY_LINE_CHARS] + "…"
-
-
-def git_section(commits, status_lines):
-    lines = [clipped(line) for line in commits]
-    lines += [clipped(line) for line in status_lines[:STATUS_LINES]]
-    if len(status_lines) > STATUS_LINES:
-        lines.append("… and %d more changed paths (git status)" % (len(status_lines) - STATUS_LINES))
-    return Section("## Git", lines, "git log and git status", keep_order=1)
+def clipped(line, limit):
+    """A line of at most `limit` characters, marked '…' where it was shortened. Index lines are
+    never clipped: the index is curated, and a shortened line would hide part of a memory unsaid."""
+    return line if len(line) <= limit else line[:limit] + "…"
 
 
 def index_section(project, budget):
@@ -356,13 +379,28 @@ def index_section(project, budget):
     while text.endswith("\n"):
         text = text[:-1]
     lines = without_comments(text, budget, enough=INJECTION_LIMIT)
-    return Section(title, [printable(line) for line in lines], shown, keep_order=2)
+    return Section(title, lines, shown, keep_order=1)
 
 
-def handoff_section(project, budget, now):
-    path = setting_path(project, "MCP_SESSION_STATE", DEFAULT_STATE)
+def handoff_path(project):
+    """MCP_SESSION_STATE when set; else the default at the project root or, while nothing is
+    there, the older default inside .claude/, which a project installed before may still hold."""
+    configured = os.environ.get("MCP_SESSION_STATE")
+    if configured:
+        return os.path.join(project, configured)
+    path = os.path.join(project, DEFAULT_STATE)
+    older = os.path.join(project, OLDER_DEFAULT_STATE)
+    return older if not os.path.lexists(path) and os.path.lexists(older) else path
+
+
+def handoff_section(project, budget, now, seen_at=None):
+    """The first lines of the handoff; None when there is none, or when it was last written
+    before `seen_at`, the moment the conversation last took it in."""
+    path = handoff_path(project)
     info = regular_file_info(path)
-    text = read_text_head(path) if info else None
+    if info is None or (seen_at is not None and info.st_mtime <= seen_at):
+        return None
+    text = read_text_head(path)
     if text is None:
         return None
     shown = shown_path(project, path)
@@ -375,7 +413,8 @@ def handoff_section(project, budget, now):
     if age_days >= STALE_HANDOFF_DAYS:
         notes.append("WARNING: the handoff above is %d days old. Commits made since then are not "
                      "in it: where it and `git log` disagree, trust git log." % age_days)
-    return Section(title, [clipped(line) for line in lines], shown, keep_order=0, notes=notes)
+    lines = [clipped(line, DISPLAY_LINE_CHARS) for line in lines]
+    return Section(title, lines, shown, keep_order=0, notes=notes)
 
 
 def harness_length(text):
@@ -388,26 +427,67 @@ def harness_length(text):
     return len(text) + sum(encoded.count(lead) for lead in b"\xf0\xf1\xf2\xf3\xf4")
 
 
-def assemble(report_lines, pruned, sections, closing):
-    lines = ["<project-memory source=\"SessionStart hook\">"]
+OPENING = "<project-memory source=\"SessionStart hook\">"
+CLOSING_TAG = "</project-memory>"
+TELL_THE_USER = ("Tell the user about the budget report above in one line before the first answer: "
+                 "a context problem is invisible from inside the session that has it.")
+CUT_POINT = ("- The session-start injection is over the harness's limit of %d characters, beyond "
+             "which the agent sees only a short preview. It was cut as marked below; shrink the "
+             "memory index with /dream." % INJECTION_LIMIT)
+# The last line, by how the session starts: only a new conversation needs /catchup, which reads
+# the memory and git afresh and ends by asking for the task. A compacted, resumed or forked one
+# is in the middle of its task, and its conversation (or the compaction's summary) holds it. The
+# harness's git snapshot is new after a compaction but as old as the conversation on a resume.
+STALE_GIT_SNAPSHOT = ("The git status the harness attached dates from this conversation's start: "
+                      "run git status and git log before relying on it.")
+CLOSINGS = {
+    "compact": "The conversation was just compacted: carry on with the task in hand, with the "
+               "memory above for reference. Do not run /catchup.",
+    "resume": "This session was resumed and its conversation holds its earlier context: carry on "
+              "from there. Do not run /catchup. " + STALE_GIT_SNAPSHOT,
+    "fork": "This session was forked from a conversation it still holds: carry on from there. "
+            "Do not run /catchup. " + STALE_GIT_SNAPSHOT,
+}
+NEW_CONVERSATION_CLOSING = "Start with /catchup before answering the first prompt."
+
+
+def closing_line(source):
+    return CLOSINGS.get(source, NEW_CONVERSATION_CLOSING)
+
+
+def framed(report_lines, pruned, sections, closing):
+    """The injection's lines, between its opening tag and its closing line and tag."""
+    lines = [OPENING]
     if report_lines:
-        lines += report_lines + ["", "Tell the user about the budget report above in one line "
-                                     "before the first answer: a context problem is invisible from "
-                                     "inside the session that has it.", ""]
+        lines += report_lines + ["", TELL_THE_USER, ""]
     lines += pruned
     for section in sections:
         if lines[-1:] != [""] and len(lines) > 1:
             lines.append("")
         lines += [section.title] + section.lines + ([""] + section.notes if section.notes else [])
-    lines += ["", closing, "</project-memory>"]
-    return "\n".join(lines) + "\n"
+    return lines + ["", closing, CLOSING_TAG]
+
+
+def printable(line):
+    """Every character Python deems unprintable, other than tab, shown as '?': control codes,
+    so a file name or a note cannot steer the terminal, and lone surrogates, which is how a name
+    that is not UTF-8 arrives and which no encoder accepts."""
+    if line.isprintable():
+        return line
+    return "".join(c if c.isprintable() or c == "\t" else "?" for c in line)
+
+
+def as_text(lines):
+    """The one way out for every line of the injection: made printable, so whatever a file,
+    a file name or a sibling holds, the text shows as written and encodes as UTF-8."""
+    return "\n".join(printable(line) for line in lines) + "\n"
 
 
 def cut_to_fit(sections, room):
-    """Give each section whole lines while room lasts: the handoff first, then git, then the
-    index, which is the file that grows and the one the agent can open itself. Room for every
-    section's cut notice is set aside first, so no notice is ever lost to a section before it;
-    a section that fits whole passes its share on."""
+    """Give each section whole lines while room lasts: the handoff first, then the index, which
+    is the file that grows and the one the agent can open itself. Room for every section's cut
+    notice is set aside first, so no notice is ever lost to a section before it; a section that
+    fits whole passes its share on."""
     ordered = sorted(sections, key=lambda s: s.keep_order)
     notices = ["[cut here: the injection limit is %d characters; read %s in full]"
                % (INJECTION_LIMIT, section.source) for section in ordered]
@@ -429,23 +509,36 @@ def cut_to_fit(sections, room):
         room -= notice_cost
 
 
-def injection(points, pruned, sections, defects=()):
-    closing = "Start with /catchup before answering the first prompt."
-    report_lines = format_report(points, defects).split("\n") if points or defects else []
-    text = assemble(report_lines, pruned, sections, closing)
+def within_limit(lines):
+    """A last resort the cut above reaches only when the frame alone nearly fills the limit
+    (a sibling giving many long points): lines go from just above the closing line until the
+    rest fits, so the opening tag, the closing line and the closing tag always stay."""
+    costs = [harness_length(printable(line)) + 1 for line in lines]
+    total = sum(costs)
+    while total > INJECTION_LIMIT and len(lines) > 4:
+        total -= costs.pop(-4)
+        del lines[-4]
+    return lines
+
+
+def injection(points, pruned, sections, closing, defects=()):
+    """The text to print: within the limit, cut as marked when the whole would not fit. No
+    budget point, memory defect or pruning note is longer than REPORT_LINE_CHARS, so one
+    pathological line (a link to a name thousands of characters long) cannot crowd out the
+    memory."""
+    points = [clipped(point, REPORT_LINE_CHARS) for point in points]
+    defects = [clipped(defect, REPORT_LINE_CHARS) for defect in defects]
+    pruned = [clipped(line, REPORT_LINE_CHARS) for line in pruned]
+    report_lines = format_report(points, defects)
+    text = as_text(framed(report_lines, pruned, sections, closing))
     if harness_length(text) <= INJECTION_LIMIT:
         return text
-    points = points + ["- The session-start injection is over the harness's limit of %d characters, "
-                       "beyond which the agent sees only a short preview. It was cut as marked "
-                       "below; shrink the memory index with /dream." % INJECTION_LIMIT]
-    report_lines = format_report(points, defects).split("\n")
-    frame = assemble(report_lines, pruned,
-                     [Section(s.title, [], s.source, s.keep_order, s.notes) for s in sections], closing)
-    cut_to_fit(sections, INJECTION_LIMIT - harness_length(frame))
-    text = assemble(report_lines, pruned, sections, closing)
-    while harness_length(text) > INJECTION_LIMIT:  # a last resort the sections above never reach
-        text = text[:text.rstrip("\n").rfind("\n") + 1]
-    return text
+    report_lines = format_report(points + [CUT_POINT], defects)
+    frame = framed(report_lines, pruned,
+                   [Section(s.title, [], s.source, s.keep_order, s.notes) for s in sections],
+                   closing)
+    cut_to_fit(sections, INJECTION_LIMIT - harness_length(as_text(frame)))
+    return as_text(within_limit(framed(report_lines, pruned, sections, closing)))
 
 
 # --- main -----------------------------------------------------------------------------------
@@ -463,30 +556,32 @@ def write_stdout(text):
 
 def read_path(project, guard, hook_input, pruned=(), record=True):
     """The injection for a session starting now; with `record`, also its baseline. `guard` is
-    the loaded stop-handoff.py, or None when it is missing: then there is no git section."""
-    git_reads = guard["start_commands"](guard["repository_reads"](project)) if guard else None
+    the loaded stop-handoff.py, or None when it is missing: then no baseline is recorded.
+
+    A resumed or compacted session keeps the baseline it has, so git is run only when one is
+    to be written. A resumed or forked conversation already holds the handoff it was started
+    with: it is shown again only when written since (fork has no baseline of its own yet, so it
+    is shown)."""
+    source = text_field(hook_input, "source")  # any other value starts a new conversation
+    seen_at = baseline_time(guard, project, hook_input)
+    keeps_baseline = source in ("resume", "compact") and seen_at is not None
+    git_reads = start_git_reads(guard, project) if record and not keeps_baseline else None
     budget = load_sibling("context-budget.py")
     points = budget_points(budget, project, text_field(hook_input, "transcript_path"))
     defects = memory_defects(budget, project)
-    facts = guard["repository_facts"](guard["finish_commands"](git_reads, GIT_READ_SECONDS)) \
-        if guard else None
-    sections = []
-    if facts is not None:
-        head, commits, raw_status = facts
-        if record:
-            record_baseline(guard, project, hook_input, head, raw_status)
-        entries = guard["status_entries"](raw_status)
-        sections.append(git_section(commits, [describe_status_entry(e) for e in entries]))
-    sections += [s for s in (index_section(project, budget),
-                             handoff_section(project, budget, time.time())) if s]
-    return injection(points, list(pruned), sections, defects)
+    if git_reads is not None:
+        record_baseline(guard, project, hook_input, git_reads)
+    handoff_seen_at = seen_at if source in ("resume", "fork") else None
+    sections = [s for s in (index_section(project, budget),
+                            handoff_section(project, budget, time.time(), handoff_seen_at)) if s]
+    return injection(points, list(pruned), sections, closing_line(source), defects)
 
 
 def preview_injection(project):
     """What a session starting now would be shown, with nothing pruned or recorded: for
     install.py --check, which weighs everything that loads before the first turn."""
     keep_bytecode_out_of_a_redirected_cache()
-    return read_path(project, load_sibling("stop-handoff.py"), {}, record=False)
+    return read_path(project, None, {}, record=False)
 
 
 def main():
@@ -495,7 +590,9 @@ def main():
         return
     keep_bytecode_out_of_a_redirected_cache()
     guard = load_sibling("stop-handoff.py")
-    hook_input = guard["read_hook_input"]() if guard else {}
+    hook_input = sibling_part({}, guard, "read_hook_input")
+    if not isinstance(hook_input, dict):
+        hook_input = {}
     cwd = text_field(hook_input, "cwd")
     pruned = prune_worktrees(project, [cwd] if cwd else [])
     write_stdout(read_path(project, guard, hook_input, pruned))

@@ -30,7 +30,7 @@ def project_with_history(project):
         "<!-- Session 41: private history\n"
         "more history -->\n"
         "- [Topic](topic.md) — the pointer\n", encoding="utf-8")
-    state = project / ".claude" / "session-state.md"
+    state = project / ".session-state.md"
     state.write_text("## Handoff: 2026-01-01 09:00\nWorking on X\n", encoding="utf-8")
     set_age(state, 400 * 86400)
     return project
@@ -54,37 +54,29 @@ def test_warns_when_the_handoff_is_old(project_with_history):
 
 
 def test_handoff_of_just_under_two_days_is_not_flagged(project_with_history):
-    set_age(project_with_history / ".claude" / "session-state.md", 2 * 86400 - 120)
+    set_age(project_with_history / ".session-state.md", 2 * 86400 - 120)
     assert "days old" not in inject(project_with_history)
 
 
 def test_handoff_of_two_days_is_flagged(project_with_history):
-    set_age(project_with_history / ".claude" / "session-state.md", 2 * 86400 + 120)
+    set_age(project_with_history / ".session-state.md", 2 * 86400 + 120)
     assert "2 days old" in inject(project_with_history)
 
 
 def test_handoff_excerpt_is_forty_lines(project):
-    write_lines(project / ".claude" / "session-state.md", 60, "state line {i}")
+    write_lines(project / ".session-state.md", 60, "state line {i}")
     text = inject(project)
     assert "state line 39" in text and "state line 40" not in text
 
 
 def test_asks_for_catchup(project_with_history):
-    assert "/catchup" in inject(project_with_history)
+    assert "Start with /catchup" in inject(project_with_history)
 
 
-def test_shows_recent_commits_and_status(project):
+def test_repeats_nothing_of_git_the_harness_sends_itself(project):
     (project / "README.md").write_text("changed\n", encoding="utf-8")
     text = inject(project)
-    assert "## Git" in text and "protocol files" in text and " M README.md" in text
-
-
-def test_status_is_cut_at_fifteen_lines(project):
-    for i in range(20):
-        (project / ("new-%02d.txt" % i)).write_text("x", encoding="utf-8")
-    text = inject(project)
-    assert "new-14.txt" in text and "new-15.txt" not in text
-    assert "and 5 more changed paths" in text
+    assert "## Git" not in text and "protocol files" not in text and "README.md" not in text
 
 
 def test_writes_the_baseline_for_the_stop_hook(project):
@@ -102,7 +94,7 @@ def test_budget_report_comes_first_with_the_instruction(project_with_history):
     text = inject(project_with_history)
     assert "over on 1 point(s)" in text
     assert "in one line before the first answer" in text
-    assert text.index("Context budget") < text.index("## Git")
+    assert text.index("Context budget") < text.index("## Memory index")
 
 
 def test_measures_the_transcript_named_on_stdin(project, tmp_path):
@@ -133,7 +125,7 @@ def test_fresh_startup_transcript_is_not_replaced_by_an_old_one(project, tmp_pat
 def test_outside_git_injects_memory_without_git(plain_dir):
     write_lines(plain_dir / "memory" / "MEMORY.md", 3, "- [T{i}](t{i}.md) — pointer {i}")
     text = inject(plain_dir)
-    assert "## Git" not in text and "pointer 2" in text
+    assert "pointer 2" in text
     assert not (plain_dir / ".claude").exists()
 
 
@@ -243,12 +235,12 @@ def test_injection_of_exactly_the_limit_is_not_cut(project):
 
 
 def test_a_handoff_that_fills_the_room_still_leaves_every_notice_and_the_close(project):
-    state = project / ".claude" / "session-state.md"
+    state = project / ".session-state.md"
     state.write_text("".join("handoff line %02d %s\n" % (n, "h" * 225) for n in range(45)),
                      encoding="utf-8")
     write_lines(project / "memory" / "MEMORY.md", 60, "- [Topic {i}](topic.md) — x")
     text = inject(project)
-    assert "read .claude/session-state.md in full]" in text
+    assert "read .session-state.md in full]" in text
     assert "read memory/MEMORY.md in full]" in text
     assert text.rstrip("\n").endswith("</project-memory>") and "/catchup" in text
     assert "is over the harness's limit of 10000 characters" in text
@@ -350,7 +342,7 @@ def test_preview_shows_the_injection_without_writing(project_with_history):
     module = load_hook("session-start.py")
     before = sorted(p.name for p in (project_with_history / ".claude" / "hooks").iterdir())
     text = module.preview_injection(str(project_with_history))
-    assert "- [Topic](topic.md) — the pointer" in text and "## Git" in text
+    assert "- [Topic](topic.md) — the pointer" in text and "Working on X" in text
     after = sorted(p.name for p in (project_with_history / ".claude" / "hooks").iterdir())
     assert before == after == []
 
@@ -379,7 +371,7 @@ def test_siblings_run_from_bytecode_cached_beside_them(project):
     for name in ("session-start.py", "context-budget.py", "prune-worktrees.py", "stop-handoff.py"):
         shutil.copy(str(HOOKS / name), str(hooks / name))
     done = run_hook("session-start.py", project, stdin={"session_id": "s1"}, hooks_dir=hooks)
-    assert done.returncode == 0 and b"## Git" in done.stdout
+    assert done.returncode == 0 and b"the pointer" in done.stdout
     cached = sorted(name.split(".")[0] for name in os.listdir(str(hooks / "__pycache__")))
     assert cached == ["context-budget", "stop-handoff"]  # no worktree folder: no pruner loaded
 
@@ -394,3 +386,298 @@ def test_a_pycache_that_resolves_elsewhere_is_detected(tmp_path):
     (tmp_path / "inside").mkdir()
     (tmp_path / "inside" / "linked").symlink_to(tmp_path / "inside", target_is_directory=True)
     assert module.leads_elsewhere(str(tmp_path / "inside" / "linked"))
+
+
+# --- where the handoff is read ------------------------------------------------------------
+
+def test_reads_the_handoff_at_the_project_root(project):
+    (project / ".session-state.md").write_text("root handoff\n", encoding="utf-8")
+    text = inject(project)
+    assert "## Last handoff (.session-state.md" in text and "root handoff" in text
+
+
+def test_reads_the_older_default_while_the_project_root_has_none(project):
+    (project / ".claude" / "session-state.md").write_text("older handoff\n", encoding="utf-8")
+    text = inject(project)
+    assert "## Last handoff (.claude/session-state.md" in text and "older handoff" in text
+
+
+def test_the_project_root_handoff_wins_over_the_older_one(project):
+    (project / ".session-state.md").write_text("root handoff\n", encoding="utf-8")
+    (project / ".claude" / "session-state.md").write_text("older handoff\n", encoding="utf-8")
+    text = inject(project)
+    assert "root handoff" in text and "older handoff" not in text
+
+
+def test_no_handoff_anywhere_means_no_handoff_part(project):
+    assert "## Last handoff" not in inject(project)
+
+
+@pytest.mark.parametrize("absolute", [False, True], ids=["relative", "absolute"])
+def test_the_configured_handoff_path_wins_over_both_defaults(project, absolute):
+    (project / ".session-state.md").write_text("root handoff\n", encoding="utf-8")
+    (project / ".claude" / "session-state.md").write_text("older handoff\n", encoding="utf-8")
+    (project / "notes").mkdir()
+    (project / "notes" / "state.md").write_text("configured handoff\n", encoding="utf-8")
+    setting = str(project / "notes" / "state.md") if absolute else "notes/state.md"
+    text = inject(project, MCP_SESSION_STATE=setting)
+    assert "configured handoff" in text
+    assert "root handoff" not in text and "older handoff" not in text
+
+
+# --- what each kind of start is given -----------------------------------------------------
+
+def start(project, source, session="s1"):
+    return inject(project, stdin={"session_id": session, "source": source, "cwd": str(project),
+                                  "hook_event_name": "SessionStart",
+                                  "transcript_path": "/nonexistent/t.jsonl"})
+
+
+def baseline_of(project, session="s1"):
+    return project / ".claude" / "hooks" / (".session-baseline." + session)
+
+
+@pytest.mark.parametrize("source", ["startup", "clear"])
+def test_a_new_conversation_gets_the_memory_and_is_sent_to_catchup(project_with_history, source):
+    text = start(project_with_history, source)
+    assert "the pointer" in text and "Working on X" in text
+    assert "Start with /catchup before answering the first prompt." in text
+
+
+@pytest.mark.parametrize("source", [None, "", "reload", 7])
+def test_a_start_of_unknown_kind_is_treated_as_a_new_conversation(project_with_history, source):
+    stdin = {"session_id": "s1", "cwd": str(project_with_history)}
+    if source is not None:
+        stdin["source"] = source
+    text = inject(project_with_history, stdin=stdin)
+    assert "Working on X" in text and "Start with /catchup" in text
+
+
+def test_a_compacted_conversation_gets_the_memory_and_carries_on(project_with_history):
+    start(project_with_history, "startup")
+    text = start(project_with_history, "compact")
+    assert "the pointer" in text and "Working on X" in text
+    assert "Start with /catchup" not in text and "compacted" in text
+
+
+def test_a_resumed_conversation_is_not_shown_the_handoff_it_started_with(project_with_history):
+    start(project_with_history, "startup")
+    text = start(project_with_history, "resume")
+    assert "the pointer" in text  # the index: shared, and changed by other sessions meanwhile
+    assert "## Last handoff" not in text and "Working on X" not in text
+    assert "Start with /catchup" not in text and "resumed" in text
+
+
+def test_a_resumed_conversation_is_shown_a_handoff_written_since_it_began(project_with_history):
+    start(project_with_history, "startup")
+    set_age(baseline_of(project_with_history), 3600)
+    state = project_with_history / ".session-state.md"
+    state.write_text("## Handoff: later\nWritten after the session began\n", encoding="utf-8")
+    set_age(state, 1800)
+    text = start(project_with_history, "resume")
+    assert "Written after the session began" in text and "Start with /catchup" not in text
+
+
+def test_a_handoff_written_the_moment_the_baseline_was_is_taken_as_seen(project_with_history):
+    start(project_with_history, "startup")
+    stamp = baseline_of(project_with_history).stat().st_mtime
+    os.utime(str(project_with_history / ".session-state.md"), (stamp, stamp))
+    assert "Working on X" not in start(project_with_history, "resume")
+
+
+def test_a_resumed_session_without_a_baseline_is_shown_the_handoff(project_with_history):
+    text = start(project_with_history, "resume")
+    assert "Working on X" in text and "Start with /catchup" not in text
+
+
+def test_a_fork_is_shown_the_handoff_and_is_not_sent_to_catchup(project_with_history):
+    start(project_with_history, "startup", session="parent")
+    text = start(project_with_history, "fork", session="child")
+    assert "the pointer" in text and "Working on X" in text
+    assert "Start with /catchup" not in text and "forked" in text
+    assert baseline_of(project_with_history, "child").is_file()
+
+
+@pytest.mark.parametrize("source", ["resume", "compact"])
+def test_a_continued_session_keeps_its_baseline(project, source):
+    start(project, "startup")
+    baseline = baseline_of(project)
+    recorded = baseline.read_bytes()
+    set_age(baseline, 600)
+    stamp = baseline.stat().st_mtime
+    (project / "README.md").write_text("changed since\n", encoding="utf-8")
+    start(project, source)
+    assert baseline.read_bytes() == recorded and baseline.stat().st_mtime == stamp
+
+
+@pytest.mark.parametrize("source", ["startup", "clear", "fork"])
+def test_a_new_conversation_records_a_baseline_of_now(project, source):
+    baseline = baseline_of(project)
+    baseline.write_text("head 0000\n", encoding="utf-8")
+    (project / "README.md").write_text("changed before\n", encoding="utf-8")
+    start(project, source)
+    recorded = baseline.read_bytes()
+    assert recorded != b"head 0000\n" and recorded.startswith(b"head ")
+
+
+def test_a_resumed_session_without_a_baseline_gets_one(project):
+    start(project, "resume")
+    assert baseline_of(project).is_file()
+
+
+# --- everything shown is printable and encodes ------------------------------------------------
+
+def test_a_pruned_worktree_whose_name_is_not_utf8_is_shown_printable(project):
+    name = os.fsdecode(b"done-\xff\x1b[31m\x07")
+    path = project / ".claude" / "worktrees" / name
+    git(project, "worktree", "add", "-q", "-b", "done", str(path))
+    for admin in (project / ".git" / "worktrees").iterdir():  # git's own name for it, also odd
+        for entry in (admin / "HEAD", admin / "index", admin / "logs" / "HEAD", admin):
+            if entry.exists():
+                set_age(entry, 2 * 3600)
+    text = inject(project)  # decodes as strict UTF-8
+    assert not path.exists()
+    assert "pruned 1 merged agent worktree(s): done-??[31m?" in text
+    assert "the pointer" in text and text.endswith("</project-memory>\n")
+
+
+def test_a_budget_point_naming_control_characters_shows_them_as_question_marks(project):
+    (project / "memory" / "MEMORY.md").write_text(
+        "# I\n- [Gone](gone\x1b[2J\x07.md) — a link to nothing\n", encoding="utf-8")
+    text = inject(project)
+    assert "gone?[2J?.md" in text and "\x1b" not in text and "\x07" not in text
+
+
+def test_only_unprintable_characters_other_than_tab_become_question_marks():
+    module = load_hook("session-start.py")
+    unprintable = ["\x00", "\x07", "\x1b", "\x7f", "\x85", "\x9f", "\u200d", "\u00a0", "\u2028",
+                   "\udcff", "\ud83d"]
+    for character in unprintable:
+        assert module.as_text(["a" + character + "b"]) == "a?b\n"
+    kept = "tab\there é 中 😀 — …"
+    assert module.as_text([kept]) == kept + "\n"
+    module.as_text(["\udcff" * 3]).encode("utf-8")  # strict: no surrogate reaches the encoder
+
+
+# --- the frame holds whatever a line holds ------------------------------------------------
+
+def report_line_of(text, start):
+    return next(line for line in text.split("\n") if line.startswith(start))
+
+
+def test_a_ten_thousand_character_dead_link_keeps_the_memory_and_the_close(project):
+    (project / "memory" / "MEMORY.md").write_text(
+        "# I\n- [Topic](topic.md) — the pointer\n- [Long](" + "a" * 10000 + ".md) — long\n",
+        encoding="utf-8")
+    text = inject(project)
+    assert "the pointer" in text and "read memory/MEMORY.md in full]" in text
+    assert text.endswith("Start with /catchup before answering the first prompt.\n"
+                         "</project-memory>\n")
+    point = report_line_of(text, "- memory/MEMORY.md points to 1 file(s)")
+    assert len(point) == 1001 and point.endswith("a…")  # clipped to the rule's 1,000 characters
+
+
+def test_a_budget_point_of_the_cap_is_kept_and_one_more_is_clipped():
+    module = load_hook("session-start.py")
+    cap = 1000
+    whole = "- " + "p" * (cap - 2)
+    text = module.injection([whole], [], [], "close")
+    assert report_line_of(text, "- p") == whole
+    longer = "- " + "q" * (cap - 1)
+    assert report_line_of(module.injection([longer], [], [], "close"), "- q") == longer[:cap] + "…"
+    note = "pruned " + "n" * cap
+    assert report_line_of(module.injection([], [note], [], "close"), "pruned") == note[:cap] + "…"
+
+
+def test_a_frame_of_many_long_points_keeps_the_opening_and_the_close():
+    module = load_hook("session-start.py")
+    points = ["- point %02d %s" % (n, "x" * 2000) for n in range(30)]
+    index = module.Section("## Memory index", ["- [A](a.md) — x"] * 50, "memory/MEMORY.md", 1)
+    text = module.injection(points, ["pruned 1 merged agent worktree(s): a"], [index], "close")
+    assert harness_length(text) <= LIMIT
+    assert text.startswith('<project-memory source="SessionStart hook">\n## Context budget')
+    assert text.endswith("\nclose\n</project-memory>\n")
+
+
+# --- each sibling call fails alone --------------------------------------------------------
+
+SIBLING_NAMES = {
+    "stop-handoff.py": ["read_hook_input", "baseline_path", "repository_state",
+                        "write_inside_claude_folder", "repository_reads", "start_commands",
+                        "finish_commands", "repository_facts", "status_entries"],
+    "context-budget.py": ["budget_points", "hidden_spans"],
+    "prune-worktrees.py": ["prune"],
+}
+BASELINE_PART = {"baseline_path", "repository_state", "write_inside_claude_folder",
+                 "repository_reads", "start_commands", "finish_commands", "repository_facts"}
+
+
+def hooks_without(tmp_path, sibling, name, how):
+    """The four hooks, with `name` taken out of `sibling` (a copy from another release) or made
+    to raise."""
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    for hook in ("session-start.py", "context-budget.py", "prune-worktrees.py", "stop-handoff.py"):
+        shutil.copy(str(HOOKS / hook), str(hooks / hook))
+    if how == "missing":
+        tail = "\ndel %s\n" % name
+    else:
+        tail = "\ndef %s(*args, **kwargs):\n    raise RuntimeError('broken')\n" % name
+    with open(str(hooks / sibling), "a", encoding="utf-8") as stream:
+        stream.write(tail)
+    return hooks
+
+
+@pytest.mark.parametrize("how", ["missing", "raising"])
+@pytest.mark.parametrize("sibling,name", [(sibling, name) for sibling, names in SIBLING_NAMES.items()
+                                          for name in names])
+def test_a_sibling_lacking_a_name_costs_only_its_part(project, tmp_path, sibling, name, how):
+    (project / "memory" / "MEMORY.md").write_text(
+        "# I\n<!-- hidden note -->\n- [Topic](topic.md) — the pointer\n", encoding="utf-8")
+    (project / ".session-state.md").write_text("Working on X\n", encoding="utf-8")
+    worktree = project / ".claude" / "worktrees" / "finished"
+    git(project, "worktree", "add", "-q", "-b", "finished", str(worktree))
+    age_worktree(worktree)
+    hooks = hooks_without(tmp_path, sibling, name, how)
+    done = run_hook("session-start.py", project, hooks_dir=hooks, env={"MCP_MEM_LINES": "1"},
+                    stdin={"session_id": "s1", "source": "startup", "cwd": str(project)})
+    assert done.returncode == 0 and done.stderr == b""
+    text = done.stdout.decode("utf-8")
+    assert "- [Topic](topic.md) — the pointer" in text and "Working on X" in text
+    assert text.endswith("Start with /catchup before answering the first prompt.\n"
+                         "</project-memory>\n")
+    assert ("over on 1 point(s)" in text) == (name != "budget_points")
+    assert ("hidden note" in text) == (name == "hidden_spans")
+    assert ("pruned 1 merged agent worktree(s): finished" in text) == (name != "prune")
+    baselines = list((project / ".claude" / "hooks").glob(".session-baseline*"))
+    assert bool(baselines) == (name not in BASELINE_PART)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a shell script stands in for git")
+@pytest.mark.parametrize("name", ["finish_commands", "repository_facts", "write_inside_claude_folder"])
+def test_git_is_not_started_for_a_baseline_that_could_not_be_finished(project, tmp_path, name):
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    calls = tmp_path / "git-calls"
+    real_git = shutil.which("git")
+    (shim / "git").write_text('#!/bin/sh\necho "$*" >> "%s"\nexec "%s" "$@"\n' % (calls, real_git),
+                              encoding="utf-8")
+    (shim / "git").chmod(0o755)
+    hooks = hooks_without(tmp_path, "stop-handoff.py", name, "missing")
+    path = str(shim) + os.pathsep + os.environ.get("PATH", "")
+    done = run_hook("session-start.py", project, hooks_dir=hooks, env={"PATH": path},
+                    stdin={"session_id": "s1", "source": "startup"})
+    assert done.returncode == 0 and b"the pointer" in done.stdout
+    assert not calls.exists()
+    healthy = run_hook("session-start.py", project, env={"PATH": path},
+                       stdin={"session_id": "s2", "source": "startup"})
+    assert healthy.returncode == 0 and "status" in calls.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("source,stale", [("startup", False), ("clear", False), ("compact", False),
+                                          ("resume", True), ("fork", True)])
+def test_only_a_continued_conversation_is_told_its_git_snapshot_is_old(project, source, stale):
+    """The harness snapshots git status at a conversation's start and after a compaction, and
+    sends the stored snapshot again on resume and fork."""
+    text = start(project, source)
+    assert ("dates from this conversation's start" in text) == stale
