@@ -1595,8 +1595,9 @@ def plan_claudeignore(plan, source, options):
 
 
 def plan_session_state_move(plan):
-    """Move the handoff from 0.1.0's default path to this version's, in one
-    rename; a handoff already at the new path is never overwritten."""
+    """Move the handoff from 0.1.0's default path to this version's: the new
+    name appears with the whole file at once, and a handoff already at the new
+    path is never overwritten."""
     old, new = plan.path(OLD_SESSION_STATE), plan.path(SESSION_STATE)
     if not os.path.isfile(old) or os.path.islink(old):
         return
