@@ -4,9 +4,12 @@
 Why this exists
 ---------------
 The protocol lives in a handful of files inside a project: four hooks under
-`.claude/hooks/`, five slash commands under `.claude/commands/`, two entries in
-`.claude/settings.json`, a starting `memory/MEMORY.md`, a `.claudeignore` and a
-block of local-only lines in `.gitignore`. Copying them by hand is easy to get
+`.claude/hooks/`, five slash commands under `.claude/commands/`, two hook
+entries and the permissions its flow needs in `.claude/settings.json` (the
+Skill rules the model's own /catchup, /handoff and /dream need, and a deny
+rule for each `.claudeignore` line, the only form of that list the CLI
+enforces), a starting `memory/MEMORY.md`, a `.claudeignore` and a block of
+local-only lines in `.gitignore`. Copying them by hand is easy to get
 slightly wrong, and a settings file is easy to clobber. This script does it the
 same way every time, and it can undo it.
 
@@ -109,7 +112,11 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
 HOOKS = ("session-start.py", "context-budget.py", "prune-worktrees.py", "stop-handoff.py")
-COMMANDS = ("handoff.md", "dream.md", "catchup.md", "status.md", "update-context.md")
+COMMANDS = ("handoff.md", "dream.md", "catchup.md", "memory-status.md", "update-context.md")
+# Commands an earlier release installed under a name this version no longer
+# uses, with the command that took over. /status shadowed the CLI's built-in
+# /status (version, account, model).
+RETIRED_COMMANDS = {"status.md": "memory-status.md"}
 
 HOOK_DIR = ".claude/hooks"
 COMMAND_DIR = ".claude/commands"
@@ -125,8 +132,22 @@ TEMPLATE_CLAUDEIGNORE = "templates/claudeignore"
 TEMPLATE_GITIGNORE = "templates/gitignore"
 TEMPLATE_SECTION = "templates/CLAUDE.md-section.md"
 
-SESSION_STATE = ".claude/session-state.md"
+# The handoff lives at the project root: the CLI asks before every edit of a
+# path under .claude/ (a "sensitive file", even in acceptEdits mode), so a
+# handoff there could never be written without a person. 0.1.0 put it there;
+# --update moves it.
+SESSION_STATE = ".session-state.md"
+OLD_SESSION_STATE = ".claude/session-state.md"
 DEFAULT_PYTHON = "python3"
+# The interpreter word in the command sources; a project installed with
+# another --python gets its commands with that interpreter instead.
+SOURCE_PYTHON = re.compile(br"(?<![\w./-])python3(?![\w.-])")
+
+# The skills the model itself invokes in the protocol's flow (/catchup at the
+# start, /handoff and /dream when the Stop hook asks). The CLI asks before the
+# model runs a command whose frontmatter lists allowed-tools unless the
+# project allows Skill(<name>); nothing broader is granted.
+SKILL_PERMISSIONS = ("Skill(catchup)", "Skill(handoff)", "Skill(dream)")
 HOOK_TIMEOUT_SECONDS = 15
 
 
@@ -184,7 +205,15 @@ def wirings_of(hooks):
 # of the version it replaces. Each tuple starts with 0.1.0's version.
 RELEASED_COMMAND_DIGESTS = {
     "dream.md": ("c550431f1c14e46e632fd476156754d6de8c0d53938780c9a6da1c44a3acaa2b",),
+    "status.md": ("cfb306a69b432955205c06f1ee1f1b18f46e6d933332580092d4485eb2f30d02",),
 }
+
+# The same for the .claudeignore template: an unchanged copy of one of these is
+# replaced by --update (0.1.0's listed build output and dependency folders,
+# harmless while nothing read the file, but a hindrance as deny rules).
+RELEASED_CLAUDEIGNORE_DIGESTS = (
+    "03c6428751a0375dfb0731fe59e16597669ff5190e4d5eb2046ec244de76867f",
+)
 
 # The same for hook files. A hook matching neither one of these nor the current
 # source is the user's own: it is replaced only by --update --force, and
@@ -200,7 +229,9 @@ RELEASED_HOOK_DIGESTS = {
 # name, taken over the section's lines, each stripped of surrounding white
 # space and ended by "\n". --global replaces a section matching one of them (or
 # the current template); another is the user's edit, replaced only with --force.
-RELEASED_SECTION_DIGESTS = {}
+RELEASED_SECTION_DIGESTS = {
+    "CLAUDE.md-section.md": ("d603febbbba98c1cc2c95253799f74111d7b3d0acfe114d0eac78c5c120bb933",),
+}
 
 # Matchers that earlier releases wrote, by event. --update brings an entry whose
 # matcher is still one of them to this version's (0.1.0 did not match `fork`,
@@ -241,7 +272,8 @@ options:
                        that are not a version this installer shipped; with
                        --global, a protocol section you edited (never
                        memory/, your settings or your .gitignore lines)
-  --python CMD         interpreter in the hook commands (default: python3;
+  --python CMD         interpreter in the hook commands and the commands'
+                       text (default: python3;
                        e.g. python, or "py -3" on Windows; a path with spaces
                        or backslashes goes in single quotes)
   -h, --help           show this help and exit
@@ -326,12 +358,24 @@ def is_a_release_of(current, digests, data):
         hashlib.sha256(lf_endings(data)).hexdigest() in digests
 
 
-def is_the_installers(source, rel, data):
-    """Whether data is a version of the hook or command at rel that a release shipped."""
+def is_the_installers(source, rel, data, pythons=(DEFAULT_PYTHON,)):
+    """Whether data is a version of the hook or command at rel that a release
+    shipped; a command counts as this version when it is the source rendered
+    for one of the pythons (the interpreters the project was installed with)."""
     folder, name = rel.rsplit("/", 1)
     if folder == HOOK_DIR:
         return is_a_release_of(source.hook(name), RELEASED_HOOK_DIGESTS.get(name, ()), data)
-    return is_a_release_of(source.command(name), RELEASED_COMMAND_DIGESTS.get(name, ()), data)
+    digests = RELEASED_COMMAND_DIGESTS.get(name, ())
+    if name in RETIRED_COMMANDS:
+        return hashlib.sha256(lf_endings(data)).hexdigest() in digests
+    return any(is_a_release_of(command_for(source, name, python), digests, data)
+               for python in pythons)
+
+
+def command_for(source, name, python):
+    """The command as installed for a project whose hooks run with python: the
+    source names python3 wherever it runs Python (its text and allowed-tools)."""
+    return SOURCE_PYTHON.sub(lambda match: python.encode("utf-8"), source.command(name))
 
 
 # ------------------------------------------------------------ the filesystem
@@ -479,6 +523,7 @@ VERBS = {
     "remove": ("removed", "would remove"),
     "chmod": ("chmod +x", "would chmod +x"),
     "index": ("git +x", "would git +x"),
+    "move": ("moved", "would move"),
     "keep": ("keep", "keep"),
     "note": ("note", "note"),
 }
@@ -624,7 +669,8 @@ def parse_settings(text, shown):
         raise SettingsError("{} is nested too deeply to read".format(shown))
     if not isinstance(data, dict):
         raise SettingsError("{} does not hold a JSON object".format(shown))
-    problem = hooks_shape_problem(data.get("hooks", {}))
+    problem = hooks_shape_problem(data.get("hooks", {})) or \
+        permissions_shape_problem(data.get("permissions", {}))
     if problem:
         raise SettingsError("{}: {}".format(shown, problem))
     return data
@@ -646,6 +692,18 @@ def hooks_shape_problem(hooks):
                 return '"{}" has no "hooks" list'.format(where)
             if not all(isinstance(handler, dict) for handler in group["hooks"]):
                 return '"{}.hooks" holds something other than objects'.format(where)
+    return None
+
+
+def permissions_shape_problem(permissions):
+    """What keeps "permissions" from the shape the installer merges into (an
+    object whose "allow" and "deny" are lists of rule strings); None when sound."""
+    if not isinstance(permissions, dict):
+        return '"permissions" is not an object'
+    for key in ("allow", "deny"):
+        rules = permissions.get(key, [])
+        if not isinstance(rules, list) or not all(isinstance(rule, str) for rule in rules):
+            return '"permissions.{}" is not a list of rules'.format(key)
     return None
 
 
@@ -1086,6 +1144,97 @@ def wired_events(project):
     return events
 
 
+def grant(settings, key, rules):
+    """Add the rules missing from permissions[key] after the ones there, in
+    order; returns the rules added."""
+    present = settings.get("permissions", {}).get(key, [])
+    added = [rule for rule in dict.fromkeys(rules) if rule not in present]
+    if added:
+        settings.setdefault("permissions", {}).setdefault(key, []).extend(added)
+    return added
+
+
+def revoke(settings, key, rules):
+    """Remove the rules from permissions[key], then the list and the
+    "permissions" object if that emptied them; returns the rules removed."""
+    permissions = settings.get("permissions", {})
+    present = permissions.get(key, [])
+    removed = [rule for rule in present if rule in rules]
+    if removed:
+        permissions[key] = [rule for rule in present if rule not in rules]
+        if not permissions[key]:
+            del permissions[key]
+        if not permissions:
+            del settings["permissions"]
+    return removed
+
+
+def new_settings(python, wirings, deny):
+    """What --project writes where there is no settings file: the hook entries,
+    the protocol's skills allowed, and the deny rules of its .claudeignore."""
+    settings = {}
+    wire(settings, python, False, wirings)
+    grant(settings, "allow", SKILL_PERMISSIONS)
+    grant(settings, "deny", deny)
+    return settings
+
+
+def rules_in_force(project):
+    """{"allow": rules, "deny": rules} of the project's settings, shared and local."""
+    rules = {"allow": [], "deny": []}
+    for rel in (SETTINGS, LOCAL_SETTINGS):
+        settings, _ = load_settings(os.path.join(project, *rel.split("/")), rel)
+        for key in rules:
+            rules[key] += settings.get("permissions", {}).get(key, [])
+    return rules
+
+
+# ------------------------------------------------------------ the ignore list
+
+# Characters a line of .claudeignore may not hold to become a rule: the rule's
+# own parentheses, and a backslash (gitignore's escape, which the CLI's rule
+# syntax does not share).
+UNTRANSLATABLE = re.compile(r"[()\\]")
+
+
+def deny_rules(text):
+    """(rules, lines that cannot become one) for the text of a .claudeignore.
+    The CLI matches a Read rule's path as a gitignore pattern and refuses the
+    Read, Edit and Write tools on what it matches. A line without a slash
+    (but a last one) matches at any depth, as in git, and becomes
+    Read(./<line>); a line with a slash before its end is anchored at the
+    project root in git, and becomes Read(/<line>), the form the CLI anchors
+    there too (it reads "./docs/**" as any folder named docs). A negation
+    ("!") has no deny form."""
+    rules, skipped = [], []
+    for line in (text or "").splitlines():
+        pattern = line.strip()
+        if not pattern or pattern.startswith("#"):
+            continue
+        if pattern.startswith("!") or UNTRANSLATABLE.search(pattern):
+            skipped.append(pattern)
+            continue
+        if "/" in pattern.rstrip("/"):
+            rule = "Read(/{})".format(pattern.lstrip("/"))
+        else:
+            rule = "Read(./{})".format(pattern)
+        if rule not in rules:
+            rules.append(rule)
+    return rules, skipped
+
+
+def claudeignore_text(project):
+    return read_text(os.path.join(project, CLAUDEIGNORE), CLAUDEIGNORE)
+
+
+def our_deny_rules(source, ignore_text):
+    """Every deny rule the installer may have written: those of the given
+    .claudeignore and those of the template (a line deleted from a copy of
+    the template leaves a rule that is still the installer's)."""
+    template = source.bytes_of(TEMPLATE_CLAUDEIGNORE).decode("utf-8")
+    return deny_rules(ignore_text)[0] + deny_rules(template)[0]
+
+
 # ------------------------------------------------------------- marked blocks
 
 def line_texts(lines):
@@ -1360,21 +1509,128 @@ def plan_install(source, project, options):
     plan = Plan(project)
     if options.python is not None:
         plan_interpreter_note(plan, options.python)
+    known = installed_interpreters(plan)
+    python = command_interpreter(known, options)
     ours = [name for name in HOOKS
             if plan_owned_file(plan, source, HOOK_DIR + "/" + name, source.hook(name), options,
                                hook=True)]
     for name in COMMANDS:
-        plan_owned_file(plan, source, COMMAND_DIR + "/" + name, source.command(name), options, hook=False)
+        plan_owned_file(plan, source, COMMAND_DIR + "/" + name, command_for(source, name, python),
+                        options, hook=False, pythons=known + [python, DEFAULT_PYTHON])
+    plan_retired_commands(plan, source, options)
     if not options.update:
         plan_copy_if_absent(plan, MEMORY_INDEX, source.bytes_of(TEMPLATE_MEMORY))
-        plan_copy_if_absent(plan, CLAUDEIGNORE, source.bytes_of(TEMPLATE_CLAUDEIGNORE))
+    ignore_text = plan_claudeignore(plan, source, options)
     plan_gitignore_block(plan, source.marked_template(TEMPLATE_GITIGNORE))
-    plan_settings_wiring(plan, options, wirings_of(ours))
+    if options.update:
+        plan_session_state_move(plan)
+    plan_settings_wiring(plan, options, wirings_of(ours), source, ignore_text)
     plan_git_index(plan, project, ours)
     return plan
 
 
-def plan_owned_file(plan, source, rel, data, options, hook):
+def installed_interpreters(plan):
+    """The interpreters the protocol's wired hooks name in the project's
+    settings, first found first; an unreadable file names none (the settings
+    step refuses it)."""
+    try:
+        settings, _ = load_settings(plan.path(SETTINGS), SETTINGS)
+    except SettingsError:
+        return []
+    found = [interpreter_in(str(handler.get("command", "")))
+             for wiring in WIRINGS for _, handler in our_handlers(settings, wiring)]
+    return list(dict.fromkeys(python for python in found if python is not None))
+
+
+def command_interpreter(known, options):
+    """The interpreter the commands name: the one the hooks run with after this
+    run (--project leaves an existing entry's interpreter as it is)."""
+    if options.python is not None and (options.update or not known):
+        return options.python
+    return known[0] if known else options.python or DEFAULT_PYTHON
+
+
+def plan_retired_commands(plan, source, options):
+    """A command an earlier release installed under a name this version no
+    longer uses: --update (or --force) removes an unedited copy; an edited one
+    stays, and the line says what replaced it."""
+    for name, successor in sorted(RETIRED_COMMANDS.items()):
+        rel = COMMAND_DIR + "/" + name
+        existing = read_bytes(plan.path(rel), rel)
+        if existing is None:
+            continue
+        renamed = "/{} is now /{}".format(name[:-3], successor[:-3])
+        if not is_the_installers(source, rel, existing):
+            plan.keep(rel, "edited by you; {}, and this file shadows the CLI's own /{}".format(
+                renamed, name[:-3]))
+        elif options.update or options.force:
+            plan.remove(rel, renamed)
+        else:
+            plan.keep(rel, "{}; --update removes it".format(renamed))
+
+
+def plan_claudeignore(plan, source, options):
+    """Write the template where there is no .claudeignore; --update replaces a
+    copy of a released template nobody edited. Returns the text the file holds
+    after the run (its lines become the settings' deny rules)."""
+    template = source.bytes_of(TEMPLATE_CLAUDEIGNORE)
+    try:
+        existing = read_bytes(plan.path(CLAUDEIGNORE), CLAUDEIGNORE)
+    except Refusal:
+        existing = None
+    if existing is None and os.path.lexists(plan.path(CLAUDEIGNORE)):
+        plan.keep(CLAUDEIGNORE, "exists; never overwritten")
+        return None
+    if existing is None:
+        if not options.update:
+            plan.write("write", CLAUDEIGNORE, template)
+            return template.decode("utf-8")
+        return None
+    if options.update and not same_content(existing, template) and \
+            hashlib.sha256(lf_endings(existing)).hexdigest() in RELEASED_CLAUDEIGNORE_DIGESTS:
+        plan.write("replace", CLAUDEIGNORE, template, "was an older version")
+        return template.decode("utf-8")
+    plan.keep(CLAUDEIGNORE, "exists; never overwritten")
+    return existing.decode("utf-8", "surrogateescape")
+
+
+def plan_session_state_move(plan):
+    """Move the handoff from 0.1.0's default path to this version's: the new
+    name appears with the whole file at once, and a handoff already at the new
+    path is never overwritten."""
+    old, new = plan.path(OLD_SESSION_STATE), plan.path(SESSION_STATE)
+    if not os.path.isfile(old) or os.path.islink(old):
+        return
+    if os.path.lexists(new):
+        plan.keep(OLD_SESSION_STATE, "{} exists and is the one read; delete this older "
+                  "handoff once nothing in it is needed".format(SESSION_STATE))
+        return
+    reason = why_unsafe_to_change(plan.root, SESSION_STATE, None) or \
+        why_unwritable(plan.root, SESSION_STATE, None)
+    if reason:
+        plan.refuse(reason)
+        return
+    plan.change("move", OLD_SESSION_STATE, "to " + SESSION_STATE,
+                lambda: move_without_overwriting(old, new))
+
+
+def move_without_overwriting(old, new):
+    """Rename old to new unless new exists by then: a hard link fails on an
+    existing name, where a rename would replace it; a file system without
+    hard links gets a plain rename after the check."""
+    try:
+        os.link(old, new)
+    except FileExistsError:
+        raise Refusal("{} appeared meanwhile; {} was kept".format(new, old))
+    except OSError:
+        if os.path.lexists(new):
+            raise Refusal("{} appeared meanwhile; {} was kept".format(new, old))
+        os.rename(old, new)
+        return
+    os.unlink(old)
+
+
+def plan_owned_file(plan, source, rel, data, options, hook, pythons=(DEFAULT_PYTHON,)):
     """A hook or command: the installer's own file, replaced only when allowed.
     A file of the user's under the same name is kept unless --force says
     otherwise (for a hook, --update --force, since a hook runs at every
@@ -1390,7 +1646,7 @@ def plan_owned_file(plan, source, rel, data, options, hook):
         else:
             plan.keep(rel, "up to date")
         return True
-    if is_the_installers(source, rel, existing):
+    if is_the_installers(source, rel, existing, pythons):
         if options.update or options.force:
             plan.write("replace", rel, data, "was an older version", executable=hook)
             return True
@@ -1455,7 +1711,7 @@ def plan_gitignore_block(plan, block):
         plan.write("write" if text is None else verb, GITIGNORE, encode_text(new_text), note)
 
 
-def plan_settings_wiring(plan, options, wirings):
+def plan_settings_wiring(plan, options, wirings, source, ignore_text):
     path = plan.path(SETTINGS)
     try:
         settings, original = load_settings(path, SETTINGS)
@@ -1467,12 +1723,38 @@ def plan_settings_wiring(plan, options, wirings):
     changed = wire(settings, options.python, options.update, wirings)
     if options.update:
         plan_shared_matcher_note(plan, settings, wirings)
-    if not changed:
+    notes = ["wired " + " and ".join(changed)] if changed else []
+    notes += permission_changes(plan, settings, source, ignore_text)
+    if not notes:
         plan.keep(SETTINGS, "hooks already wired")
         return
     verb = "write" if original is None else "merge"
-    note = "wired " + " and ".join(changed)
-    plan.write(verb, SETTINGS, settings_bytes(settings, original), note)
+    plan.write(verb, SETTINGS, settings_bytes(settings, original), "; ".join(notes))
+
+
+def permission_changes(plan, settings, source, ignore_text):
+    """Allow the protocol's skills and bring the deny rules in line with the
+    .claudeignore: add the missing ones, remove the installer's rules for
+    lines no longer there; the user's own rules stay. Returns what changed,
+    as notes."""
+    notes = []
+    allowed = grant(settings, "allow", SKILL_PERMISSIONS)
+    if allowed:
+        notes.append("allowed " + ", ".join(allowed))
+    wanted, skipped = deny_rules(ignore_text)
+    stale = [rule for rule in our_deny_rules(source, ignore_text) if rule not in wanted]
+    dropped = revoke(settings, "deny", stale)
+    added = grant(settings, "deny", wanted)
+    if added:
+        notes.append("denied the file tools {} .claudeignore pattern(s)".format(len(added)))
+    if dropped:
+        notes.append("dropped {} deny rule(s) for lines gone from .claudeignore".format(
+            len(dropped)))
+    if skipped:
+        plan.note("{} has no deny form (a negation, a backslash or parentheses), so the agent's "
+                  "file tools may still open what it names: {}".format(
+                      CLAUDEIGNORE, ", ".join(skipped)))
+    return notes
 
 
 def plan_shared_matcher_note(plan, settings, wirings):
@@ -1524,14 +1806,19 @@ def plan_uninstall(source, project):
     wirings = wirings_of([name for name in HOOKS if name not in users])
     for name in sorted(leftovers_of_the_hooks(hook_dir)):
         plan.remove(HOOK_DIR + "/" + name, "local file the hooks wrote")
-    for name in COMMANDS:
+    pythons = installed_interpreters(plan) + [DEFAULT_PYTHON]
+    for name in COMMANDS + tuple(sorted(RETIRED_COMMANDS)):
         rel = COMMAND_DIR + "/" + name
         plan_remove_if_unmodified(plan, rel, lambda data, rel=rel: is_the_installers(
-            source, rel, data), "edited by you; left in place")
+            source, rel, data, pythons), "edited by you; left in place")
+    try:
+        ignore_text = claudeignore_text(project)
+    except Refusal:
+        ignore_text = None
     template = source.bytes_of(TEMPLATE_CLAUDEIGNORE)
     plan_remove_if_unmodified(plan, CLAUDEIGNORE, lambda data: same_content(data, template),
                               "differs from the template; left in place")
-    plan_settings_unwiring(plan, wirings)
+    plan_settings_unwiring(plan, wirings, our_deny_rules(source, ignore_text))
     plan_local_wiring_note(plan, wirings)
     plan_gitignore_unblocking(plan, source.marked_template(TEMPLATE_GITIGNORE))
     for rel in (HOOK_DIR, COMMAND_DIR, ".claude"):
@@ -1539,8 +1826,9 @@ def plan_uninstall(source, project):
             plan.remove(rel, "now empty")
     if os.path.isdir(plan.path("memory")):
         plan.keep("memory/", "your memory; never removed")
-    if os.path.lexists(plan.path(SESSION_STATE)):
-        plan.keep(SESSION_STATE, "your handoff; never removed")
+    for rel in (SESSION_STATE, OLD_SESSION_STATE):
+        if os.path.lexists(plan.path(rel)):
+            plan.keep(rel, "your handoff; never removed")
     return plan
 
 
@@ -1565,32 +1853,43 @@ def plan_remove_if_unmodified(plan, rel, unmodified, kept_note):
     return True
 
 
-def plan_settings_unwiring(plan, wirings):
+def plan_settings_unwiring(plan, wirings, deny):
     try:
         settings, original = load_settings(plan.path(SETTINGS), SETTINGS)
     except SettingsError as error:
         plan.refuse(str(error))
         return
-    created = is_as_the_installer_creates_it(original, settings, wirings)
+    created = is_as_the_installer_creates_it(original, settings, wirings, deny)
     changed = unwire(settings, wirings)
-    if not changed:
+    notes = ["unwired " + " and ".join(changed)] if changed else []
+    if revoke(settings, "allow", SKILL_PERMISSIONS):
+        notes.append("removed the protocol's Skill permissions")
+    dropped = revoke(settings, "deny", deny)
+    if dropped:
+        notes.append("removed {} .claudeignore deny rule(s)".format(len(dropped)))
+    if not notes:
         return
     plan_what_is_left(plan, SETTINGS, original, settings_bytes(settings, original),
                       created and settings == {},
                       lambda head: settings_mean_the_same(settings, head),
-                      "unwired " + " and ".join(changed), "held only the protocol's hooks")
+                      "; ".join(notes), "held only the protocol's entries")
 
 
-def is_as_the_installer_creates_it(original, settings, wirings):
+def is_as_the_installer_creates_it(original, settings, wirings, deny):
     """Whether the settings text is exactly what --project writes where there
-    was no settings file, with the interpreter its entries name. Anything else
-    (an empty "hooks" object, another layout) may be the user's."""
+    was no settings file, with the interpreter its entries name and those of
+    the installer's permission rules it holds (a release before them wrote
+    none). Anything else (an empty "hooks" object, another layout) may be the
+    user's."""
     pythons = set(interpreter_in(str(handler.get("command", "")))
                   for wiring in wirings for _, handler in our_handlers(settings, wiring))
     if len(pythons) != 1 or None in pythons:
         return False
     fresh = {}
     wire(fresh, pythons.pop(), False, wirings)
+    for key, ours in (("allow", SKILL_PERMISSIONS), ("deny", deny)):
+        grant(fresh, key, [rule for rule in settings.get("permissions", {}).get(key, [])
+                           if rule in ours])
     return original == settings_text(fresh, None)
 
 
@@ -1838,7 +2137,40 @@ def hook_findings(source, project):
     if repeated:
         findings.append(Finding("drift", "wired more than once in settings.json (each copy "
                                 "runs): " + ", ".join(repeated), "--update"))
+    if unwired:  # --update writes the permissions with the entries; one finding says so
+        return findings
+    return findings + permission_findings(source, project)
+
+
+def permission_findings(source, project):
+    """The protocol's Skill permissions missing from the project's settings,
+    and deny rules out of step with its .claudeignore."""
+    findings = []
+    rules = rules_in_force(project)
+    missing = [rule for rule in SKILL_PERMISSIONS if rule not in rules["allow"]]
+    if missing:
+        findings.append(Finding("unwired", "not allowed in settings.json: {} (the CLI asks "
+                                "before the model runs that command)".format(", ".join(missing)),
+                                "--update"))
+    text = claudeignore_text(project)
+    wanted = deny_rules(text)[0]
+    denied = rules["deny"]
+    unenforced = [rule for rule in wanted if rule not in denied]
+    stale = [rule for rule in our_deny_rules(source, text) if rule in denied and rule not in wanted]
+    if unenforced:
+        findings.append(Finding("drift", ".claudeignore lines without their permissions.deny "
+                                "rule (the file tools may open them): " + some_of(unenforced),
+                                "--update"))
+    if stale:
+        findings.append(Finding("drift", "permissions.deny rules for lines gone from "
+                                ".claudeignore: " + some_of(stale), "--update"))
     return findings
+
+
+def some_of(rules, shown=4):
+    """The first rules, and how many more there are: a finding stays one line."""
+    more = len(rules) - shown
+    return ", ".join(rules[:shown]) + (" and {} more".format(more) if more > 0 else "")
 
 
 def worst_kind(findings):

@@ -27,12 +27,13 @@ import tempfile
 REPO = os.path.dirname(os.path.dirname(os.path.realpath(os.path.abspath(__file__))))
 EXAMPLE = os.path.join(REPO, "examples", "example-project")
 HOOKS = ("session-start.py", "context-budget.py", "prune-worktrees.py", "stop-handoff.py")
-COMMANDS = ("handoff.md", "dream.md", "catchup.md", "status.md", "update-context.md")
+COMMANDS = ("handoff.md", "dream.md", "catchup.md", "memory-status.md", "update-context.md")
 INSTALLED = tuple([".claude/hooks/" + name for name in HOOKS]
                   + [".claude/commands/" + name for name in COMMANDS]
                   + [".claude/settings.json", ".claudeignore", ".gitignore"])
 # What the hooks write while they run, never part of the example.
-RUNTIME_NAMES = ("__pycache__", "session-state.md", "settings.local.json", "worktrees")
+RUNTIME_NAMES = ("__pycache__", "session-state.md", ".session-state.md", "settings.local.json",
+                 "worktrees")
 RUNTIME_PREFIXES = (".session-baseline",)
 
 

@@ -92,10 +92,11 @@ def source_text(root, rel):
     return text
 
 
-def settings_entries(installer):
-    """The JSON install.py writes into a project that has no .claude/settings.json."""
-    settings = {}
-    installer.wire(settings, None, False)
+def settings_entries(root, installer):
+    """The JSON install.py writes into a project that has no .claude/settings.json (and
+    no .claudeignore, so the template's lines become its deny rules)."""
+    deny = installer.deny_rules(source_text(root, "templates/claudeignore"))[0]
+    settings = installer.new_settings(installer.DEFAULT_PYTHON, installer.WIRINGS, deny)
     return installer.settings_text(settings, None)
 
 
@@ -133,7 +134,7 @@ def embeds(root, installer):
             ("Create `.claudeignore`:", "gitignore", "templates/claudeignore")):
         found.append(Embed(intro, info, source_text(root, rel), rel))
     found.append(Embed("Entries for `.claude/settings.json`:", "json",
-                       settings_entries(installer), "install.py (settings entries)"))
+                       settings_entries(root, installer), "install.py (settings entries)"))
     found.append(Embed(DIGEST_INTRO, "text", digest_list(root, installer),
                        "SHA-256 of hooks/ and commands/"))
     return found

@@ -15,11 +15,12 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 HOOKS = ("session-start.py", "context-budget.py", "prune-worktrees.py", "stop-handoff.py")
-COMMANDS = ("handoff.md", "dream.md", "catchup.md", "status.md", "update-context.md")
+COMMANDS = ("handoff.md", "dream.md", "catchup.md", "memory-status.md", "update-context.md")
 TEMPLATES = ("MEMORY.md", "claudeignore", "gitignore", "CLAUDE.md-section.md")
 
 GITIGNORE_BLOCK = (
     "# memory-context-protocol \u2014 local-only files (per developer, never shared)\n"
+    "/.session-state.md\n"
     ".claude/session-state.md\n"
     ".claude/hooks/.session-baseline*\n"
     ".claude/hooks/__pycache__/\n"
@@ -217,8 +218,24 @@ def snapshot(root):
     return state
 
 
-def expected_settings(python="python3"):
-    """The entries conventions.md says install.py writes."""
+# What the model itself invokes in the protocol's flow, allowed without a prompt.
+SKILL_RULES = ["Skill(catchup)", "Skill(handoff)", "Skill(dream)"]
+
+# The template's .claudeignore lines as the CLI's deny rules: a line without an
+# inner slash matches at any depth (Read(./line)), one with a leading or inner
+# slash is anchored at the project root (Read(/line)).
+TEMPLATE_DENY_RULES = [
+    "Read(./.env)", "Read(./.env.*)", "Read(./*.pem)", "Read(./*.key)", "Read(./*.p12)",
+    "Read(./*.pfx)", "Read(./id_rsa*)", "Read(./id_ecdsa*)", "Read(./id_ed25519*)",
+    "Read(./secrets/)",
+]
+
+
+def expected_settings(python="python3", allow=True, deny=True):
+    """The entries install.py writes into a new settings file: the hooks, the
+    protocol's skills allowed (allow) and the template's deny rules (deny;
+    --update writes none where there is no .claudeignore). Release 0.1.0
+    wrote the hook entries alone."""
     def handler(hook, status):
         return {
             "type": "command",
@@ -226,7 +243,7 @@ def expected_settings(python="python3"):
             "timeout": 15,
             "statusMessage": status,
         }
-    return {"hooks": {
+    settings = {"hooks": {
         "SessionStart": [{
             "matcher": "startup|resume|clear|compact|fork",
             "hooks": [handler("session-start.py",
@@ -236,6 +253,14 @@ def expected_settings(python="python3"):
             "hooks": [handler("stop-handoff.py", "Checking that the session's work is saved")],
         }],
     }}
+    permissions = {}
+    if allow:
+        permissions["allow"] = list(SKILL_RULES)
+    if deny:
+        permissions["deny"] = list(TEMPLATE_DENY_RULES)
+    if permissions:
+        settings["permissions"] = permissions
+    return settings
 
 
 @pytest.fixture

@@ -15,11 +15,11 @@ from installtools import REPO, sealed_env
 
 EXAMPLE = os.path.join(REPO, "examples", "example-project")
 HOOKS = ("session-start.py", "context-budget.py", "prune-worktrees.py", "stop-handoff.py")
-COMMANDS = ("handoff.md", "dream.md", "catchup.md", "status.md", "update-context.md")
+COMMANDS = ("handoff.md", "dream.md", "catchup.md", "memory-status.md", "update-context.md")
 INSTALLED = ([".claude/hooks/" + name for name in HOOKS]
              + [".claude/commands/" + name for name in COMMANDS]
              + [".claude/settings.json", ".claudeignore", ".gitignore", "memory/MEMORY.md"])
-RUNTIME = ("__pycache__", "session-state.md", "settings.local.json", "worktrees")
+RUNTIME = ("__pycache__", "session-state.md", ".session-state.md", "settings.local.json", "worktrees")
 POINTER = re.compile(r"- \[[^\]]+\]\(([^)\s]+)\) — \S")
 ISO_DATE = r"(20\d\d)-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])"
 
@@ -171,7 +171,7 @@ def test_the_example_service_passes_its_own_tests(tmp_path):
 
 # ------------------------------------------------------------------ this repository
 
-RUNTIME_PATHS = (".claude/session-state.md", ".claude/hooks/.session-baseline",
+RUNTIME_PATHS = (".session-state.md", ".claude/session-state.md", ".claude/hooks/.session-baseline",
                  ".claude/hooks/.session-baseline.abc123", ".claude/hooks/__pycache__/x.cpython-38.pyc",
                  ".claude/settings.local.json", ".claude/worktrees/agent-1/file.txt")
 
@@ -179,7 +179,8 @@ RUNTIME_PATHS = (".claude/session-state.md", ".claude/hooks/.session-baseline",
 def test_root_gitignore_names_the_examples_runtime_files():
     with open(os.path.join(REPO, ".gitignore"), encoding="utf-8") as handle:
         lines = handle.read().splitlines()
-    for line in ("/examples/example-project/.claude/session-state.md",
+    for line in ("/examples/example-project/.session-state.md",
+                 "/examples/example-project/.claude/session-state.md",
                  "/examples/example-project/.claude/hooks/.session-baseline*",
                  "/examples/example-project/.claude/settings.local.json",
                  "/examples/example-project/.claude/worktrees/"):

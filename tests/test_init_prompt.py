@@ -16,7 +16,7 @@ from installtools import REPO, expected_settings, sealed_env
 PROMPT = os.path.join(REPO, "init", "claude-context-init.md")
 SYNC = os.path.join(REPO, "init", "sync_hooks.py")
 HOOKS = ("session-start.py", "context-budget.py", "prune-worktrees.py", "stop-handoff.py")
-COMMANDS = ("handoff.md", "dream.md", "catchup.md", "status.md", "update-context.md")
+COMMANDS = ("handoff.md", "dream.md", "catchup.md", "memory-status.md", "update-context.md")
 TEMPLATES = {
     "Create `memory/MEMORY.md` (only when it does not exist):": "templates/MEMORY.md",
     "Template for a module `CLAUDE.md`:": "templates/module-CLAUDE.md",

@@ -14,7 +14,7 @@ import pytest
 from installtools import (  # noqa: F401  (fixtures are used by name)
     COMMANDS, GITIGNORE_BLOCK, HOOKS, REPO, expected_settings, git, index_mode, installer,
     path_in, project, read, release_a_new_version, repo, settings_of, snapshot, template_text,
-    write,
+    write, SKILL_RULES, TEMPLATE_DENY_RULES,
 )
 from test_hook_interpreters import find_interpreter
 
@@ -307,14 +307,20 @@ def test_merge_keeps_every_user_key_hook_and_permission(installer, project):
     done = installer.ok("--project", project)
     merged = settings_of(project)
     ours = expected_settings()["hooks"]
-    assert merged["permissions"] == USER_SETTINGS["permissions"]
+    # the user's rules first and unchanged, then the protocol's, none twice
+    assert merged["permissions"] == {
+        "allow": ["Bash(npm test:*)"] + SKILL_RULES,
+        "deny": ["Read(./.env)"] + [rule for rule in TEMPLATE_DENY_RULES if rule != "Read(./.env)"],
+    }
     assert merged["model"] == "opus"
     assert merged["env"] == {"FOO": "bär"}
     assert merged["hooks"]["PreToolUse"] == USER_SETTINGS["hooks"]["PreToolUse"]
     assert merged["hooks"]["SessionStart"] == USER_SETTINGS["hooks"]["SessionStart"] + ours["SessionStart"]
     assert merged["hooks"]["Stop"] == ours["Stop"]
     assert list(merged) == list(USER_SETTINGS)
-    assert "  merged   .claude/settings.json (wired SessionStart and Stop)" in done.stdout
+    assert ("  merged   .claude/settings.json (wired SessionStart and Stop; allowed "
+            "Skill(catchup), Skill(handoff), Skill(dream); denied the file tools 9 .claudeignore "
+            "pattern(s))") in done.stdout
     assert '"FOO": "b\\u00e4r"' in read(path_in(project, ".claude/settings.json")).decode("utf-8")
 
 
@@ -331,6 +337,7 @@ def test_merge_twice_adds_nothing(installer, project):
 def test_a_file_already_holding_our_entries_is_left_byte_identical(installer, project):
     data = dict(USER_SETTINGS)
     data["hooks"] = dict(USER_SETTINGS["hooks"], **expected_settings()["hooks"])
+    data["permissions"] = expected_settings()["permissions"]
     text = json.dumps(data, indent=4)  # the user's own layout, no final newline
     write_settings(project, text)
     done = installer.ok("--project", project)
@@ -683,7 +690,7 @@ def test_a_locked_git_index_is_found_before_any_write(installer, repo):
     env = installer.env
     installer.ok("--project", repo)
     git(repo, "add", "--chmod=-x", ".claude/hooks", env=env)
-    os.remove(path_in(repo, ".claude/commands/status.md"))
+    os.remove(path_in(repo, ".claude/commands/memory-status.md"))
     write(path_in(repo, ".git/index.lock"), "")
     before = snapshot(repo)
     done = installer.run("--project", repo)

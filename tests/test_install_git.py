@@ -35,7 +35,8 @@ def test_a_committed_settings_file_stays_when_git_is_missing(installer, repo, tm
     commit(repo, installer.env, {".claude/settings.json": ONLY_OURS})
     done = installer.ok("--uninstall", repo, env=without_git(tmp_path))
     assert json.loads(read(path_in(repo, ".claude/settings.json"))) == {}
-    assert ("  merged   .claude/settings.json (unwired SessionStart and Stop; kept, since git "
+    assert ("  merged   .claude/settings.json (unwired SessionStart and Stop; removed the "
+            "protocol's Skill permissions; removed 10 .claudeignore deny rule(s); kept, since git "
             "could not say whether it tracks the file)") in done.stdout
 
 
@@ -185,7 +186,8 @@ def test_a_settings_file_the_user_had_outside_git_is_kept(installer, project, tm
     installer.ok("--project", project)
     done = installer.ok("--uninstall", project, env=without_git(tmp_path))
     assert json.loads(read(path_in(project, ".claude/settings.json"))) == {}
-    assert "  merged   .claude/settings.json (unwired SessionStart and Stop)" in done.stdout
+    assert ("  merged   .claude/settings.json (unwired SessionStart and Stop; removed the "
+            "protocol's Skill permissions; removed 10 .claudeignore deny rule(s))") in done.stdout
 
 
 def test_a_settings_file_the_installer_created_with_another_python_is_removed(

@@ -77,11 +77,11 @@ def test_a_hook_committed_as_a_symbolic_link_is_left_alone(installer, repo):
     git(repo, "add", "-A", env=env)
     git(repo, "commit", "-q", "-m", "the session-start hook is shared", env=env)
     assert index_mode(repo, env, ".claude/hooks/session-start.py") == "120000"
-    os.remove(path_in(repo, ".claude/commands/status.md"))
+    os.remove(path_in(repo, ".claude/commands/memory-status.md"))
     done = installer.ok("--update", repo)
     assert "git +x" not in done.stdout
     assert index_mode(repo, env, ".claude/hooks/session-start.py") == "120000"
-    assert os.path.isfile(path_in(repo, ".claude/commands/status.md"))
+    assert os.path.isfile(path_in(repo, ".claude/commands/memory-status.md"))
 
 
 @pytest.mark.skipif(os.name == "nt", reason="the stand-in git is a shell script")
@@ -89,7 +89,7 @@ def test_a_git_that_never_says_where_its_index_lock_is_stops_the_run(installer, 
     env = installer.env
     installer.ok("--project", repo)
     commit_the_hooks_without_their_bit(repo, env)
-    os.remove(path_in(repo, ".claude/commands/status.md"))
+    os.remove(path_in(repo, ".claude/commands/memory-status.md"))
     real_git = shutil.which("git", path=env["PATH"])
     folder = tmp_path / "slow git"
     write(str(folder / "git"), '#!/bin/sh\ncase " $* " in *" --git-path "*) exec sleep 120;; '

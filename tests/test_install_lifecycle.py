@@ -44,10 +44,10 @@ def test_update_twice_changes_nothing(installer, project):
 def test_update_restores_missing_hooks_and_commands(installer, project):
     installer.ok("--project", project)
     os.remove(path_in(project, ".claude/hooks/prune-worktrees.py"))
-    os.remove(path_in(project, ".claude/commands/status.md"))
+    os.remove(path_in(project, ".claude/commands/memory-status.md"))
     done = installer.ok("--update", project)
     assert "  wrote    .claude/hooks/prune-worktrees.py" in done.stdout
-    assert "  wrote    .claude/commands/status.md" in done.stdout
+    assert "  wrote    .claude/commands/memory-status.md" in done.stdout
 
 
 def users_version_of_our_entries():
@@ -57,7 +57,7 @@ def users_version_of_our_entries():
     stop = data["hooks"]["Stop"][0]["hooks"][0]
     stop.update({"timeout": 60000, "statusMessage": "my wording", "async": True})
     stop["command"] = 'py -3 "$CLAUDE_PROJECT_DIR/.claude/hooks/stop-handoff.py"'
-    data["permissions"] = {"allow": ["Bash(make:*)"]}
+    data["permissions"]["allow"].insert(0, "Bash(make:*)")
     return data
 
 
@@ -74,6 +74,7 @@ def test_project_leaves_our_entries_as_the_user_left_them(installer, project, ar
 def test_update_changes_only_the_command_and_keeps_the_interpreter(installer, project):
     old = users_version_of_our_entries()
     write(path_in(project, ".claude/settings.json"), json.dumps(old, indent=2) + "\n")
+    write(path_in(project, ".claudeignore"), template_text(installer, "claudeignore"))
     done = installer.ok("--update", project)
     wanted = users_version_of_our_entries()
     wanted["hooks"]["Stop"][0]["hooks"][0]["command"] = \
@@ -83,13 +84,14 @@ def test_update_changes_only_the_command_and_keeps_the_interpreter(installer, pr
 
 
 def test_update_brings_a_matcher_an_earlier_release_wrote_to_this_versions(installer, project):
-    old = expected_settings("python3")
+    old = expected_settings("python3", allow=False, deny=False)
     old["hooks"]["SessionStart"][0]["matcher"] = "startup|resume|clear|compact"  # 0.1.0
     write(path_in(project, ".claude/settings.json"), json.dumps(old, indent=2) + "\n")
     done = installer.ok("--update", project)
-    assert settings_of(project) == expected_settings("python3")
+    assert settings_of(project) == expected_settings("python3", deny=False)
     assert "fork" in settings_of(project)["hooks"]["SessionStart"][0]["matcher"]
-    assert "  merged   .claude/settings.json (wired SessionStart)" in done.stdout
+    assert ("  merged   .claude/settings.json (wired SessionStart; allowed Skill(catchup), "
+            "Skill(handoff), Skill(dream))") in done.stdout
 
 
 def test_update_with_python_switches_the_interpreter(installer, project):
@@ -186,12 +188,13 @@ def test_uninstall_keeps_and_names_an_edited_command(installer, project):
 
 
 def test_uninstall_keeps_the_users_settings_and_drops_an_emptied_hooks_key(installer, project):
-    user = {"model": "opus", "permissions": {"deny": ["Read(./.env)"]}}
+    user = {"model": "opus", "permissions": {"deny": ["Read(./config/production.yml)"]}}
     write(path_in(project, ".claude/settings.json"), json.dumps(user))
     installer.ok("--project", project)
     done = installer.ok("--uninstall", project)
     assert settings_of(project) == user
-    assert "  merged   .claude/settings.json (unwired SessionStart and Stop)" in done.stdout
+    assert ("  merged   .claude/settings.json (unwired SessionStart and Stop; removed the "
+            "protocol's Skill permissions; removed 10 .claudeignore deny rule(s))") in done.stdout
 
 
 def test_uninstall_keeps_other_handlers_in_a_shared_group(installer, project):
@@ -375,7 +378,7 @@ def test_a_global_hook_of_the_same_name_is_not_taken_for_the_protocols(installer
     mine = {"hooks": {"SessionStart": [{"hooks": [GLOBAL_SESSION_START]}]}}
     write(path_in(project, ".claude/settings.json"), json.dumps(mine, indent=2) + "\n")
     done = installer.ok("--project", project)
-    assert "(wired SessionStart and Stop)" in done.stdout
+    assert "(wired SessionStart and Stop;" in done.stdout
     groups = settings_of(project)["hooks"]["SessionStart"]
     assert groups == mine["hooks"]["SessionStart"] + expected_settings()["hooks"]["SessionStart"]
     installer.ok("--uninstall", project)
@@ -420,7 +423,9 @@ def test_uninstall_leaves_the_entry_of_a_hook_of_the_users(installer, project_wi
 def test_project_wires_no_hook_of_the_users(installer, project):
     write(path_in(project, ".claude/hooks/session-start.py"), MY_SESSION_START)
     installer.ok("--project", project)
-    assert settings_of(project) == {"hooks": {"Stop": expected_settings()["hooks"]["Stop"]}}
+    wanted = expected_settings()
+    del wanted["hooks"]["SessionStart"]
+    assert settings_of(project) == wanted
 
 
 @pytest.mark.parametrize("where", ["another group", "the same group"])

@@ -70,7 +70,7 @@ def test_uninstall_removes_the_hooks_0_1_0_installed(installer, project, crlf):
 # ---------------------------------------------------------- 0.1.0's settings entries
 
 def settings_of_0_1_0():
-    data = expected_settings()
+    data = expected_settings(allow=False, deny=False)
     data["hooks"]["SessionStart"][0]["matcher"] = "startup|resume|clear|compact"
     return data
 
@@ -81,11 +81,14 @@ def test_update_leaves_the_matcher_of_a_group_shared_with_the_users_hook(install
     old["hooks"]["SessionStart"][0]["hooks"].append(mine)
     write(path_in(project, ".claude/settings.json"), json.dumps(old, indent=2) + "\n")
     done = installer.ok("--update", project)
+    old["permissions"] = expected_settings()["permissions"]
+    del old["permissions"]["deny"]  # no .claudeignore, no deny rules
     assert settings_of(project) == old
     assert ("  note     the SessionStart group shared with hooks of your own keeps its matcher, "
             "so the protocol's hook misses fork; add it there, or move that hook to a group of "
             "its own") in done.stdout
-    assert "  keep     .claude/settings.json (hooks already wired)" in done.stdout
+    assert ("  merged   .claude/settings.json (allowed Skill(catchup), Skill(handoff), "
+            "Skill(dream))") in done.stdout
 
 
 def test_update_brings_the_matcher_of_the_protocols_own_group(installer, project):
@@ -106,7 +109,7 @@ STOP = ".claude/hooks/stop-handoff.py"
 
 
 def settings_with_stop_command(command):
-    data = expected_settings()
+    data = expected_settings(deny=False)
     data["hooks"]["Stop"][0]["hooks"][0]["command"] = command
     return data
 
@@ -144,9 +147,20 @@ def test_update_brings_an_older_command_form_with_its_interpreter(installer, pro
 def test_every_changed_command_lists_the_digest_of_its_released_version(installer):
     module = load_installer(installer)
     for name, digests in module.RELEASED_COMMAND_DIGESTS.items():
+        if name in module.RETIRED_COMMANDS:
+            continue
         current = hashlib.sha256(read(installer.source_file("commands/" + name))).hexdigest()
         assert digests and current not in digests, name
         assert all(re.match(r"[0-9a-f]{64}\Z", digest) for digest in digests), name
+        assert hashlib.sha256(released_file("commands/" + name)).hexdigest() == digests[0], name
+
+
+def test_every_retired_command_lists_the_digest_of_its_released_version(installer):
+    module = load_installer(installer)
+    for name, successor in module.RETIRED_COMMANDS.items():
+        assert not os.path.exists(installer.source_file("commands/" + name)), name
+        assert successor in module.COMMANDS, name
+        digests = module.RELEASED_COMMAND_DIGESTS[name]
         assert hashlib.sha256(released_file("commands/" + name)).hexdigest() == digests[0], name
 
 

@@ -1,0 +1,432 @@
+"""install.py and what the protocol's flow needs from the Claude Code CLI (2.1.328, measured
+against a local mock of the API): a handoff outside .claude/ (the CLI asks before every edit
+there), no command named like a built-in one, the Skill permissions the model's own /catchup,
+/handoff and /dream need, .claudeignore enforced as permissions.deny rules, and commands that
+name the project's interpreter."""
+
+import hashlib
+import json
+import os
+
+import pytest
+
+from installtools import (  # noqa: F401  (fixtures are used by name)
+    COMMANDS, SKILL_RULES, TEMPLATE_DENY_RULES, expected_settings, installer, load_installer,
+    path_in, project, read, settings_of, snapshot, template_text, write,
+)
+from test_install_releases import released_file
+
+OLD_STATE = ".claude/session-state.md"
+NEW_STATE = ".session-state.md"
+HANDOFF = "## Handoff: 2026-11-30 10:00\n\n## Working On\nthe parser\n"
+
+
+def installed_project(installer, project, *options):
+    installer.ok("--project", project, *options)
+    return project
+
+
+def write_settings(project, data):
+    write(path_in(project, ".claude/settings.json"), json.dumps(data, indent=2) + "\n")
+
+
+def check(installer, project):
+    done = installer.run("--check", project)
+    assert done.stderr == ""
+    return done
+
+
+# ------------------------------------------------------------- the handoff path
+
+def test_update_moves_the_handoff_to_the_new_default(installer, project):
+    installed_project(installer, project)
+    write(path_in(project, OLD_STATE), HANDOFF)
+    dry = installer.ok("--update", project, "--dry-run")
+    assert "  would move     .claude/session-state.md (to .session-state.md)" in dry.stdout
+    assert os.path.exists(path_in(project, OLD_STATE))
+    done = installer.ok("--update", project)
+    assert "  moved    .claude/session-state.md (to .session-state.md)" in done.stdout
+    assert read(path_in(project, NEW_STATE)) == HANDOFF.encode("utf-8")
+    assert not os.path.exists(path_in(project, OLD_STATE))
+    before = snapshot(project)
+    again = installer.ok("--update", project)
+    assert snapshot(project) == before
+    assert again.stdout.splitlines()[-1] == "nothing to do: already up to date"
+
+
+def test_update_never_overwrites_a_handoff_at_the_new_default(installer, project):
+    installed_project(installer, project)
+    write(path_in(project, OLD_STATE), "old\n")
+    write(path_in(project, NEW_STATE), "new\n")
+    done = installer.ok("--update", project)
+    assert read(path_in(project, NEW_STATE)) == b"new\n"
+    assert read(path_in(project, OLD_STATE)) == b"old\n"
+    assert ("  keep     .claude/session-state.md (.session-state.md exists and is the one read; "
+            "delete this older handoff once nothing in it is needed)") in done.stdout
+
+
+def test_project_leaves_the_handoff_where_it_is(installer, project):
+    write(path_in(project, OLD_STATE), HANDOFF)
+    installed_project(installer, project)
+    assert read(path_in(project, OLD_STATE)) == HANDOFF.encode("utf-8")
+    assert not os.path.exists(path_in(project, NEW_STATE))
+
+
+@pytest.mark.skipif(os.name == "nt", reason="symbolic links need privileges on Windows")
+def test_a_linked_old_handoff_is_not_moved(installer, project, tmp_path):
+    installed_project(installer, project)
+    elsewhere = tmp_path / "elsewhere.md"
+    elsewhere.write_text("mine\n")
+    os.symlink(str(elsewhere), path_in(project, OLD_STATE))
+    installer.ok("--update", project)
+    assert os.path.islink(path_in(project, OLD_STATE))
+    assert not os.path.lexists(path_in(project, NEW_STATE))
+
+
+def test_uninstall_keeps_both_handoffs(installer, project):
+    installed_project(installer, project)
+    write(path_in(project, OLD_STATE), "old\n")
+    write(path_in(project, NEW_STATE), "new\n")
+    done = installer.ok("--uninstall", project)
+    assert "  keep     .session-state.md (your handoff; never removed)" in done.stdout
+    assert "  keep     .claude/session-state.md (your handoff; never removed)" in done.stdout
+    assert read(path_in(project, NEW_STATE)) == b"new\n"
+    assert read(path_in(project, OLD_STATE)) == b"old\n"
+
+
+def test_the_gitignore_block_ignores_both_handoff_paths(installer, project):
+    installed_project(installer, project)
+    lines = read(path_in(project, ".gitignore")).decode("utf-8").splitlines()
+    assert "/.session-state.md" in lines and ".claude/session-state.md" in lines
+
+
+def test_update_completes_the_block_0_1_0_wrote(installer, project):
+    installed_project(installer, project)
+    write(path_in(project, ".gitignore"), "build/\n" + released_file("templates/gitignore")
+          .decode("utf-8"))
+    done = installer.ok("--update", project)
+    assert "  repaired .gitignore (restored the local-only lines)" in done.stdout
+    text = read(path_in(project, ".gitignore")).decode("utf-8")
+    assert text == "build/\n" + template_text(installer, "gitignore")
+
+
+# -------------------------------------------------------------- command names
+
+# Every command name and alias CLI 2.1.328 defines itself, read out of its package's
+# executable (the objects with type "local", "local-jsx" or "prompt" and a name, and every
+# aliases list).
+BUILT_IN_COMMANDS = frozenset("""
+add-dir advisor agents artifacts auto-mode-setup autocompact autofix-pr background branch brief
+btw bug cd clear cloud-plugins color compact config context copy daemon design-consent
+design-login design-revoke desktop diff effort exit export extra-usage fast feedback focus fork
+goal heapdump help hooks ide import init insights install install-github-app install-slack-app
+list-agents login logout loops mcp memory mobile model output-style passes pause-memory
+permissions plan plugin powerup privacy-settings pro-trial-expired project radio
+rate-limit-options recap reload-plugins reload-skills remote-control remote-env rename restart
+resume scroll-speed session setup-bedrock setup-vertex skill-doctor skills status stickers stop
+subtask tasks team-onboarding teleport terminal-setup theme tui ultraplan ultrareview upgrade
+usage usage-credits use-case version voice web-setup wellbeing workflow-launch-exec workflows
+rewind schedule
+bg settings app quit peers memory-pause toggle-memory allowed-tools plugins marketplace rc name
+update checkpoint undo routines remote bashes tp cost stats breaks break-reminder downtime
+""".split())
+
+
+def test_no_command_is_named_like_a_built_in_one(installer):
+    module = load_installer(installer)
+    names = [name[:-3] for name in module.COMMANDS]
+    assert names == [name[:-3] for name in COMMANDS]
+    assert not set(names) & BUILT_IN_COMMANDS
+    assert set(name[:-3] for name in module.RETIRED_COMMANDS) <= BUILT_IN_COMMANDS
+
+
+def put_the_released_status_command_in(project):
+    write(path_in(project, ".claude/commands/status.md"), released_file("commands/status.md"))
+
+
+@pytest.mark.parametrize("crlf", [False, True])
+def test_update_replaces_the_released_status_command(installer, project, crlf):
+    installed_project(installer, project)
+    data = released_file("commands/status.md")
+    write(path_in(project, ".claude/commands/status.md"),
+          data.replace(b"\n", b"\r\n") if crlf else data)
+    os.remove(path_in(project, ".claude/commands/memory-status.md"))
+    done = installer.ok("--update", project)
+    assert "  removed  .claude/commands/status.md (/status is now /memory-status)" in done.stdout
+    assert "  wrote    .claude/commands/memory-status.md" in done.stdout
+    assert not os.path.exists(path_in(project, ".claude/commands/status.md"))
+    before = snapshot(project)
+    installer.ok("--update", project)
+    assert snapshot(project) == before
+
+
+def test_project_names_the_retired_command_and_leaves_it(installer, project):
+    installed_project(installer, project)
+    put_the_released_status_command_in(project)
+    done = installer.ok("--project", project)
+    assert ("  keep     .claude/commands/status.md (/status is now /memory-status; --update "
+            "removes it)") in done.stdout
+    assert os.path.exists(path_in(project, ".claude/commands/status.md"))
+
+
+@pytest.mark.parametrize("args", [["--update"], ["--update", "--force"], ["--project", "--force"]])
+def test_an_edited_status_command_stays(installer, project, args):
+    installed_project(installer, project)
+    write(path_in(project, ".claude/commands/status.md"), "my own status\n")
+    done = installer.ok(*(args + [project]))
+    assert read(path_in(project, ".claude/commands/status.md")) == b"my own status\n"
+    assert ("  keep     .claude/commands/status.md (edited by you; /status is now "
+            "/memory-status, and this file shadows the CLI's own /status)") in done.stdout
+
+
+def test_uninstall_removes_the_released_status_command_and_keeps_an_edited_one(installer, project):
+    installed_project(installer, project)
+    put_the_released_status_command_in(project)
+    done = installer.ok("--uninstall", project)
+    assert "  removed  .claude/commands/status.md" in done.stdout
+    installed_project(installer, project)
+    write(path_in(project, ".claude/commands/status.md"), "mine\n")
+    done = installer.ok("--uninstall", project)
+    assert "  keep     .claude/commands/status.md (edited by you; left in place)" in done.stdout
+
+
+# ------------------------------------------------------------ Skill permissions
+
+def test_the_users_allow_rules_stay_first_and_none_twice(installer, project):
+    write_settings(project, {"permissions": {"allow": ["Skill(handoff)", "Bash(make:*)"]}})
+    installed_project(installer, project)
+    assert settings_of(project)["permissions"]["allow"] == [
+        "Skill(handoff)", "Bash(make:*)", "Skill(catchup)", "Skill(dream)"]
+
+
+def test_update_restores_a_missing_skill_permission(installer, project):
+    installed_project(installer, project)
+    data = settings_of(project)
+    data["permissions"]["allow"].remove("Skill(dream)")
+    write_settings(project, data)
+    found = check(installer, project)
+    assert found.returncode == 1
+    assert ("  UNWIRED  not allowed in settings.json: Skill(dream) (the CLI asks before the model "
+            "runs that command)") in found.stdout
+    assert "fix: python3 install.py --update " + project in found.stdout
+    done = installer.ok("--update", project)
+    assert "  merged   .claude/settings.json (allowed Skill(dream))" in done.stdout
+    assert settings_of(project)["permissions"]["allow"] == SKILL_RULES
+    assert check(installer, project).returncode == 0
+
+
+def test_a_skill_allowed_in_the_local_settings_counts(installer, project):
+    installed_project(installer, project)
+    data = settings_of(project)
+    del data["permissions"]["allow"]
+    write_settings(project, data)
+    write(path_in(project, ".claude/settings.local.json"),
+          json.dumps({"permissions": {"allow": SKILL_RULES}}))
+    assert check(installer, project).returncode == 0
+
+
+def test_uninstall_removes_only_the_protocols_permissions(installer, project):
+    mine = {"permissions": {"allow": ["Bash(make:*)"], "deny": ["Read(./config/prod.yml)"]}}
+    write_settings(project, mine)
+    installed_project(installer, project)
+    installer.ok("--uninstall", project)
+    assert settings_of(project) == mine
+
+
+@pytest.mark.parametrize("permissions", [[], {"allow": "Skill(dream)"}, {"deny": [1]}])
+def test_permissions_of_another_shape_are_refused_before_any_write(installer, project,
+                                                                 permissions):
+    write_settings(project, {"permissions": permissions})
+    before = snapshot(project)
+    done = installer.run("--project", project)
+    assert done.returncode == 1 and done.stdout == ""
+    assert "permissions" in done.stderr and "nothing was changed" in done.stderr
+    assert len(done.stderr.splitlines()) == 1
+    assert snapshot(project) == before
+
+
+# -------------------------------------------------------------- the ignore list
+
+@pytest.mark.parametrize("line, rule", [
+    (".env", "Read(./.env)"),
+    ("*.pem", "Read(./*.pem)"),
+    ("secrets/", "Read(./secrets/)"),
+    ("/build", "Read(/build)"),
+    ("/out/", "Read(/out/)"),
+    ("docs/private.md", "Read(/docs/private.md)"),
+    ("config/*.yml", "Read(/config/*.yml)"),
+    ("**/node_modules/", "Read(/**/node_modules/)"),
+    ("  .env.local  ", "Read(./.env.local)"),
+])
+def test_a_claudeignore_line_becomes_the_rule_that_matches_what_git_would(installer, line, rule):
+    module = load_installer(installer)
+    assert module.deny_rules(line + "\n") == ([rule], [])
+
+
+@pytest.mark.parametrize("line", ["!.env.example", "weird(name).txt", "a\\#b"])
+def test_a_line_with_no_deny_form_is_named(installer, line):
+    module = load_installer(installer)
+    assert module.deny_rules("# a comment\n\n.env\r\n" + line + "\n") == (["Read(./.env)"], [line])
+
+
+def test_the_template_becomes_exactly_these_rules(installer, project):
+    installed_project(installer, project)
+    assert settings_of(project) == expected_settings()
+    assert settings_of(project)["permissions"]["deny"] == TEMPLATE_DENY_RULES
+
+
+def test_a_line_added_to_claudeignore_is_drift_until_update(installer, project):
+    installed_project(installer, project)
+    with open(path_in(project, ".claudeignore"), "a") as handle:
+        handle.write("config/credentials.json\n")
+    found = check(installer, project)
+    assert found.returncode == 1
+    assert ("  DRIFT    .claudeignore lines without their permissions.deny rule (the file tools "
+            "may open them): Read(/config/credentials.json)") in found.stdout
+    done = installer.ok("--update", project)
+    assert ("  merged   .claude/settings.json (denied the file tools 1 .claudeignore "
+            "pattern(s))") in done.stdout
+    assert settings_of(project)["permissions"]["deny"][-1] == "Read(/config/credentials.json)"
+    assert check(installer, project).returncode == 0
+    before = snapshot(project)
+    installer.ok("--update", project)
+    assert snapshot(project) == before
+
+
+def test_a_line_removed_from_claudeignore_loses_its_rule(installer, project):
+    installed_project(installer, project)
+    text = template_text(installer, "claudeignore").replace("*.pfx\n", "")
+    write(path_in(project, ".claudeignore"), text)
+    found = check(installer, project)
+    assert found.returncode == 1
+    assert ("  DRIFT    permissions.deny rules for lines gone from .claudeignore: "
+            "Read(./*.pfx)") in found.stdout
+    done = installer.ok("--update", project)
+    assert ("  merged   .claude/settings.json (dropped 1 deny rule(s) for lines gone from "
+            ".claudeignore)") in done.stdout
+    assert "Read(./*.pfx)" not in settings_of(project)["permissions"]["deny"]
+    assert check(installer, project).returncode == 0
+
+
+def test_the_users_own_deny_rules_stay_through_update_and_uninstall(installer, project):
+    write_settings(project, {"permissions": {"deny": ["Read(./config/prod.yml)"]}})
+    installed_project(installer, project)
+    os.remove(path_in(project, ".claudeignore"))
+    installer.ok("--update", project)
+    assert settings_of(project)["permissions"]["deny"] == ["Read(./config/prod.yml)"]
+    installer.ok("--uninstall", project)
+    assert settings_of(project) == {"permissions": {"deny": ["Read(./config/prod.yml)"]}}
+
+
+def test_a_negation_is_named_at_every_run(installer, project):
+    write(path_in(project, ".claudeignore"), ".env*\n!.env.example\n")
+    done = installer.ok("--project", project)
+    assert ("  note     .claudeignore has no deny form (a negation, a backslash or parentheses), "
+            "so the agent's file tools may still open what it names: !.env.example") in done.stdout
+    assert settings_of(project)["permissions"]["deny"] == ["Read(./.env*)"]
+
+
+def test_update_replaces_the_claudeignore_0_1_0_wrote(installer, project):
+    installed_project(installer, project)
+    write(path_in(project, ".claudeignore"), released_file("templates/claudeignore"))
+    done = installer.ok("--update", project)
+    assert "  replaced .claudeignore (was an older version)" in done.stdout
+    assert read(path_in(project, ".claudeignore")) == \
+        read(installer.source_file("templates/claudeignore"))
+    assert settings_of(project) == expected_settings()
+
+
+def test_an_edited_claudeignore_is_kept_and_enforced(installer, project):
+    installed_project(installer, project)
+    edited = released_file("templates/claudeignore") + b"reports/\n"
+    write(path_in(project, ".claudeignore"), edited)
+    installer.ok("--update", project)
+    assert read(path_in(project, ".claudeignore")) == edited
+    assert "Read(./reports/)" in settings_of(project)["permissions"]["deny"]
+    assert check(installer, project).returncode == 0
+
+
+def test_released_claudeignore_digest_is_0_1_0s(installer):
+    module = load_installer(installer)
+    digest = hashlib.sha256(released_file("templates/claudeignore")).hexdigest()
+    assert module.RELEASED_CLAUDEIGNORE_DIGESTS[0] == digest
+    assert hashlib.sha256(read(installer.source_file("templates/claudeignore"))).hexdigest() \
+        not in module.RELEASED_CLAUDEIGNORE_DIGESTS
+
+
+# ---------------------------------------------------------------- the interpreter
+
+def command_text(project, name):
+    return read(path_in(project, ".claude/commands/" + name)).decode("utf-8")
+
+
+def test_commands_name_the_interpreter_the_project_was_installed_with(installer, project):
+    installed_project(installer, project, "--python", "py -3")
+    dream = command_text(project, "dream.md")
+    assert "Bash(py -3 .claude/hooks/context-budget.py)" in dream.splitlines()[2]
+    assert "Run `py -3 .claude/hooks/context-budget.py`" in dream
+    assert "`py -3 -c \"import datetime;" in command_text(project, "handoff.md")
+    for name in COMMANDS:
+        assert "python3" not in command_text(project, name), name
+    before = snapshot(project)
+    again = installer.ok("--project", project, "--python", "py -3")
+    assert snapshot(project) == before
+    assert "  keep     .claude/commands/dream.md (up to date)" in again.stdout
+
+
+def test_update_with_another_python_brings_the_commands_along(installer, project):
+    installed_project(installer, project, "--python", "py -3")
+    done = installer.ok("--update", project, "--python", "python")
+    assert "  replaced .claude/commands/dream.md (was an older version)" in done.stdout
+    assert "Bash(python .claude/hooks/context-budget.py)" in command_text(project, "dream.md")
+    assert "edited by you" not in done.stdout
+    assert check(installer, project).returncode == 0
+
+
+def test_project_with_another_python_keeps_the_wired_interpreter_in_the_commands(installer,
+                                                                               project):
+    installed_project(installer, project, "--python", "py -3")
+    done = installer.ok("--project", project, "--python", "python")
+    assert "Bash(py -3 .claude/hooks/context-budget.py)" in command_text(project, "dream.md")
+    assert "--update --python python changes that" in done.stdout
+
+
+def test_uninstall_recognises_commands_rendered_for_the_projects_python(installer, project):
+    installed_project(installer, project, "--python", "py -3")
+    done = installer.ok("--uninstall", project)
+    assert "edited by you" not in done.stdout
+    assert not os.path.exists(path_in(project, ".claude/commands"))
+    assert not os.path.exists(path_in(project, ".claude/settings.json"))
+
+
+def test_an_edited_command_stays_in_a_project_of_another_python(installer, project):
+    installed_project(installer, project, "--python", "py -3")
+    path = path_in(project, ".claude/commands/dream.md")
+    write(path, read(path) + b"My own step.\n")
+    done = installer.ok("--update", project)
+    assert "  keep     .claude/commands/dream.md (edited by you; --force replaces it)" in done.stdout
+
+
+def test_the_released_dream_command_counts_as_unedited_in_a_project_of_another_python(
+        installer, project):
+    installed_project(installer, project, "--python", "py -3")
+    write(path_in(project, ".claude/commands/dream.md"), released_file("commands/dream.md"))
+    done = installer.ok("--update", project)
+    assert "  replaced .claude/commands/dream.md (was an older version)" in done.stdout
+    assert "Bash(py -3 .claude/hooks/context-budget.py)" in command_text(project, "dream.md")
+
+
+def test_a_project_0_1_0_installed_is_told_to_update(installer, project):
+    installed_project(installer, project)
+    write(path_in(project, ".claudeignore"), released_file("templates/claudeignore"))
+    write_settings(project, expected_settings(allow=False, deny=False))
+    found = check(installer, project)
+    assert found.returncode == 1
+    lines = [line for line in found.stdout.splitlines() if line.startswith("  ")]
+    assert lines[0] == ("  UNWIRED  not allowed in settings.json: Skill(catchup), Skill(handoff), "
+                        "Skill(dream) (the CLI asks before the model runs that command)")
+    assert lines[1] == ("  DRIFT    .claudeignore lines without their permissions.deny rule (the "
+                        "file tools may open them): Read(./.git/), Read(/**/node_modules/), "
+                        "Read(/**/bin/), Read(/**/obj/) and 22 more")
+    installer.ok("--update", project)
+    assert check(installer, project).returncode == 0
