@@ -25,7 +25,7 @@ FOUR_SPACES = (
     '            {"matcher": "startup", "hooks": [{"type": "command", "command": "echo hi"}]}\n'
     '        ]\n'
     '    },\n'
-    '    "permissions": {"allow": ["Bash(npm test)", "Read"], "deny": []},\n'
+    '    "permissions": {"allow": ["Bash(npm test)", "Read"], "deny": ["Read(./build/)"]},\n'
     '    "cleanupPeriodDays": 1e2,\n'
     '    "apiKeyHelper": "bin\\/key"\n'
     '}\n'
@@ -84,9 +84,27 @@ def protocol_tokens():
     return found
 
 
+def only_gained_protocol_tokens(line, candidate, ours):
+    """Whether `candidate` is the user's `line`, indented and spelled as written, with
+    nothing added to it but the protocol's keys and values (a permission rule put into
+    a one-line list of the user's) and the separators they need."""
+    indent = line[:len(line) - len(line.lstrip())]
+    if not candidate.startswith(indent) or candidate[len(indent):len(indent) + 1].isspace():
+        return False
+    users, found = JSON_TOKEN.findall(line), JSON_TOKEN.findall(candidate)
+    position = 0
+    for token in found:
+        if position < len(users) and token == users[position]:
+            position += 1
+        elif json.dumps(json.loads(token)) not in ours:
+            return False
+    return position == len(users)
+
+
 def assert_only_protocol_lines_differ(before, after):
     """Every line that changed belongs to a protocol entry; a line of the user's
-    may only have gained the comma that separates it from what follows."""
+    may only have gained the comma that separates it from what follows, or the
+    protocol's entries inside a list or object the user wrote on one line."""
     old, new = before.splitlines(), after.splitlines()
     removed, added = [], []
     for tag, old_start, old_end, new_start, new_end in difflib.SequenceMatcher(
@@ -95,10 +113,12 @@ def assert_only_protocol_lines_differ(before, after):
             removed += old[old_start:old_end]
             added += new[new_start:new_end]
     assert added, "nothing was added"
-    for line in removed:
-        assert line + "," in added, "a line of the user's was rewritten: {!r}".format(line)
-        added.remove(line + ",")
     ours = protocol_tokens()
+    for line in removed:
+        same = [candidate for candidate in added
+                if candidate in (line, line + ",") or only_gained_protocol_tokens(line, candidate, ours)]
+        assert same, "a line of the user's was rewritten: {!r}".format(line)
+        added.remove(same[0])
     for line in added:
         assert set(tokens(line)) <= ours, "an added line is not the protocol's: {!r}".format(line)
 
@@ -132,8 +152,13 @@ def assert_means_the_original_plus_the_protocol(before, after):
     ours = expected_settings()["hooks"]
     for event in ours:
         assert merged["hooks"][event] == mine.get("hooks", {}).get(event, []) + ours[event]
-    assert {key: value for key, value in merged.items() if key != "hooks"} == \
-        {key: value for key, value in mine.items() if key != "hooks"}
+    expected = {key: value for key, value in mine.items() if key != "hooks"}
+    permissions = dict(expected.get("permissions", {}))
+    for kind, rules in expected_settings().get("permissions", {}).items():
+        present = permissions.get(kind, [])
+        permissions[kind] = present + [rule for rule in rules if rule not in present]
+    expected["permissions"] = permissions
+    assert {key: value for key, value in merged.items() if key != "hooks"} == expected
 
 
 def same_lines_and_endings(before, after):
