@@ -78,7 +78,17 @@ The source files are found next to the real path of this script, so it may be
 run through a symbolic link to a clone.
 """
 
-import argparse
+from __future__ import print_function  # so Python 2 reads this file as far as the check below
+
+import sys
+
+if sys.version_info < (3, 8):
+    # One line, not a traceback: everything below needs Python 3.8.
+    sys.stderr.write("install.py: error: this is Python {}.{}; install.py needs Python 3.8 or "
+                     "newer: run it with python3\n".format(*sys.version_info[:2]))
+    sys.exit(1)
+
+import argparse  # noqa: E402 (after the version check, which must come first)
 import hashlib
 import importlib.util
 import json
@@ -89,7 +99,6 @@ import shutil
 import signal
 import stat
 import subprocess
-import sys
 import tempfile
 
 VERSION = "0.1.0"
@@ -1092,6 +1101,105 @@ def mark_executable_in_index(project, entries):
         raise Refusal("git update-index could not set mode 100755 in {}".format(project))
 
 
+# ----------------------------------------------------------- the interpreter
+
+OLDEST_PYTHON = (3, 8)
+# The hooks' flags: every command the installer writes runs the hook this way.
+HOOK_FLAGS = "-I -S"
+# Prints the version of whatever Python runs it, in a form Python 2 reads too.
+VERSION_PROBE = "import sys; sys.stdout.write('%d.%d' % sys.version_info[:2])"
+# Interpreters worth suggesting when the one asked for cannot run the hooks.
+OTHER_PYTHONS = ("python3", "python") + tuple(
+    "python3.{}".format(minor) for minor in range(14, OLDEST_PYTHON[1] - 1, -1)) + ("py -3",)
+
+
+PROBED = {}
+
+
+def why_interpreter_fails(prefix, env=None, cwd=None):
+    """why_interpreter_probe_fails(), asked once per run for each interpreter,
+    environment and (for a relative path) folder: --check --recursive meets
+    the same few interpreters in every repository."""
+    env = dict(env or os.environ)
+    program = interpreter_program(prefix)
+    relative = re.search(r"[/\\]", program) and not os.path.isabs(os.path.expanduser(program))
+    key = (prefix, tuple(sorted(env.items())), cwd if relative else None)
+    if key not in PROBED:
+        PROBED[key] = why_interpreter_probe_fails(prefix, env, cwd)
+    return PROBED[key]
+
+
+def why_interpreter_probe_fails(prefix, env, cwd):
+    """Why `prefix` (an interpreter and its flags, as a hook command starts)
+    cannot run the hooks; None when it runs Python 3.8 or newer. It is run the
+    way the harness runs a hook command: by `sh -c`, flags and all (an
+    interpreter that rejects -I fails here as it would at every stop)."""
+    shell = shutil.which("sh", path=env.get("PATH"))
+    env = dict(env, MCP_INSTALL_PROBE=VERSION_PROBE)
+    if shell:
+        argv = [shell, "-c", prefix + ' -c "$MCP_INSTALL_PROBE"']
+    else:  # no POSIX shell (Windows without Git Bash): the words as sh would split them
+        argv = shlex.split(prefix) + ["-c", VERSION_PROBE]
+    try:
+        done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              stdin=subprocess.DEVNULL, env=env, cwd=cwd,
+                              timeout=HOOK_TIMEOUT_SECONDS)
+    except (OSError, ValueError) as error:
+        return "cannot be started ({})".format(getattr(error, "strerror", None) or error)
+    except subprocess.TimeoutExpired:
+        return "gave no answer within {} seconds".format(HOOK_TIMEOUT_SECONDS)
+    said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    if done.returncode == 127 or (done.returncode and not shell and not said):
+        return "is not found"
+    if done.returncode != 0:
+        return "fails with exit {}{}".format(done.returncode, " ({})".format(said[0]) if said else "")
+    match = re.match(r"(\d+)\.(\d+)\Z", done.stdout.decode("ascii", "replace"))
+    if not match:
+        return "does not say which Python it is"
+    version = (int(match.group(1)), int(match.group(2)))
+    if version < OLDEST_PYTHON:
+        return "is Python {}.{}; the hooks need {}.{} or newer".format(
+            version[0], version[1], *OLDEST_PYTHON)
+    return None
+
+
+def a_working_python(env=None):
+    """The first of the usual interpreter names that runs the hooks here; None when none does."""
+    path = (env or os.environ).get("PATH")
+    for python in OTHER_PYTHONS:
+        if shutil.which(python.split()[0], path=path) and \
+                why_interpreter_fails("{} {}".format(python, HOOK_FLAGS), env) is None:
+            return python
+    return None
+
+
+def instead(env=None):
+    """What to pass instead of an interpreter that cannot run the hooks."""
+    python = a_working_python(env)
+    if python is None:
+        return "install Python {}.{} or newer and pass it with --python".format(*OLDEST_PYTHON)
+    return "pass --python {}".format(shell_word(python))
+
+
+def shell_word(text):
+    return '"{}"'.format(text) if " " in text else text
+
+
+def refuse_a_python_that_cannot_run_the_hooks(python, given):
+    """An interpreter that is on this machine but cannot run the hooks is
+    refused before anything is written; so is the default when it is missing
+    (the hooks would fail with exit 127 at every session). A --python that is
+    not on this machine at all may be for another one: plan_interpreter_note
+    says so instead."""
+    program = interpreter_program(python)
+    if given and shutil.which(os.path.expanduser(program)) is None:
+        return
+    problem = why_interpreter_fails("{} {}".format(python, HOOK_FLAGS))
+    if problem:
+        raise Refusal("{} {} {}, so the hooks would not run; {}".format(
+            "--python" if given else "the default interpreter", python, problem, instead()))
+
+
 # ------------------------------------------------------------------ install
 
 class Options(object):
@@ -1173,9 +1281,14 @@ def plan_git_index(plan, project, ours):
                   "git add --chmod=+x .claude/hooks/*.py")
 
 
-def plan_interpreter_note(plan, python):
+def interpreter_program(python):
+    """The program an interpreter command starts (past NAME=value words)."""
     words = shlex.split(python)  # check_interpreter let through only what sh reads this way
-    program = next((word for word in words if not re.match(r"[A-Za-z_]\w*=", word)), words[0])
+    return next((word for word in words if not re.match(r"[A-Za-z_]\w*=", word)), words[0])
+
+
+def plan_interpreter_note(plan, python):
+    program = interpreter_program(python)
     if shutil.which(os.path.expanduser(program)) is None:
         where = "does not exist on this machine" if re.search(r"[/\\]", program) \
             else "is not on this machine's PATH"
@@ -1466,6 +1579,11 @@ HEALTH_KINDS = (("broken", "broken"), ("over", "over"), ("warning", "warn"))
 FIXES = ("--project", "--update", "--update --force")
 
 
+def fix_rank(fix):
+    """A fix outside FIXES (one naming an interpreter) does everything --update does, and more."""
+    return FIXES.index(fix) if fix in FIXES else len(FIXES)
+
+
 class Finding(object):
     def __init__(self, kind, text, fix=None):
         self.kind = kind
@@ -1564,7 +1682,38 @@ def hook_findings(source, project):
     if repeated:
         findings.append(Finding("drift", "wired more than once in settings.json (each copy "
                                 "runs): " + ", ".join(repeated), "--update"))
+    return findings + interpreter_findings(project, os.environ)
+
+
+def interpreter_findings(project, env):
+    """The interpreters the wired hook commands start, each run as the harness
+    would run it (through sh, with the command's flags, in the session's
+    environment): one that is missing, too old or rejects the flags fails the
+    hook at every session."""
+    prefixes = []
+    for rel in (SETTINGS, LOCAL_SETTINGS):
+        settings, _ = load_settings(os.path.join(project, *rel.split("/")), rel)
+        for wiring in WIRINGS:
+            for _, handler in our_handlers(settings, wiring):
+                prefix = interpreter_and_flags(str(handler.get("command", "")))
+                if prefix is not None and prefix not in prefixes:
+                    prefixes.append(prefix)
+    findings = []
+    for prefix in prefixes:
+        problem = why_interpreter_fails(prefix, env, project)
+        if problem:
+            python = a_working_python(env)
+            repair = "--update --python {}".format(shell_word(python)) if python else None
+            findings.append(Finding("broken", "the hooks' interpreter ({}) {}; {}".format(
+                prefix, problem, instead(env)), repair))
     return findings
+
+
+def interpreter_and_flags(command):
+    """The part of a wired command before the hook's path (e.g. 'python3 -I -S');
+    None for a command in a form of the user's."""
+    match = WIRED_COMMAND.match(command)
+    return (match.group(1) + match.group(2)).strip() if match else None
 
 
 def worst_kind(findings):
@@ -1596,7 +1745,7 @@ def check_one(source, project, out, as_json=False):
         out(budget.format_health(health).rstrip("\n"))
     fixes = [finding.fix for finding in findings if finding.fix]
     if fixes:
-        out("fix: python3 install.py {} {}".format(max(fixes, key=FIXES.index), project))
+        out("fix: python3 install.py {} {}".format(max(fixes, key=fix_rank), project))
     return code
 
 
@@ -1772,6 +1921,9 @@ def make_plan(source, args):
     update = args.mode == "update"
     if update and not protocol_is_installed(args.target):
         raise Refusal("the protocol is not installed in {}; use --project".format(args.target))
+    if args.python is not None or not update:
+        refuse_a_python_that_cannot_run_the_hooks(args.python or DEFAULT_PYTHON,
+                                                  args.python is not None)
     plan = plan_install(source, args.target, Options(args.force, update, args.python))
     return plan, "{} {}".format("updating" if update else "installing into", args.target)
 

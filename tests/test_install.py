@@ -115,7 +115,7 @@ def test_every_mode_runs_under_each_python_from_3_8(installer, project, minor):
     python = find_interpreter(minor)
     if python is None:
         pytest.skip("Python 3.%d is not installed here" % minor)
-    for args in (["--project", project, "--python", "py -3"], ["--update", project, "--dry-run"],
+    for args in (["--project", project, "--python", python], ["--update", project, "--dry-run"],
                  ["--check", project], ["--check", "--json", project], ["--uninstall", project]):
         done = installer.run(*args, python=python)
         assert (done.returncode, done.stderr) == (0, ""), (args, done)
