@@ -140,10 +140,12 @@ class Wiring(object):
         self.matcher = matcher
         self.status = status
         # Only the project's own copy counts: the same name under ~/.claude/hooks
-        # (the user's global hooks) or anywhere else is another program.
+        # (the user's global hooks) or anywhere else is another program. The
+        # project folder may be written $CLAUDE_PROJECT_DIR, ${CLAUDE_PROJECT_DIR}
+        # or with a default, ${CLAUDE_PROJECT_DIR:-.}.
         self.path_in_command = re.compile(
-            r'\$(?:CLAUDE_PROJECT_DIR|\{{CLAUDE_PROJECT_DIR\}})"?/{}(?![\w.-])'.format(
-                re.escape("{}/{}".format(HOOK_DIR, hook))))
+            r'\$(?:CLAUDE_PROJECT_DIR|\{{CLAUDE_PROJECT_DIR(?::?[-=?+][^}}]*)?\}})"?/{}(?![\w.-])'
+            .format(re.escape("{}/{}".format(HOOK_DIR, hook))))
 
     def handler(self, python):
         return {
@@ -161,7 +163,22 @@ class Wiring(object):
         return group
 
     def is_ours(self, handler):
-        return self.path_in_command.search(str(handler.get("command", ""))) is not None
+        """Whether the handler runs this hook of the project: the one reading
+        of a handler that install, update, uninstall and check all use. The
+        path may be in `command` (shell form) or in `args` (exec form, which
+        the harness runs without a shell)."""
+        return any(self.path_in_command.search(word) for word in handler_words(handler))
+
+
+def handler_words(handler):
+    """The command of a handler, then each of its exec-form arguments, as text."""
+    args = handler.get("args")
+    return [str(handler.get("command", ""))] + \
+        ([str(arg) for arg in args] if isinstance(args, list) else [])
+
+
+def is_exec_form(handler):
+    return isinstance(handler.get("args"), list)
 
 
 WIRINGS = (
@@ -718,7 +735,7 @@ def our_handlers(settings, wiring):
 # A hook command as a release wrote it, or as older instructions did (no -I -S,
 # no braces): an interpreter, its flags, then the hook's path and nothing more.
 WIRED_COMMAND = re.compile(
-    r'\s*(.+?)((?:\s+-I)?(?:\s+-S)?)\s+"?\$\{?CLAUDE_PROJECT_DIR\}?/[^"\s]+"?\s*\Z')
+    r'\s*(.+?)((?:\s+-I)?(?:\s+-S)?)\s+"?\$\{?CLAUDE_PROJECT_DIR(?::?[-=?+][^}]*)?\}?/[^"\s]+"?\s*\Z')
 PYTHON_PROGRAM = re.compile(r"(?:python|pypy|py)[\d.]*w?(?:\.exe)?\Z", re.IGNORECASE)
 
 
@@ -772,7 +789,7 @@ def update_command(handler, wiring, python):
     given and its own cannot be read; whether it changed."""
     old = str(handler.get("command", ""))
     python = python or interpreter_in(old)
-    if python is None:
+    if python is None or is_exec_form(handler):  # exec form is the user's choice, kept
         return False
     new = wiring.handler(python)["command"]
     if old == new:
@@ -1134,7 +1151,7 @@ def why_interpreter_probe_fails(prefix, env, cwd):
     cannot run the hooks; None when it runs Python 3.8 or newer. It is run the
     way the harness runs a hook command: by `sh -c`, flags and all (an
     interpreter that rejects -I fails here as it would at every stop)."""
-    shell = shutil.which("sh", path=env.get("PATH"))
+    shell = shutil.which("sh", path=env.get("PATH")) or shutil.which("sh")
     env = dict(env, MCP_INSTALL_PROBE=VERSION_PROBE)
     if shell:
         argv = [shell, "-c", prefix + ' -c "$MCP_INSTALL_PROBE"']
@@ -1144,6 +1161,8 @@ def why_interpreter_probe_fails(prefix, env, cwd):
         done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               stdin=subprocess.DEVNULL, env=env, cwd=cwd,
                               timeout=HOOK_TIMEOUT_SECONDS)
+    except FileNotFoundError:
+        return "is not found"
     except (OSError, ValueError) as error:
         return "cannot be started ({})".format(getattr(error, "strerror", None) or error)
     except subprocess.TimeoutExpired:
@@ -1608,9 +1627,11 @@ def load_budget_module(source):
 
 
 def inspect_everything(source, budget, project):
-    """(findings, budget points, memory-health report) for one project."""
-    findings, points = inspect_project(source, budget, project)
-    memory_findings, health = inspect_memory(budget, project)
+    """(findings, budget points, memory-health report) for one project, in the
+    environment its hooks see in a session."""
+    env = session_environment(project)
+    findings, points = inspect_project(source, budget, project, env)
+    memory_findings, health = inspect_memory(budget, project, env)
     return findings + memory_findings, points, health
 
 
@@ -1619,14 +1640,14 @@ def exit_code_for(findings):
     return EXIT_FINDINGS if any(finding.kind != "warn" for finding in findings) else EXIT_OK
 
 
-def inspect_project(source, budget, project):
+def inspect_project(source, budget, project, env):
     """(findings, budget points) for one project."""
     try:
-        findings = hook_findings(source, project)
+        findings = hook_findings(source, project, env)
     except Refusal as error:
         findings = [Finding("broken", str(error))]
     try:
-        points = list(budget.budget_points(project, os.environ))
+        points = list(budget.budget_points(project, env))
     except Exception as error:  # one unreadable project must not stop a whole estate
         return findings + [Finding("broken", "budget check failed: {}".format(error))], []
     if points:
@@ -1634,14 +1655,14 @@ def inspect_project(source, budget, project):
     return findings, points
 
 
-def inspect_memory(budget, project):
+def inspect_memory(budget, project, env):
     """(findings, report) from the hook file's memory_health(); the findings it shares with the
     budget points (found at every session start) are counted there, not twice."""
     health = getattr(budget, "memory_health", None)
     if not callable(health):
         return [], None
     try:
-        report = health(project, os.environ)
+        report = health(project, env)
     except Exception as error:
         return [Finding("broken", "memory health check failed: {}".format(error))], None
     findings = []
@@ -1655,7 +1676,7 @@ def inspect_memory(budget, project):
     return findings, report
 
 
-def hook_findings(source, project):
+def hook_findings(source, project, env):
     present = [name for name in HOOKS if os.path.lexists(os.path.join(project, HOOK_DIR, name))]
     wired = wired_events(project)
     if not present and not wired:
@@ -1682,7 +1703,124 @@ def hook_findings(source, project):
     if repeated:
         findings.append(Finding("drift", "wired more than once in settings.json (each copy "
                                 "runs): " + ", ".join(repeated), "--update"))
-    return findings + interpreter_findings(project, os.environ)
+    return findings + silenced_findings(project, wired) + interpreter_findings(project, env)
+
+
+# ------------------------------------------------- what the harness will run
+
+# The sources a SessionStart hook is started for.
+SESSION_SOURCES = ("startup", "resume", "clear", "compact", "fork")
+
+
+def harness_settings(project):
+    """[(shown name, settings)] of every settings file the harness reads for the
+    project that exists, lowest precedence first: the user's, the shared, the
+    local. A file that cannot be read counts as empty here (the check reports
+    a broken project file on its own)."""
+    files = []
+    try:
+        files.append((os.path.join(user_config_dir(), "settings.json"),) * 2)
+    except UsageError:
+        pass
+    files += [(os.path.join(project, *rel.split("/")), rel) for rel in (SETTINGS, LOCAL_SETTINGS)]
+    found = []
+    for path, shown in files:
+        try:
+            settings, original = load_settings(path, shown)
+        except Refusal:
+            continue
+        if original is not None:
+            found.append((shown, settings))
+    return found
+
+
+def session_environment(project, base=None):
+    """The environment the hooks see in a session: this one, with the "env"
+    of every settings file on top, as the harness applies it (a project's
+    value over the user's, the local file's over the shared one's)."""
+    env = dict(os.environ if base is None else base)
+    for _, settings in harness_settings(project):
+        values = settings.get("env")
+        if isinstance(values, dict):
+            env.update((str(key), value if isinstance(value, str) else json.dumps(value))
+                       for key, value in values.items() if value is not None)
+    return env
+
+
+def silenced_findings(project, wired):
+    """Hooks that are wired but that the harness never runs, or that cannot do
+    their job: all hooks switched off, and, when no entry of the event's hook
+    runs, why each one does not."""
+    files = harness_settings(project)
+    switch = [(shown, settings["disableAllHooks"]) for shown, settings in files
+              if "disableAllHooks" in settings]
+    if switch and switch[-1][1] is True:  # the file of highest precedence decides
+        return [Finding("unwired", '"disableAllHooks": true in {}: no hook runs; remove the key'
+                        .format(switch[-1][0]))]
+    findings = []
+    for wiring in WIRINGS:
+        if wiring.event not in wired:
+            continue
+        reasons = [(shown, why_handler_never_does_its_job(wiring, group, handler))
+                   for shown, settings in files for group, handler in our_handlers(settings, wiring)]
+        if reasons and all(reason for _, reason in reasons):
+            findings.append(Finding("unwired", "{} hook never runs as it should: {}".format(
+                wiring.event, "; ".join("{} in {}".format(reason, shown)
+                                        for shown, reason in reasons))))
+    return findings
+
+
+def why_handler_never_does_its_job(wiring, group, handler):
+    """Why the harness never runs the handler, or runs it where it cannot do
+    its job; None when it runs as the installer wires it."""
+    if handler.get("type") != "command":
+        return 'its type is {} (the harness runs a "command" only): make it "command"'.format(
+            json.dumps(handler.get("type")))
+    if "if" in handler:
+        return 'it has an "if", which makes a {} hook never run: remove it'.format(wiring.event)
+    if wiring.event == "Stop" and handler.get("async") is True:
+        return 'it is "async": true, so it cannot stop the session: remove it'
+    if not is_exec_form(handler) and not wiring.path_in_command.search(
+            without_shell_comment(str(handler.get("command", "")))):
+        return "its command is commented out (#): remove the text before the hook's command"
+    if wiring.event == "SessionStart" and not any(
+            matcher_matches(group.get("matcher"), source) for source in SESSION_SOURCES):
+        return "its matcher {} matches none of {}: use {}".format(
+            json.dumps(group.get("matcher")), "|".join(SESSION_SOURCES), wiring.matcher)
+    return None
+
+
+def matcher_matches(matcher, source):
+    """Whether a matcher selects the source, as the harness reads it: none, "" or
+    "*" select all; letters, digits, _, -, spaces, commas and | name sources
+    exactly; anything else is a regular expression searched for in the source."""
+    if matcher is None or matcher in ("", "*"):
+        return True
+    if not isinstance(matcher, str):
+        return False
+    if re.match(r"[\w\- ,|]+\Z", matcher):
+        return source in [name.strip() for name in re.split(r"[|,]", matcher)]
+    try:
+        return re.search(matcher, source) is not None
+    except re.error:
+        return False
+
+
+def without_shell_comment(command):
+    """The command without what sh takes as a comment: from a # that starts a
+    word outside quotes to the end of the line."""
+    quote = None
+    for index, char in enumerate(command):
+        if quote:
+            if char == quote:
+                quote = None
+            elif char == "\\" and quote == '"':
+                continue
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (index == 0 or command[index - 1].isspace()):
+            return command[:index]
+    return command
 
 
 def interpreter_findings(project, env):
@@ -1695,7 +1833,7 @@ def interpreter_findings(project, env):
         settings, _ = load_settings(os.path.join(project, *rel.split("/")), rel)
         for wiring in WIRINGS:
             for _, handler in our_handlers(settings, wiring):
-                prefix = interpreter_and_flags(str(handler.get("command", "")))
+                prefix = interpreter_and_flags(wiring, handler)
                 if prefix is not None and prefix not in prefixes:
                     prefixes.append(prefix)
     findings = []
@@ -1709,10 +1847,15 @@ def interpreter_findings(project, env):
     return findings
 
 
-def interpreter_and_flags(command):
-    """The part of a wired command before the hook's path (e.g. 'python3 -I -S');
-    None for a command in a form of the user's."""
-    match = WIRED_COMMAND.match(command)
+def interpreter_and_flags(wiring, handler):
+    """The part of a wired handler before the hook's path (e.g. 'python3 -I -S'),
+    as sh would read it; None for a command in a form of the user's."""
+    if is_exec_form(handler):
+        words = handler_words(handler)
+        at = next((index for index, word in enumerate(words)
+                   if wiring.path_in_command.search(word)), 0)
+        return " ".join(shlex.quote(word) for word in words[:at]) or None
+    match = WIRED_COMMAND.match(str(handler.get("command", "")))
     return (match.group(1) + match.group(2)).strip() if match else None
 
 
