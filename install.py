@@ -1703,7 +1703,34 @@ def hook_findings(source, project, env):
     if repeated:
         findings.append(Finding("drift", "wired more than once in settings.json (each copy "
                                 "runs): " + ", ".join(repeated), "--update"))
-    return findings + silenced_findings(project, wired) + interpreter_findings(project, env)
+    return findings + repair_findings(source, project) + silenced_findings(project, wired) + \
+        interpreter_findings(project, env)
+
+
+def repair_findings(source, project):
+    """What --update would change or keeps only for want of --force, read from
+    its own plan (so the check and the repair never disagree), apart from
+    what the findings above name more precisely: the hooks' files and their
+    settings entries."""
+    plan = plan_install(source, project, Options(update=True))
+    repairs, edited = [], []
+    for step in plan.steps:
+        hook_file = step.shown.startswith(HOOK_DIR + "/") and step.verb in ("write", "replace")
+        hook_entry = step.shown == SETTINGS and step.note.startswith("wired ")
+        if step.change is not None and not hook_file and not hook_entry:
+            repairs.append("{} {}{}".format(VERBS[step.verb][1].replace("would ", "", 1),
+                                            step.shown, " ({})".format(step.note) if step.note
+                                            else ""))
+        elif step.verb == "keep" and step.note.startswith("edited by you"):
+            edited.append(step.shown)
+    findings = []
+    if repairs:
+        findings.append(Finding("drift", "--update would: " + "; ".join(repairs), "--update"))
+    if edited:
+        findings.append(Finding("drift", "edited by you, so --update keeps them: {}; "
+                                "--update --force replaces them".format(", ".join(edited)),
+                                "--update --force"))
+    return findings
 
 
 # ------------------------------------------------- what the harness will run
