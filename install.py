@@ -1584,12 +1584,13 @@ def section_bytes(lines):
 
 # -------------------------------------------------------------------- check
 
-RANKS = {"broken": 4, "over": 3, "drift": 2, "unwired": 2, "missing": 1, "warn": 0}
+RANKS = {"broken": 4, "over": 3, "drift": 2, "unwired": 2, "unshared": 2, "missing": 1,
+         "warn": 0}
 LABELS = {"broken": "BROKEN", "over": "OVER", "drift": "DRIFT", "unwired": "UNWIRED",
-          "missing": "NONE", "warn": "WARN", None: "ok"}
+          "unshared": "UNSHARED", "missing": "NONE", "warn": "WARN", None: "ok"}
 SUMMARY_WORDS = {"broken": "broken", "over": "over budget", "drift": "drifted",
-                 "unwired": "not wired", "missing": "without the protocol",
-                 "warn": "with warnings", None: "ok"}
+                 "unwired": "not wired", "unshared": "not shared",
+                 "missing": "without the protocol", "warn": "with warnings", None: "ok"}
 # Memory-health severities as check findings; a warning alone does not fail the check.
 HEALTH_KINDS = (("broken", "broken"), ("over", "over"), ("warning", "warn"))
 
@@ -1704,7 +1705,43 @@ def hook_findings(source, project, env):
         findings.append(Finding("drift", "wired more than once in settings.json (each copy "
                                 "runs): " + ", ".join(repeated), "--update"))
     return findings + repair_findings(source, project) + silenced_findings(project, wired) + \
-        interpreter_findings(project, env)
+        interpreter_findings(project, env) + sharing_findings(project)
+
+
+# The protocol's parts that a teammate's clone needs.
+SHARED_PARTS = (SETTINGS, HOOK_DIR + "/" + HOOKS[0], COMMAND_DIR + "/" + COMMANDS[0], MEMORY_INDEX)
+
+
+def sharing_findings(project):
+    """Why the protocol would not reach teammates: no git at all, or parts git ignores."""
+    if not is_in_a_repository(project):  # the memory still loads: a warning, not a failure
+        return [Finding("warn", NOT_A_REPOSITORY)]
+    ignored = ignoring_lines(project, SHARED_PARTS)
+    if not ignored:
+        return []
+    return [Finding("unshared", "git ignores {} ({}), so teammates never get them; remove or "
+                    "narrow that line".format(", ".join(sorted(ignored)),
+                                              "; ".join(sorted(set(ignored.values())))))]
+
+
+NOT_A_REPOSITORY = ("not a git repository: the Stop hook's save check and the worktree pruner "
+                    "need git, and nothing is shared; run git init")
+
+
+def ignoring_lines(project, rels):
+    """{path: 'file:line: pattern'} for each untracked path git ignores, naming
+    the line that ignores it; {} when git cannot say."""
+    code, out = git(project, "check-ignore", "-v", "-n", "--", *rels)
+    if code not in (0, 1):
+        return {}
+    found = {}
+    for record in out.splitlines():  # source:line:pattern<TAB>path; "::<TAB>path" when none
+        rule, _, path = record.partition("\t")
+        where, _, rest = rule.partition(":")
+        line, _, pattern = rest.partition(":")
+        if path in rels and where and not pattern.startswith("!"):
+            found[path] = "{}:{}: {}".format(where, line, pattern)
+    return found
 
 
 def repair_findings(source, project):
@@ -1908,15 +1945,24 @@ def check_one(source, project, out, as_json=False):
         return EXIT_OK
     out("{} - {} finding(s):".format(project, len(findings)))
     for finding in findings:
-        out("  {:<8} {}".format(LABELS[finding.kind], finding.text))
+        out("  {:<9}{}".format(LABELS[finding.kind], finding.text))
     if points:
         out(budget.format_report(points).rstrip("\n"))
     if health:
         out(budget.format_health(health).rstrip("\n"))
     fixes = [finding.fix for finding in findings if finding.fix]
     if fixes:
-        out("fix: python3 install.py {} {}".format(max(fixes, key=fix_rank), project))
+        out("fix: {} {} {}".format(invocation(), max(fixes, key=fix_rank), project))
     return code
+
+
+def invocation():
+    """This script as it was run: the interpreter by the name it is found under
+    on PATH (else its full path), then the script's path as it was typed."""
+    python = os.path.basename(sys.executable or "python3")
+    if not sys.executable or shutil.which(python) is None:
+        python = sys.executable or "python3"
+    return "{} {}".format(shlex.quote(python), shlex.quote(sys.argv[0] or "install.py"))
 
 
 def find_repositories(root):
@@ -1962,7 +2008,7 @@ def check_recursively(source, root, out):
     out("{} repositories: {}".format(len(results), ", ".join(
         "{} {}".format(counts[kind], SUMMARY_WORDS[kind]) for kind in order)))
     if len(results) > counts.get(None, 0):
-        out("details: python3 install.py --check <repository>")
+        out("details: {} --check <repository>".format(invocation()))
     return max(exit_code_for(findings) for _, findings in results)
 
 
@@ -2048,12 +2094,44 @@ def parse_arguments(argv):
     if not os.path.isdir(args.target):
         raise UsageError("not a directory: {}".format(args.target))
     args.target = os.path.abspath(args.target)
+    outside = folder_holding_the_claude_folder(args.target)
+    if outside is not None and args.mode != "check":
+        raise UsageError("{} is inside a .claude folder; name the project folder, {}".format(
+            args.target, outside))
+    if args.mode == "check" and not args.recursive:
+        args.target = project_of(args.target)
     claude_dir = os.path.join(args.target, ".claude")
     if args.mode in ("project", "update") and is_user_config_dir(claude_dir):
         raise UsageError("{} is your user configuration folder, which Claude Code loads in "
                          "every project; install into a project folder, or use --global".format(
                              claude_dir))
     return args
+
+
+def folder_holding_the_claude_folder(folder):
+    """The folder above the nearest .claude folder that folder is in; None when it is in none."""
+    parts = folder.split(os.sep)
+    if ".claude" not in parts:
+        return None
+    return os.sep.join(parts[:len(parts) - parts[::-1].index(".claude") - 1]) or os.sep
+
+
+def project_of(folder):
+    """The project a --check of folder is about: folder itself when it has a
+    .claude folder; else the folder above a .claude folder it is in, or the
+    top of the git work tree it is in (the harness reads a project's settings
+    only there); else folder."""
+    if os.path.isdir(os.path.join(folder, ".claude")):
+        return folder
+    outside = folder_holding_the_claude_folder(folder)
+    if outside is not None:
+        return outside
+    top = folder
+    while not os.path.lexists(os.path.join(top, ".git")):
+        if os.path.dirname(top) == top:
+            return folder
+        top = os.path.dirname(top)
+    return top
 
 
 def run(argv, out=print):
@@ -2095,7 +2173,14 @@ def make_plan(source, args):
         refuse_a_python_that_cannot_run_the_hooks(args.python or DEFAULT_PYTHON,
                                                   args.python is not None)
     plan = plan_install(source, args.target, Options(args.force, update, args.python))
+    plan_sharing_notes(plan, args.target)
     return plan, "{} {}".format("updating" if update else "installing into", args.target)
+
+
+def plan_sharing_notes(plan, project):
+    """What keeps the install from reaching teammates, said before "done"."""
+    for finding in sharing_findings(project):
+        plan.note(finding.text)
 
 
 class HeldInterrupts(object):

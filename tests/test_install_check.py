@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from installtools import (  # noqa: F401
-    installer, make_repo, path_in, project, read, snapshot, write,
+    invoked,
+    installer, make_repo, path_in, project, read, repo, snapshot, write,
 )
 
 
@@ -22,7 +23,8 @@ def overfill_the_index(project):
 
 # ------------------------------------------------------------------ one project
 
-def test_healthy_project_is_one_short_line_and_exit_0(installer, project):
+def test_healthy_project_is_one_short_line_and_exit_0(installer, repo):
+    project = repo
     installer.ok("--project", project)
     before = snapshot(project)
     done = installer.ok("--check", project)
@@ -31,7 +33,8 @@ def test_healthy_project_is_one_short_line_and_exit_0(installer, project):
     assert snapshot(project) == before
 
 
-def test_check_defaults_to_the_current_folder(installer, project):
+def test_check_defaults_to_the_current_folder(installer, repo):
+    project = repo
     installer.ok("--project", project)
     done = installer.ok("--check", cwd=project)
     assert done.stdout.startswith("ok: " + project)
@@ -41,7 +44,7 @@ def test_a_project_without_the_protocol_is_a_finding(installer, project):
     done = installer.run("--check", project)
     assert done.returncode == 1
     assert "NONE     protocol not installed" in done.stdout
-    assert "fix: python3 install.py --project " + project in done.stdout
+    assert "fix: {} --project ".format(invoked(installer)) + project in done.stdout
 
 
 def test_a_drifted_hook_is_named(installer, project):
@@ -52,7 +55,7 @@ def test_a_drifted_hook_is_named(installer, project):
     assert done.returncode == 1
     assert "DRIFT    hooks differ from this version: prune-worktrees.py" in done.stdout
     assert "session-start.py" not in done.stdout
-    assert "fix: python3 install.py --update --force " + project in done.stdout
+    assert "fix: {} --update --force ".format(invoked(installer)) + project in done.stdout
 
 
 def test_a_missing_hook_and_a_missing_wiring_are_named(installer, project):
@@ -289,7 +292,8 @@ def strict_json(text):
     ("broken settings", "broken", 1),
     ("not installed", "without the protocol", 1),
 ])
-def test_check_json_is_one_valid_document_in_every_state(installer, project, state, status, code):
+def test_check_json_is_one_valid_document_in_every_state(installer, repo, state, status, code):
+    project = repo
     if state != "not installed":
         installer.ok("--project", project)
     if state == "over budget":

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from installtools import installer, path_in, project, read, write  # noqa: F401
+from installtools import installer, invoked, path_in, project, read, write  # noqa: F401
 
 
 def delete_a_command(project):
@@ -41,7 +41,7 @@ def test_what_update_would_repair_is_a_finding_until_it_is_repaired(installer, p
     done = installer.run("--check", project)
     assert done.returncode == 1
     assert "  DRIFT    " + text in done.stdout.splitlines()
-    assert "fix: python3 install.py --update " + project in done.stdout
+    assert "fix: {} --update ".format(invoked(installer)) + project in done.stdout
     installer.ok("--update", project)
     installer.ok("--check", project)
 
@@ -54,6 +54,6 @@ def test_an_edited_command_names_the_option_that_replaces_it(installer, project)
     assert done.returncode == 1
     assert ("  DRIFT    edited by you, so --update keeps them: .claude/commands/handoff.md; "
             "--update --force replaces them") in done.stdout.splitlines()
-    assert "fix: python3 install.py --update --force " + project in done.stdout
+    assert "fix: {} --update --force ".format(invoked(installer)) + project in done.stdout
     installer.ok("--update", "--force", project)
     installer.ok("--check", project)
