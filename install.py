@@ -43,7 +43,15 @@ What it promises
 * Every action is one line on stdout; `--dry-run` prints the same lines as
   "would ..." and changes nothing.
 * Running a mode twice changes nothing the second time.
-* Standard library only, Python 3.8 or newer, no network.
+* Standard library only, Python 3.8 or newer (an older Python gets one line),
+  no network.
+* An install never ends in a silent misconfiguration: an interpreter that
+  cannot run the hooks (run as the harness runs it: `sh -c`, with the hooks'
+  flags) is refused before any write, with one to pass instead; a folder
+  outside git or parts git ignores are said before "done". --check reports
+  hooks the harness would never run, what --update would repair, and parts
+  teammates would not get, in the environment a session has (the settings
+  files' "env" applied).
 
 Modes (exactly one)
 -------------------
