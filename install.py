@@ -52,7 +52,15 @@ What it promises
 * Every action is one line on stdout; `--dry-run` prints the same lines as
   "would ..." and changes nothing.
 * Running a mode twice changes nothing the second time.
-* Standard library only, Python 3.8 or newer, no network.
+* Standard library only, Python 3.8 or newer (an older Python gets one line),
+  no network.
+* An install never ends in a silent misconfiguration: an interpreter that
+  cannot run the hooks (run as the harness runs it: `sh -c`, with the hooks'
+  flags) is refused before any write, with one to pass instead; a folder
+  outside git or parts git ignores are said before "done". --check reports
+  hooks the harness would never run, what --update would repair, and parts
+  teammates would not get, in the environment a session has (the settings
+  files' "env" applied).
 
 Modes (exactly one)
 -------------------
@@ -88,7 +96,17 @@ The source files are found next to the real path of this script, so it may be
 run through a symbolic link to a clone.
 """
 
-import argparse
+from __future__ import print_function  # so Python 2 reads this file as far as the check below
+
+import sys
+
+if sys.version_info < (3, 8):
+    # One line, not a traceback: everything below needs Python 3.8.
+    sys.stderr.write("install.py: error: this is Python {}.{}; install.py needs Python 3.8 or "
+                     "newer: run it with python3\n".format(*sys.version_info[:2]))
+    sys.exit(1)
+
+import argparse  # noqa: E402 (after the version check, which must come first)
 import difflib
 import hashlib
 import importlib.util
@@ -100,7 +118,6 @@ import shutil
 import signal
 import stat
 import subprocess
-import sys
 import tempfile
 
 VERSION = "0.1.0"
@@ -160,10 +177,12 @@ class Wiring(object):
         self.matcher = matcher
         self.status = status
         # Only the project's own copy counts: the same name under ~/.claude/hooks
-        # (the user's global hooks) or anywhere else is another program.
+        # (the user's global hooks) or anywhere else is another program. The
+        # project folder may be written $CLAUDE_PROJECT_DIR, ${CLAUDE_PROJECT_DIR}
+        # or with a default, ${CLAUDE_PROJECT_DIR:-.}.
         self.path_in_command = re.compile(
-            r'\$(?:CLAUDE_PROJECT_DIR|\{{CLAUDE_PROJECT_DIR\}})"?/{}(?![\w.-])'.format(
-                re.escape("{}/{}".format(HOOK_DIR, hook))))
+            r'\$(?:CLAUDE_PROJECT_DIR|\{{CLAUDE_PROJECT_DIR(?::?[-=?+][^}}]*)?\}})"?/{}(?![\w.-])'
+            .format(re.escape("{}/{}".format(HOOK_DIR, hook))))
 
     def handler(self, python):
         return {
@@ -181,7 +200,22 @@ class Wiring(object):
         return group
 
     def is_ours(self, handler):
-        return self.path_in_command.search(str(handler.get("command", ""))) is not None
+        """Whether the handler runs this hook of the project: the one reading
+        of a handler that install, update, uninstall and check all use. The
+        path may be in `command` (shell form) or in `args` (exec form, which
+        the harness runs without a shell)."""
+        return any(self.path_in_command.search(word) for word in handler_words(handler))
+
+
+def handler_words(handler):
+    """The command of a handler, then each of its exec-form arguments, as text."""
+    args = handler.get("args")
+    return [str(handler.get("command", ""))] + \
+        ([str(arg) for arg in args] if isinstance(args, list) else [])
+
+
+def is_exec_form(handler):
+    return isinstance(handler.get("args"), list)
 
 
 WIRINGS = (
@@ -1021,7 +1055,7 @@ def our_handlers(settings, wiring):
 # A hook command as a release wrote it, or as older instructions did (no -I -S,
 # no braces): an interpreter, its flags, then the hook's path and nothing more.
 WIRED_COMMAND = re.compile(
-    r'\s*(.+?)((?:\s+-I)?(?:\s+-S)?)\s+"?\$\{?CLAUDE_PROJECT_DIR\}?/[^"\s]+"?\s*\Z')
+    r'\s*(.+?)((?:\s+-I)?(?:\s+-S)?)\s+"?\$\{?CLAUDE_PROJECT_DIR(?::?[-=?+][^}]*)?\}?/[^"\s]+"?\s*\Z')
 PYTHON_PROGRAM = re.compile(r"(?:python|pypy|py)[\d.]*w?(?:\.exe)?\Z", re.IGNORECASE)
 
 
@@ -1075,7 +1109,7 @@ def update_command(handler, wiring, python):
     given and its own cannot be read; whether it changed."""
     old = str(handler.get("command", ""))
     python = python or interpreter_in(old)
-    if python is None:
+    if python is None or is_exec_form(handler):  # exec form is the user's choice, kept
         return False
     new = wiring.handler(python)["command"]
     if old == new:
@@ -1495,6 +1529,107 @@ def mark_executable_in_index(project, entries):
         raise Refusal("git update-index could not set mode 100755 in {}".format(project))
 
 
+# ----------------------------------------------------------- the interpreter
+
+OLDEST_PYTHON = (3, 8)
+# The hooks' flags: every command the installer writes runs the hook this way.
+HOOK_FLAGS = "-I -S"
+# Prints the version of whatever Python runs it, in a form Python 2 reads too.
+VERSION_PROBE = "import sys; sys.stdout.write('%d.%d' % sys.version_info[:2])"
+# Interpreters worth suggesting when the one asked for cannot run the hooks.
+OTHER_PYTHONS = ("python3", "python") + tuple(
+    "python3.{}".format(minor) for minor in range(14, OLDEST_PYTHON[1] - 1, -1)) + ("py -3",)
+
+
+PROBED = {}
+
+
+def why_interpreter_fails(prefix, env=None, cwd=None):
+    """why_interpreter_probe_fails(), asked once per run for each interpreter,
+    environment and (for a relative path) folder: --check --recursive meets
+    the same few interpreters in every repository."""
+    env = dict(env or os.environ)
+    program = interpreter_program(prefix)
+    relative = re.search(r"[/\\]", program) and not os.path.isabs(os.path.expanduser(program))
+    key = (prefix, tuple(sorted(env.items())), cwd if relative else None)
+    if key not in PROBED:
+        PROBED[key] = why_interpreter_probe_fails(prefix, env, cwd)
+    return PROBED[key]
+
+
+def why_interpreter_probe_fails(prefix, env, cwd):
+    """Why `prefix` (an interpreter and its flags, as a hook command starts)
+    cannot run the hooks; None when it runs Python 3.8 or newer. It is run the
+    way the harness runs a hook command: by `sh -c`, flags and all (an
+    interpreter that rejects -I fails here as it would at every stop)."""
+    shell = shutil.which("sh", path=env.get("PATH")) or shutil.which("sh")
+    env = dict(env, MCP_INSTALL_PROBE=VERSION_PROBE)
+    if shell:
+        argv = [shell, "-c", prefix + ' -c "$MCP_INSTALL_PROBE"']
+    else:  # no POSIX shell (Windows without Git Bash): the words as sh would split them
+        argv = shlex.split(prefix) + ["-c", VERSION_PROBE]
+    try:
+        done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              stdin=subprocess.DEVNULL, env=env, cwd=cwd,
+                              timeout=HOOK_TIMEOUT_SECONDS)
+    except FileNotFoundError:
+        return "is not found"
+    except (OSError, ValueError) as error:
+        return "cannot be started ({})".format(getattr(error, "strerror", None) or error)
+    except subprocess.TimeoutExpired:
+        return "gave no answer within {} seconds".format(HOOK_TIMEOUT_SECONDS)
+    said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    if done.returncode == 127 or (done.returncode and not shell and not said):
+        return "is not found"
+    if done.returncode != 0:
+        return "fails with exit {}{}".format(done.returncode, " ({})".format(said[0]) if said else "")
+    match = re.match(r"(\d+)\.(\d+)\Z", done.stdout.decode("ascii", "replace"))
+    if not match:
+        return "does not say which Python it is"
+    version = (int(match.group(1)), int(match.group(2)))
+    if version < OLDEST_PYTHON:
+        return "is Python {}.{}; the hooks need {}.{} or newer".format(
+            version[0], version[1], *OLDEST_PYTHON)
+    return None
+
+
+def a_working_python(env=None):
+    """The first of the usual interpreter names that runs the hooks here; None when none does."""
+    path = (env or os.environ).get("PATH")
+    for python in OTHER_PYTHONS:
+        if shutil.which(python.split()[0], path=path) and \
+                why_interpreter_fails("{} {}".format(python, HOOK_FLAGS), env) is None:
+            return python
+    return None
+
+
+def instead(env=None):
+    """What to pass instead of an interpreter that cannot run the hooks."""
+    python = a_working_python(env)
+    if python is None:
+        return "install Python {}.{} or newer and pass it with --python".format(*OLDEST_PYTHON)
+    return "pass --python {}".format(shell_word(python))
+
+
+def shell_word(text):
+    return '"{}"'.format(text) if " " in text else text
+
+
+def refuse_a_python_that_cannot_run_the_hooks(python, given):
+    """An interpreter that is on this machine but cannot run the hooks is
+    refused before anything is written; so is the default when it is missing
+    (the hooks would fail with exit 127 at every session). A --python that is
+    not on this machine at all may be for another one: plan_interpreter_note
+    says so instead."""
+    program = interpreter_program(python)
+    if given and shutil.which(os.path.expanduser(program)) is None:
+        return
+    problem = why_interpreter_fails("{} {}".format(python, HOOK_FLAGS))
+    if problem:
+        raise Refusal("{} {} {}, so the hooks would not run; {}".format(
+            "--python" if given else "the default interpreter", python, problem, instead()))
+
+
 # ------------------------------------------------------------------ install
 
 class Options(object):
@@ -1683,9 +1818,14 @@ def plan_git_index(plan, project, ours):
                   "git add --chmod=+x .claude/hooks/*.py")
 
 
-def plan_interpreter_note(plan, python):
+def interpreter_program(python):
+    """The program an interpreter command starts (past NAME=value words)."""
     words = shlex.split(python)  # check_interpreter let through only what sh reads this way
-    program = next((word for word in words if not re.match(r"[A-Za-z_]\w*=", word)), words[0])
+    return next((word for word in words if not re.match(r"[A-Za-z_]\w*=", word)), words[0])
+
+
+def plan_interpreter_note(plan, python):
+    program = interpreter_program(python)
     if shutil.which(os.path.expanduser(program)) is None:
         where = "does not exist on this machine" if re.search(r"[/\\]", program) \
             else "is not on this machine's PATH"
@@ -2005,18 +2145,24 @@ def section_bytes(lines):
 
 # -------------------------------------------------------------------- check
 
-RANKS = {"broken": 4, "over": 3, "drift": 2, "unwired": 2, "missing": 1, "warn": 0}
+RANKS = {"broken": 4, "over": 3, "drift": 2, "unwired": 2, "unshared": 2, "missing": 1,
+         "warn": 0}
 LABELS = {"broken": "BROKEN", "over": "OVER", "drift": "DRIFT", "unwired": "UNWIRED",
-          "missing": "NONE", "warn": "WARN", None: "ok"}
+          "unshared": "UNSHARED", "missing": "NONE", "warn": "WARN", None: "ok"}
 SUMMARY_WORDS = {"broken": "broken", "over": "over budget", "drift": "drifted",
-                 "unwired": "not wired", "missing": "without the protocol",
-                 "warn": "with warnings", None: "ok"}
+                 "unwired": "not wired", "unshared": "not shared",
+                 "missing": "without the protocol", "warn": "with warnings", None: "ok"}
 # Memory-health severities as check findings; a warning alone does not fail the check.
 HEALTH_KINDS = (("broken", "broken"), ("over", "over"), ("warning", "warn"))
 
 
 # The install.py options that fix a finding, the one that fixes the most last.
 FIXES = ("--project", "--update", "--update --force")
+
+
+def fix_rank(fix):
+    """A fix outside FIXES (one naming an interpreter) does everything --update does, and more."""
+    return FIXES.index(fix) if fix in FIXES else len(FIXES)
 
 
 class Finding(object):
@@ -2054,12 +2200,14 @@ def load_module_file(source, rel, name, required):
 
 
 def inspect_everything(source, budget, project, health=None):
-    """(findings, budget points, memory-health report) for one project. Without the health
-    module only the memory defects found at every session start are looked for (no git)."""
-    findings, points = inspect_project(source, budget, project)
+    """(findings, budget points, memory-health report) for one project, in the
+    environment its hooks see in a session. Without the health module only the
+    memory defects found at every session start are looked for (no git)."""
+    env = session_environment(project)
+    findings, points = inspect_project(source, budget, project, env)
     if health is None:
-        return findings + session_start_defects(budget, project), points, None
-    memory_findings, report = inspect_memory(health, project)
+        return findings + session_start_defects(budget, project, env), points, None
+    memory_findings, report = inspect_memory(health, project, env)
     return findings + memory_findings, points, report
 
 
@@ -2068,14 +2216,14 @@ def exit_code_for(findings):
     return EXIT_FINDINGS if any(finding.kind != "warn" for finding in findings) else EXIT_OK
 
 
-def inspect_project(source, budget, project):
+def inspect_project(source, budget, project, env):
     """(findings, budget points) for one project."""
     try:
-        findings = hook_findings(source, project)
+        findings = hook_findings(source, project, env)
     except Refusal as error:
         findings = [Finding("broken", str(error))]
     try:
-        points = list(budget.budget_points(project, os.environ))
+        points = list(budget.budget_points(project, env))
     except Exception as error:  # one unreadable project must not stop a whole estate
         return findings + [Finding("broken", "budget check failed: {}".format(error))], []
     if points:
@@ -2083,10 +2231,10 @@ def inspect_project(source, budget, project):
     return findings, points
 
 
-def session_start_defects(budget, project):
+def session_start_defects(budget, project, env):
     """The memory defects session start reports, as one broken finding."""
     try:
-        defects = list(budget.memory_defects(project, os.environ))
+        defects = list(budget.memory_defects(project, env))
     except Exception as error:
         return [Finding("broken", "memory check failed: {}".format(error))]
     if not defects:
@@ -2094,10 +2242,10 @@ def session_start_defects(budget, project):
     return [Finding("broken", "memory: {} defect(s) found at session start".format(len(defects)))]
 
 
-def inspect_memory(health, project):
+def inspect_memory(health, project, env):
     """(findings, report) from memory_health(): one summary finding per severity."""
     try:
-        report = health.memory_health(project, os.environ)
+        report = health.memory_health(project, env)
     except Exception as error:
         return [Finding("broken", "memory health check failed: {}".format(error))], None
     findings = []
@@ -2110,7 +2258,7 @@ def inspect_memory(health, project):
     return findings, report
 
 
-def hook_findings(source, project):
+def hook_findings(source, project, env):
     present = [name for name in HOOKS if os.path.lexists(os.path.join(project, HOOK_DIR, name))]
     wired = wired_events(project)
     if not present and not wired:
@@ -2137,6 +2285,8 @@ def hook_findings(source, project):
     if repeated:
         findings.append(Finding("drift", "wired more than once in settings.json (each copy "
                                 "runs): " + ", ".join(repeated), "--update"))
+    findings += repair_findings(source, project) + silenced_findings(project, wired) + \
+        interpreter_findings(project, env) + sharing_findings(project)
     if unwired:  # --update writes the permissions with the entries; one finding says so
         return findings
     return findings + permission_findings(source, project)
@@ -2173,6 +2323,221 @@ def some_of(rules, shown=4):
     return ", ".join(rules[:shown]) + (" and {} more".format(more) if more > 0 else "")
 
 
+# The protocol's parts that a teammate's clone needs.
+SHARED_PARTS = (SETTINGS, HOOK_DIR + "/" + HOOKS[0], COMMAND_DIR + "/" + COMMANDS[0], MEMORY_INDEX)
+
+
+def sharing_findings(project):
+    """Why the protocol would not reach teammates: no git at all, or parts git ignores."""
+    if not is_in_a_repository(project):  # the memory still loads: a warning, not a failure
+        return [Finding("warn", NOT_A_REPOSITORY)]
+    ignored = ignoring_lines(project, SHARED_PARTS)
+    if not ignored:
+        return []
+    return [Finding("unshared", "git ignores {} ({}), so teammates never get them; remove or "
+                    "narrow that line".format(", ".join(sorted(ignored)),
+                                              "; ".join(sorted(set(ignored.values())))))]
+
+
+NOT_A_REPOSITORY = ("not a git repository: the Stop hook's save check and the worktree pruner "
+                    "need git, and nothing is shared; run git init")
+
+
+def ignoring_lines(project, rels):
+    """{path: 'file:line: pattern'} for each untracked path git ignores, naming
+    the line that ignores it; {} when git cannot say."""
+    code, out = git(project, "check-ignore", "-v", "-n", "--", *rels)
+    if code not in (0, 1):
+        return {}
+    found = {}
+    for record in out.splitlines():  # source:line:pattern<TAB>path; "::<TAB>path" when none
+        rule, _, path = record.partition("\t")
+        where, _, rest = rule.partition(":")
+        line, _, pattern = rest.partition(":")
+        if path in rels and where and not pattern.startswith("!"):
+            found[path] = "{}:{}: {}".format(where, line, pattern)
+    return found
+
+
+def repair_findings(source, project):
+    """What --update would change or keeps only for want of --force, read from
+    its own plan (so the check and the repair never disagree), apart from
+    what the findings above name more precisely: the hooks' files and their
+    settings entries."""
+    plan = plan_install(source, project, Options(update=True))
+    repairs, edited = [], []
+    for step in plan.steps:
+        hook_file = step.shown.startswith(HOOK_DIR + "/") and step.verb in ("write", "replace")
+        hook_entry = step.shown == SETTINGS and step.note.startswith("wired ")
+        if step.change is not None and not hook_file and not hook_entry:
+            repairs.append("{} {}{}".format(VERBS[step.verb][1].replace("would ", "", 1),
+                                            step.shown, " ({})".format(step.note) if step.note
+                                            else ""))
+        elif step.verb == "keep" and step.note.startswith("edited by you"):
+            edited.append(step.shown)
+    findings = []
+    if repairs:
+        findings.append(Finding("drift", "--update would: " + "; ".join(repairs), "--update"))
+    if edited:
+        findings.append(Finding("drift", "edited by you, so --update keeps them: {}; "
+                                "--update --force replaces them".format(", ".join(edited)),
+                                "--update --force"))
+    return findings
+
+
+# ------------------------------------------------- what the harness will run
+
+# The sources a SessionStart hook is started for.
+SESSION_SOURCES = ("startup", "resume", "clear", "compact", "fork")
+
+
+def harness_settings(project):
+    """[(shown name, settings)] of every settings file the harness reads for the
+    project that exists, lowest precedence first: the user's, the shared, the
+    local. A file that cannot be read counts as empty here (the check reports
+    a broken project file on its own)."""
+    files = []
+    try:
+        files.append((os.path.join(user_config_dir(), "settings.json"),) * 2)
+    except UsageError:
+        pass
+    files += [(os.path.join(project, *rel.split("/")), rel) for rel in (SETTINGS, LOCAL_SETTINGS)]
+    found = []
+    for path, shown in files:
+        try:
+            settings, original = load_settings(path, shown)
+        except Refusal:
+            continue
+        if original is not None:
+            found.append((shown, settings))
+    return found
+
+
+def session_environment(project, base=None):
+    """The environment the hooks see in a session: this one, with the "env"
+    of every settings file on top, as the harness applies it (a project's
+    value over the user's, the local file's over the shared one's)."""
+    env = dict(os.environ if base is None else base)
+    for _, settings in harness_settings(project):
+        values = settings.get("env")
+        if isinstance(values, dict):
+            env.update((str(key), value if isinstance(value, str) else json.dumps(value))
+                       for key, value in values.items() if value is not None)
+    return env
+
+
+def silenced_findings(project, wired):
+    """Hooks that are wired but that the harness never runs, or that cannot do
+    their job: all hooks switched off, and, when no entry of the event's hook
+    runs, why each one does not."""
+    files = harness_settings(project)
+    switch = [(shown, settings["disableAllHooks"]) for shown, settings in files
+              if "disableAllHooks" in settings]
+    if switch and switch[-1][1] is True:  # the file of highest precedence decides
+        return [Finding("unwired", '"disableAllHooks": true in {}: no hook runs; remove the key'
+                        .format(switch[-1][0]))]
+    findings = []
+    for wiring in WIRINGS:
+        if wiring.event not in wired:
+            continue
+        reasons = [(shown, why_handler_never_does_its_job(wiring, group, handler))
+                   for shown, settings in files for group, handler in our_handlers(settings, wiring)]
+        if reasons and all(reason for _, reason in reasons):
+            findings.append(Finding("unwired", "{} hook never runs as it should: {}".format(
+                wiring.event, "; ".join("{} in {}".format(reason, shown)
+                                        for shown, reason in reasons))))
+    return findings
+
+
+def why_handler_never_does_its_job(wiring, group, handler):
+    """Why the harness never runs the handler, or runs it where it cannot do
+    its job; None when it runs as the installer wires it."""
+    if handler.get("type") != "command":
+        return 'its type is {} (the harness runs a "command" only): make it "command"'.format(
+            json.dumps(handler.get("type")))
+    if "if" in handler:
+        return 'it has an "if", which makes a {} hook never run: remove it'.format(wiring.event)
+    if wiring.event == "Stop" and handler.get("async") is True:
+        return 'it is "async": true, so it cannot stop the session: remove it'
+    if not is_exec_form(handler) and not wiring.path_in_command.search(
+            without_shell_comment(str(handler.get("command", "")))):
+        return "its command is commented out (#): remove the text before the hook's command"
+    if wiring.event == "SessionStart" and not any(
+            matcher_matches(group.get("matcher"), source) for source in SESSION_SOURCES):
+        return "its matcher {} matches none of {}: use {}".format(
+            json.dumps(group.get("matcher")), "|".join(SESSION_SOURCES), wiring.matcher)
+    return None
+
+
+def matcher_matches(matcher, source):
+    """Whether a matcher selects the source, as the harness reads it: none, "" or
+    "*" select all; letters, digits, _, -, spaces, commas and | name sources
+    exactly; anything else is a regular expression searched for in the source."""
+    if matcher is None or matcher in ("", "*"):
+        return True
+    if not isinstance(matcher, str):
+        return False
+    if re.match(r"[\w\- ,|]+\Z", matcher):
+        return source in [name.strip() for name in re.split(r"[|,]", matcher)]
+    try:
+        return re.search(matcher, source) is not None
+    except re.error:
+        return False
+
+
+def without_shell_comment(command):
+    """The command without what sh takes as a comment: from a # that starts a
+    word outside quotes to the end of the line."""
+    quote = None
+    for index, char in enumerate(command):
+        if quote:
+            if char == quote:
+                quote = None
+            elif char == "\\" and quote == '"':
+                continue
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (index == 0 or command[index - 1].isspace()):
+            return command[:index]
+    return command
+
+
+def interpreter_findings(project, env):
+    """The interpreters the wired hook commands start, each run as the harness
+    would run it (through sh, with the command's flags, in the session's
+    environment): one that is missing, too old or rejects the flags fails the
+    hook at every session."""
+    prefixes = []
+    for rel in (SETTINGS, LOCAL_SETTINGS):
+        settings, _ = load_settings(os.path.join(project, *rel.split("/")), rel)
+        for wiring in WIRINGS:
+            for _, handler in our_handlers(settings, wiring):
+                prefix = interpreter_and_flags(wiring, handler)
+                if prefix is not None and prefix not in prefixes:
+                    prefixes.append(prefix)
+    findings = []
+    for prefix in prefixes:
+        problem = why_interpreter_fails(prefix, env, project)
+        if problem:
+            python = a_working_python(env)
+            repair = "--update --python {}".format(shell_word(python)) if python else None
+            findings.append(Finding("broken", "the hooks' interpreter ({}) {}; {}".format(
+                prefix, problem, instead(env)), repair))
+    return findings
+
+
+def interpreter_and_flags(wiring, handler):
+    """The part of a wired handler before the hook's path (e.g. 'python3 -I -S'),
+    as sh would read it; None for a command in a form of the user's."""
+    if is_exec_form(handler):
+        words = handler_words(handler)
+        at = next((index for index, word in enumerate(words)
+                   if wiring.path_in_command.search(word)), 0)
+        return " ".join(shlex.quote(word) for word in words[:at]) or None
+    match = WIRED_COMMAND.match(str(handler.get("command", "")))
+    return (match.group(1) + match.group(2)).strip() if match else None
+
+
 def worst_kind(findings):
     kinds = [finding.kind for finding in findings]
     return max(kinds, key=RANKS.get) if kinds else None
@@ -2196,14 +2561,14 @@ def check_one(source, project, out, as_json=False):
         return EXIT_OK
     out("{} - {} finding(s):".format(project, len(findings)))
     for finding in findings:
-        out("  {:<8} {}".format(LABELS[finding.kind], finding.text))
+        out("  {:<9}{}".format(LABELS[finding.kind], finding.text))
     if points:
         out(budget.format_report(points).rstrip("\n"))
     if health:
         out(health_module.format_health(health).rstrip("\n"))
     fixes = [finding.fix for finding in findings if finding.fix]
     if fixes:
-        out("fix: python3 install.py {} {}".format(max(fixes, key=FIXES.index), project))
+        out("fix: {} {} {}".format(invocation(), max(fixes, key=fix_rank), project))
     return code
 
 
@@ -2211,7 +2576,7 @@ def check_memory(source, project, out, as_json=False):
     """The memory's health alone, whether or not the protocol is installed: for repositories
     and CI that keep memory without the hooks. Exit 1 only when the memory is broken or over."""
     health_module = load_health_module(source)
-    findings, health = inspect_memory(health_module, project)
+    findings, health = inspect_memory(health_module, project, session_environment(project))
     code = exit_code_for(findings)
     if as_json:
         out(json.dumps({"project": project, "status": health["status"] if health else "broken",
@@ -2226,6 +2591,15 @@ def check_memory(source, project, out, as_json=False):
     if health:
         out(health_module.format_health(health).rstrip("\n"))
     return code
+
+
+def invocation():
+    """This script as it was run: the interpreter by the name it is found under
+    on PATH (else its full path), then the script's path as it was typed."""
+    python = os.path.basename(sys.executable or "python3")
+    if not sys.executable or shutil.which(python) is None:
+        python = sys.executable or "python3"
+    return "{} {}".format(shlex.quote(python), shlex.quote(sys.argv[0] or "install.py"))
 
 
 def find_repositories(root):
@@ -2271,7 +2645,7 @@ def check_recursively(source, root, out):
     out("{} repositories: {}".format(len(results), ", ".join(
         "{} {}".format(counts[kind], SUMMARY_WORDS[kind]) for kind in order)))
     if len(results) > counts.get(None, 0):
-        out("details: python3 install.py --check <repository>")
+        out("details: {} --check <repository>".format(invocation()))
     return max(exit_code_for(findings) for _, findings in results)
 
 
@@ -2359,12 +2733,44 @@ def parse_arguments(argv):
     if not os.path.isdir(args.target):
         raise UsageError("not a directory: {}".format(args.target))
     args.target = os.path.abspath(args.target)
+    outside = folder_holding_the_claude_folder(args.target)
+    if outside is not None and args.mode != "check":
+        raise UsageError("{} is inside a .claude folder; name the project folder, {}".format(
+            args.target, outside))
+    if args.mode == "check" and not args.recursive:
+        args.target = project_of(args.target)
     claude_dir = os.path.join(args.target, ".claude")
     if args.mode in ("project", "update") and is_user_config_dir(claude_dir):
         raise UsageError("{} is your user configuration folder, which Claude Code loads in "
                          "every project; install into a project folder, or use --global".format(
                              claude_dir))
     return args
+
+
+def folder_holding_the_claude_folder(folder):
+    """The folder above the nearest .claude folder that folder is in; None when it is in none."""
+    parts = folder.split(os.sep)
+    if ".claude" not in parts:
+        return None
+    return os.sep.join(parts[:len(parts) - parts[::-1].index(".claude") - 1]) or os.sep
+
+
+def project_of(folder):
+    """The project a --check of folder is about: folder itself when it has a
+    .claude folder; else the folder above a .claude folder it is in, or the
+    top of the git work tree it is in (the harness reads a project's settings
+    only there); else folder."""
+    if os.path.isdir(os.path.join(folder, ".claude")):
+        return folder
+    outside = folder_holding_the_claude_folder(folder)
+    if outside is not None:
+        return outside
+    top = folder
+    while not os.path.lexists(os.path.join(top, ".git")):
+        if os.path.dirname(top) == top:
+            return folder
+        top = os.path.dirname(top)
+    return top
 
 
 def run(argv, out=print):
@@ -2404,8 +2810,18 @@ def make_plan(source, args):
     update = args.mode == "update"
     if update and not protocol_is_installed(args.target):
         raise Refusal("the protocol is not installed in {}; use --project".format(args.target))
+    if args.python is not None or not update:
+        refuse_a_python_that_cannot_run_the_hooks(args.python or DEFAULT_PYTHON,
+                                                  args.python is not None)
     plan = plan_install(source, args.target, Options(args.force, update, args.python))
+    plan_sharing_notes(plan, args.target)
     return plan, "{} {}".format("updating" if update else "installing into", args.target)
+
+
+def plan_sharing_notes(plan, project):
+    """What keeps the install from reaching teammates, said before "done"."""
+    for finding in sharing_findings(project):
+        plan.note(finding.text)
 
 
 class HeldInterrupts(object):

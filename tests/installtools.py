@@ -176,6 +176,13 @@ class Installer(object):
         return os.path.join(self.source, *rel.split("/"))
 
 
+def invoked(installer):
+    """How --check names the installer run by Installer.run: the interpreter by
+    its name on PATH, then the script's path as given."""
+    python = os.path.basename(sys.executable)
+    return "{} {}".format(python if shutil.which(python) else sys.executable, installer.script)
+
+
 def git(repo, *args, **kwargs):
     env = kwargs.pop("env")
     done = subprocess.run(("git", "-C", str(repo)) + args, stdout=subprocess.PIPE,

@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from installtools import (  # noqa: F401  (fixtures are used by name)
+    invoked,
     COMMANDS, GITIGNORE_BLOCK, HOOKS, REPO, expected_settings, git, index_mode, installer,
     path_in, project, read, release_a_new_version, repo, settings_of, snapshot, template_text,
     write, SKILL_RULES, TEMPLATE_DENY_RULES,
@@ -87,7 +88,8 @@ def test_usage_errors_exit_2_with_one_line_and_no_traceback(installer, tmp_path,
     assert snapshot(str(tmp_path)) == before
 
 
-def test_runs_through_a_symlink_to_the_script(installer, project, tmp_path):
+def test_runs_through_a_symlink_to_the_script(installer, repo, tmp_path):
+    project = repo
     link = tmp_path / "bin" / "mcp-install"
     link.parent.mkdir()
     os.symlink(installer.script, str(link))
@@ -115,7 +117,7 @@ def test_every_mode_runs_under_each_python_from_3_8(installer, project, minor):
     python = find_interpreter(minor)
     if python is None:
         pytest.skip("Python 3.%d is not installed here" % minor)
-    for args in (["--project", project, "--python", "py -3"], ["--update", project, "--dry-run"],
+    for args in (["--project", project, "--python", python], ["--update", project, "--dry-run"],
                  ["--check", project], ["--check", "--json", project], ["--uninstall", project]):
         done = installer.run(*args, python=python)
         assert (done.returncode, done.stderr) == (0, ""), (args, done)
@@ -173,7 +175,7 @@ def test_project_twice_changes_nothing(installer, project):
     done = installer.ok("--project", project)
     assert snapshot(project) == before
     assert done.stdout.splitlines()[-1] == "nothing to do: already up to date"
-    assert all(line.startswith(("installing", "  keep", "nothing"))
+    assert all(line.startswith(("installing", "  keep", "  note", "nothing"))
                for line in done.stdout.splitlines()), done.stdout
 
 
@@ -660,7 +662,7 @@ def test_update_force_replaces_a_hook_of_the_users(installer, repo_with_my_hook)
     installer.ok("--project", repo)
     done = installer.run("--check", repo)
     assert "hooks differ from this version: session-start.py" in done.stdout
-    assert "fix: python3 install.py --update --force " + repo in done.stdout
+    assert "fix: {} --update --force ".format(invoked(installer)) + repo in done.stdout
     installer.ok("--update", "--force", repo)
     assert read(path_in(repo, ".claude/hooks/session-start.py")) == \
         read(installer.source_file("hooks/session-start.py"))
@@ -681,7 +683,7 @@ def test_an_older_release_of_a_hook_is_fixed_by_update(installer, project):
     installer.ok("--project", project)
     release_a_new_version(installer, "hooks/stop-handoff.py", "RELEASED_HOOK_DIGESTS")
     done = installer.run("--check", project)
-    assert "fix: python3 install.py --update " + project + "\n" in done.stdout
+    assert "fix: {} --update ".format(invoked(installer)) + project + "\n" in done.stdout
     installer.ok("--update", project)
     installer.ok("--check", project)
 

@@ -5,12 +5,12 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 
 import pytest
 
 from installtools import (  # noqa: F401
-    installer, make_repo, path_in, project, read, snapshot, write,
+    invoked,
+    installer, make_repo, path_in, project, read, repo, snapshot, write,
 )
 
 
@@ -23,7 +23,8 @@ def overfill_the_index(project):
 
 # ------------------------------------------------------------------ one project
 
-def test_healthy_project_is_one_short_line_and_exit_0(installer, project):
+def test_healthy_project_is_one_short_line_and_exit_0(installer, repo):
+    project = repo
     installer.ok("--project", project)
     before = snapshot(project)
     done = installer.ok("--check", project)
@@ -32,7 +33,8 @@ def test_healthy_project_is_one_short_line_and_exit_0(installer, project):
     assert snapshot(project) == before
 
 
-def test_check_defaults_to_the_current_folder(installer, project):
+def test_check_defaults_to_the_current_folder(installer, repo):
+    project = repo
     installer.ok("--project", project)
     done = installer.ok("--check", cwd=project)
     assert done.stdout.startswith("ok: " + project)
@@ -42,7 +44,7 @@ def test_a_project_without_the_protocol_is_a_finding(installer, project):
     done = installer.run("--check", project)
     assert done.returncode == 1
     assert "NONE     protocol not installed" in done.stdout
-    assert "fix: python3 install.py --project " + project in done.stdout
+    assert "fix: {} --project ".format(invoked(installer)) + project in done.stdout
 
 
 def test_a_drifted_hook_is_named(installer, project):
@@ -53,7 +55,7 @@ def test_a_drifted_hook_is_named(installer, project):
     assert done.returncode == 1
     assert "DRIFT    hooks differ from this version: prune-worktrees.py" in done.stdout
     assert "session-start.py" not in done.stdout
-    assert "fix: python3 install.py --update --force " + project in done.stdout
+    assert "fix: {} --update --force ".format(invoked(installer)) + project in done.stdout
 
 
 def test_a_missing_hook_and_a_missing_wiring_are_named(installer, project):
@@ -189,38 +191,87 @@ def test_recursive_with_no_repositories(installer, tmp_path):
     assert done.stdout == "no git repositories under {}\n".format(tmp_path)
 
 
-def test_recursive_stays_fast_on_hundreds_of_repositories(installer, tmp_path):
-    root = tmp_path / "big"
-    for n in range(300):
-        os.makedirs(str(root / "team{}".format(n % 10) / "repo{}".format(n) / ".git"))
-        os.makedirs(str(root / "team{}".format(n % 10) / "repo{}".format(n) / "src" / "deep"))
-    started = time.time()
-    done = installer.run("--check", "--recursive", str(root))
-    elapsed = time.time() - started
-    assert done.returncode == 1
-    assert done.stdout.splitlines()[-2] == "300 repositories: 300 without the protocol"
-    assert elapsed < 10, elapsed
+# Runs install.py's main() counting the child processes it starts (git, the interpreter probe):
+# argv[1] is the script, the rest the command line; the count is the last line of stderr.
+COUNTING_DRIVER = """\
+import importlib.util, subprocess, sys
+spec = importlib.util.spec_from_file_location("install_under_test", sys.argv[1])
+install = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(install)
+started = []
+real = subprocess.Popen.__init__
+def counted(self, *args, **kwargs):
+    started.append(args[0] if args else kwargs.get("args"))
+    real(self, *args, **kwargs)
+subprocess.Popen.__init__ = counted
+code = install.main(sys.argv[2:])
+sys.stderr.write("children: %d\\n" % len(started))
+sys.exit(code)
+"""
 
 
-def test_recursive_stays_fast_on_hundreds_of_installed_repositories(installer, tmp_path):
+def checked_with_a_count(installer, root):
+    """(completed --check --recursive of root, child processes it started)."""
+    done = subprocess.run([sys.executable, "-c", COUNTING_DRIVER, installer.script, "--check",
+                           "--recursive", root], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, env=installer.env)
+    *errors, count = done.stderr.splitlines()
+    done.stderr = "".join(line + "\n" for line in errors)
+    return done, int(count.split(": ")[1])
+
+
+def an_estate_of_copies(template, root, count, change=lambda n, copy: None):
+    for n in range(count):
+        copy = str(root / "team{}".format(n % 10) / "repo{}".format(n))
+        shutil.copytree(template, copy, symlinks=True)
+        change(n, copy)
+    return str(root)
+
+
+def within_the_cost_of_one_more(counts, size):
+    """The most children an estate of size may cost, given what estates of one and two
+    repositories cost: what a run pays once (the interpreter probe) is paid once, and each
+    further repository adds what the second one did."""
+    one, two = counts
+    return one + (size - 1) * (two - one)
+
+
+# The cost of an estate is bounded per repository, whatever it holds: the work is counted in
+# child processes (each git command, each interpreter probe), which a loaded machine does not
+# change, rather than timed.
+
+def test_recursive_work_per_repository_does_not_grow_with_the_estate_or_its_depth(
+        installer, tmp_path):
+    template = str(tmp_path / "template")
+    os.makedirs(os.path.join(template, ".git"))
+    os.makedirs(os.path.join(template, "src", "deep", "deeper"))
+    counts = [checked_with_a_count(installer, an_estate_of_copies(
+        template, tmp_path / str(size), size))[1] for size in (1, 2)]
+    many, many_count = checked_with_a_count(installer, an_estate_of_copies(
+        template, tmp_path / "many", 300))
+    assert many.returncode == 1, many.stderr
+    assert many.stdout.splitlines()[-2] == "300 repositories: 300 without the protocol"
+    assert many_count <= within_the_cost_of_one_more(counts, 300)
+
+
+def test_recursive_work_on_installed_repositories_is_bounded_per_repository(installer, tmp_path):
     template = str(tmp_path / "template")
     os.makedirs(os.path.join(template, ".git"))  # all the walk looks for
     installer.ok("--project", template)
-    root = tmp_path / "estate"
-    for n in range(300):
-        copy = str(root / "team{}".format(n % 10) / "repo{}".format(n))
-        shutil.copytree(template, copy, symlinks=True)
+
+    def vary(n, copy):
         if n % 3 == 0:
             overfill_the_index(copy)
         if n % 5 == 0:
             with open(path_in(copy, ".claude/hooks/stop-handoff.py"), "a") as handle:
                 handle.write("# drift\n")
-    started = time.time()
-    done = installer.run("--check", "--recursive", str(root))
-    elapsed = time.time() - started
+    counts = [checked_with_a_count(installer, an_estate_of_copies(
+        template, tmp_path / str(size), size, vary))[1] for size in (1, 2)]
+    done, many_count = checked_with_a_count(installer, an_estate_of_copies(
+        template, tmp_path / "estate", 300, vary))
     assert done.returncode == 1, done.stderr
     assert done.stdout.splitlines()[-2] == "300 repositories: 100 over budget, 40 drifted, 160 ok"
-    assert elapsed < 10, elapsed
+    assert many_count <= within_the_cost_of_one_more(counts, 300)
 
 
 def strict_json(text):
@@ -237,7 +288,8 @@ def strict_json(text):
     ("broken settings", "broken", 1),
     ("not installed", "without the protocol", 1),
 ])
-def test_check_json_is_one_valid_document_in_every_state(installer, project, state, status, code):
+def test_check_json_is_one_valid_document_in_every_state(installer, repo, state, status, code):
+    project = repo
     if state != "not installed":
         installer.ok("--project", project)
     if state == "over budget":

@@ -179,12 +179,14 @@ def test_a_second_ctrl_c_stops_at_once(installer, project):
 
 
 def test_ctrl_c_before_the_first_change_changes_nothing(installer, project):
+    # The first read of the plan waits for the interrupt it sent, however late the signal
+    # lands: the run can go on only by being interrupted, never by a signal that came late.
     patch = """
-import os, signal
-real = install.read_bytes
+import os, signal, time
 def patched(path, shown):
     os.kill(os.getpid(), signal.SIGINT)
-    return real(path, shown)
+    while True:
+        time.sleep(0.05)
 install.read_bytes = patched
 """
     done = run_patched(installer, patch, "--project", project)

@@ -6,6 +6,7 @@ import os
 import pytest
 
 from installtools import (  # noqa: F401
+    invoked,
     COMMANDS, expected_settings, git, installer, path_in, project, read, release_a_new_version,
     repo, settings_of, snapshot, template_text, write,
 )
@@ -443,7 +444,7 @@ def test_update_keeps_the_first_copy_of_an_entry_wired_twice(installer, project,
     check = installer.run("--check", project)
     assert check.returncode == 1
     assert "wired more than once in settings.json (each copy runs): Stop" in check.stdout
-    assert "fix: python3 install.py --update " + project in check.stdout
+    assert "fix: {} --update ".format(invoked(installer)) + project in check.stdout
     done = installer.ok("--update", project)
     assert "  merged   .claude/settings.json (wired Stop)" in done.stdout
     stop = expected_settings()["hooks"]["Stop"]

@@ -100,7 +100,7 @@ def test_update_brings_the_matcher_of_the_protocols_own_group(installer, project
     groups = settings_of(project)["hooks"]["SessionStart"]
     assert [group["matcher"] for group in groups] == [
         "startup|resume|clear|compact|fork", "startup|resume|clear|compact"]
-    assert "note" not in done.stdout
+    assert "keeps its matcher" not in done.stdout
 
 
 # ------------------------------------------------------- commands in a form of the user's

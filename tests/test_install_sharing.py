@@ -1,0 +1,84 @@
+"""Whether the protocol reaches teammates, and whether the run is about the right folder: parts git
+ignores are named with the line that ignores them, a folder outside git is said to be one, --check
+from inside a project checks the project, and an install inside .claude/ is refused."""
+
+import os
+
+from installtools import installer, make_repo, path_in, project, read, repo, write  # noqa: F401
+
+
+def test_a_gitignore_that_ignores_the_claude_folder_is_named_at_install_and_in_check(
+        installer, repo):
+    write(path_in(repo, ".gitignore"), "build/\n.claude/\n")
+    done = installer.ok("--project", repo)
+    line = ("git ignores .claude/commands/handoff.md, .claude/hooks/session-start.py, "
+            ".claude/settings.json (.gitignore:2: .claude/), so teammates never get them; "
+            "remove or narrow that line")
+    assert "  note     " + line in done.stdout.splitlines()
+    check = installer.run("--check", repo)
+    assert check.returncode == 1
+    assert "  UNSHARED " + line in check.stdout.splitlines()
+
+
+def test_an_ignored_memory_folder_is_named(installer, repo):
+    installer.ok("--project", repo)
+    with open(path_in(repo, ".gitignore"), "a") as handle:
+        handle.write("memory/\n")
+    check = installer.run("--check", repo)
+    assert check.returncode == 1
+    assert "  UNSHARED git ignores memory/MEMORY.md (.gitignore:" in check.stdout
+
+
+def test_an_ignored_file_that_is_tracked_is_shared(installer, repo):
+    installer.ok("--project", repo)
+    make_repo(repo, installer.env)  # commits everything
+    with open(path_in(repo, ".gitignore"), "a") as handle:
+        handle.write(".claude/\nmemory/\n")
+    assert "UNSHARED" not in installer.run("--check", repo).stdout
+
+
+def test_a_negated_line_is_no_ignoring_line(installer, repo):
+    write(path_in(repo, ".gitignore"), ".claude/*\n!.claude/settings.json\n!.claude/hooks/\n"
+          "!.claude/commands/\n")
+    installer.ok("--project", repo)
+    assert "UNSHARED" not in installer.run("--check", repo).stdout
+
+
+def test_a_folder_outside_git_is_said_to_be_one(installer, project):
+    said = ("not a git repository: the Stop hook's save check and the worktree pruner need git, "
+            "and nothing is shared; run git init")
+    done = installer.ok("--project", project)
+    assert "  note     " + said in done.stdout.splitlines()
+    assert done.stdout.splitlines()[-1].startswith("done: ")
+    check = installer.ok("--check", project)  # the memory still loads: a warning
+    assert "  WARN     " + said in check.stdout.splitlines()
+    assert not check.stdout.startswith("ok")
+
+
+def test_check_from_inside_a_project_checks_the_project(installer, repo):
+    installer.ok("--project", repo)
+    for inside in ("src", ".claude/hooks", ".claude"):
+        done = installer.ok("--check", cwd=path_in(repo, inside))
+        assert done.stdout.startswith("ok: {} - ".format(repo)), inside
+        done = installer.ok("--check", path_in(repo, inside))
+        assert done.stdout.startswith("ok: {} - ".format(repo)), inside
+
+
+def test_a_nested_project_with_its_own_claude_folder_is_checked_itself(installer, repo):
+    nested = path_in(repo, "packages/web")
+    os.makedirs(nested)
+    installer.ok("--project", nested)
+    done = installer.run("--check", nested)
+    assert done.stdout.startswith(nested + " - ") or done.stdout.startswith("ok: " + nested)
+
+
+def test_an_install_inside_a_claude_folder_is_refused(installer, repo):
+    os.makedirs(path_in(repo, ".claude/hooks"))
+    for mode in ("--project", "--update", "--uninstall"):
+        for inside in (".claude", ".claude/hooks"):
+            done = installer.run(mode, path_in(repo, inside))
+            assert done.returncode == 2 and done.stdout == ""
+            assert done.stderr == ("install.py: error: {} is inside a .claude folder; name the "
+                                   "project folder, {} (see --help)\n".format(
+                                       path_in(repo, inside), repo))
+    assert sorted(os.listdir(path_in(repo, ".claude"))) == ["hooks"]
