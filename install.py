@@ -2362,14 +2362,14 @@ def ignoring_lines(project, rels):
 def repair_findings(source, project):
     """What --update would change or keeps only for want of --force, read from
     its own plan (so the check and the repair never disagree), apart from
-    what the findings above name more precisely: the hooks' files and their
-    settings entries."""
+    what the findings above name more precisely: the hooks' files, and the
+    settings file, whose entries and permission rules they name one by one."""
     plan = plan_install(source, project, Options(update=True))
     repairs, edited = [], []
     for step in plan.steps:
         hook_file = step.shown.startswith(HOOK_DIR + "/") and step.verb in ("write", "replace")
-        hook_entry = step.shown == SETTINGS and step.note.startswith("wired ")
-        if step.change is not None and not hook_file and not hook_entry:
+        settings = step.shown == SETTINGS
+        if step.change is not None and not hook_file and not settings:
             repairs.append("{} {}{}".format(VERBS[step.verb][1].replace("would ", "", 1),
                                             step.shown, " ({})".format(step.note) if step.note
                                             else ""))

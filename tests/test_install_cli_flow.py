@@ -11,7 +11,8 @@ import os
 import pytest
 
 from installtools import (  # noqa: F401  (fixtures are used by name)
-    COMMANDS, SKILL_RULES, TEMPLATE_DENY_RULES, expected_settings, installer, load_installer,
+    COMMANDS, SKILL_RULES, TEMPLATE_DENY_RULES, expected_settings, installer, invoked,
+    load_installer,
     path_in, project, read, settings_of, snapshot, template_text, write,
 )
 from test_install_releases import released_file
@@ -208,7 +209,7 @@ def test_update_restores_a_missing_skill_permission(installer, project):
     assert found.returncode == 1
     assert ("  UNWIRED  not allowed in settings.json: Skill(dream) (the CLI asks before the model "
             "runs that command)") in found.stdout
-    assert "fix: python3 install.py --update " + project in found.stdout
+    assert "fix: {} --update {}".format(invoked(installer), project) in found.stdout
     done = installer.ok("--update", project)
     assert "  merged   .claude/settings.json (allowed Skill(dream))" in done.stdout
     assert settings_of(project)["permissions"]["allow"] == SKILL_RULES
@@ -423,10 +424,13 @@ def test_a_project_0_1_0_installed_is_told_to_update(installer, project):
     found = check(installer, project)
     assert found.returncode == 1
     lines = [line for line in found.stdout.splitlines() if line.startswith("  ")]
-    assert lines[0] == ("  UNWIRED  not allowed in settings.json: Skill(catchup), Skill(handoff), "
-                        "Skill(dream) (the CLI asks before the model runs that command)")
-    assert lines[1] == ("  DRIFT    .claudeignore lines without their permissions.deny rule (the "
-                        "file tools may open them): Read(./.git/), Read(/**/node_modules/), "
-                        "Read(/**/bin/), Read(/**/obj/) and 22 more")
+    assert "  DRIFT    --update would: replace .claudeignore (was an older version)" in lines
+    assert [line for line in lines if line.startswith(("  UNWIRED", "  DRIFT    .claudeignore"))] == [
+        "  UNWIRED  not allowed in settings.json: Skill(catchup), Skill(handoff), "
+        "Skill(dream) (the CLI asks before the model runs that command)",
+        "  DRIFT    .claudeignore lines without their permissions.deny rule (the "
+        "file tools may open them): Read(./.git/), Read(/**/node_modules/), "
+        "Read(/**/bin/), Read(/**/obj/) and 22 more",
+    ]
     installer.ok("--update", project)
     assert check(installer, project).returncode == 0

@@ -88,7 +88,7 @@ def test_the_wired_hooks_work_as_the_harness_runs_them(installer, tmp_path, fold
         assert "/handoff" in message and "/dream" in message
 
     write(path_in(project, "src/more.py"), "x = 1\n")
-    write(path_in(project, ".claude/session-state.md"), "# Session state\nChanged app.py.\n")
+    write(path_in(project, ".session-state.md"), "# Session state\nChanged app.py.\n")
     for handler in stop:
         passed = run_as_the_harness(project, handler, hook_input(project, "Stop",
                                                                  stop_hook_active=False), env)
