@@ -2695,19 +2695,27 @@ def parse_arguments(argv):
     unknown = [arg for arg in extra if arg.startswith("-")]
     if unknown:
         raise UsageError("unknown option: " + " ".join(unknown))
+    modes = [flag for flag in ("project", "update", "uninstall", "global", "check")
+             if getattr(args, flag)]
+    if args.help or args.version:
+        # Asked for beside anything else, they would silently drop the rest of the line.
+        given = [arg for arg in argv if arg not in ("-h", "--help", "--version")]
+        if given or (args.help and args.version):
+            raise UsageError("{} takes nothing else: got {}".format(
+                "--help" if args.help else "--version", " ".join(argv)))
+        return args
+    if len(modes) > 1:  # before the directories: --project A --update A is two modes
+        raise UsageError("one mode at a time: got --" + " and --".join(modes))
     if extra:
         raise UsageError("one directory at a time: got {} and {}".format(
             args.target, " ".join(extra)))
-    if args.help or args.version:
-        return args
-    modes = [flag for flag in ("project", "update", "uninstall", "global", "check")
-             if getattr(args, flag)]
     if not modes:
         raise UsageError("choose a mode: --project DIR, --update DIR, --uninstall DIR, "
                          "--global or --check [DIR]")
-    if len(modes) > 1:
-        raise UsageError("one mode at a time: got --" + " and --".join(modes))
     args.mode = modes[0]
+    if args.dry_run and args.mode == "check":
+        raise UsageError("--dry-run works only with a mode that changes files: --check "
+                         "changes nothing")
     if args.recursive and args.mode != "check":
         raise UsageError("--recursive works only with --check")
     if args.json and (args.mode != "check" or args.recursive):
