@@ -2748,10 +2748,12 @@ def parse_arguments(argv):
     if args.mode == "check" and not args.recursive:
         args.target = project_of(args.target)
     claude_dir = os.path.join(args.target, ".claude")
-    if args.mode in ("project", "update") and is_user_config_dir(claude_dir):
+    # The user configuration folder holds commands and settings of the user's own that look
+    # like the protocol's; an --uninstall there would remove them.
+    if args.mode in ("project", "update", "uninstall") and is_user_config_dir(claude_dir):
         raise UsageError("{} is your user configuration folder, which Claude Code loads in "
-                         "every project; install into a project folder, or use --global".format(
-                             claude_dir))
+                         "every project; name a project folder (--global handles the section "
+                         "in its CLAUDE.md)".format(claude_dir))
     return args
 
 

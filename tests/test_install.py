@@ -223,7 +223,7 @@ def test_a_missing_interpreter_is_noted_not_fatal(installer, project):
     assert command.startswith('py -3 -I -S "${CLAUDE_PROJECT_DIR}/')
 
 
-@pytest.mark.parametrize("mode", ["--project", "--update"])
+@pytest.mark.parametrize("mode", ["--project", "--update", "--uninstall"])
 def test_the_user_configuration_folder_is_no_project(installer, tmp_path, mode):
     home = installer.env["HOME"]
     write(path_in(home, ".claude/settings.json"), '{"model": "opus"}\n')
