@@ -1407,10 +1407,20 @@ def git_bytes(project, *args):
     try:
         done = subprocess.run(("git", "-C", project) + args, stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=env,
-                              timeout=GIT_TIMEOUT_SECONDS)
+                              timeout=GIT_TIMEOUT_SECONDS, **apart_from_the_terminal())
     except (OSError, subprocess.TimeoutExpired):
         return None, b""
     return done.returncode, done.stdout
+
+
+def apart_from_the_terminal():
+    """How to start a child that a Ctrl-C at the terminal does not reach. The terminal sends
+    it to the whole foreground process group; the run holds it until its changes are made
+    (HeldInterrupts), and a git killed by it half-way would leave that promise broken. A
+    second Ctrl-C still ends the run, and subprocess.run then ends the child."""
+    if os.name == "nt":
+        return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
+    return {"start_new_session": True}
 
 
 def is_tracked_by_git(project, rel):

@@ -216,3 +216,37 @@ def test_a_full_stdout_is_one_line_and_the_install_still_completes(installer, pr
     assert done.returncode == 1
     assert done.stderr == "install.py: error: cannot print the report: No space left on device\n"
     assert len(installed_files(project)) == ALL_FILES
+
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a process group and a shell-script git")
+def test_ctrl_c_at_the_terminal_during_the_index_step_reaches_no_git(installer, tmp_path):
+    """A terminal's Ctrl-C goes to every process of the foreground group. The run leads a
+    group of its own here, as a shell's foreground job does, and the stand-in git sends the
+    interrupt to that group while it marks the hooks in the index: the run still finishes its
+    changes, then exits 130, and the mark is made."""
+    real_git = shutil.which("git")
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "git").write_text(
+        '#!/bin/sh\n'
+        'case " $* " in *" update-index "*) kill -INT "-$PPID"; sleep 1;; esac\n'
+        'exec "{}" "$@"\n'.format(real_git), encoding="utf-8")
+    (fake / "git").chmod(0o755)
+    project = str(tmp_path / "project")
+    env = installer.env
+    subprocess.run([real_git, "init", "-q", project], check=True, env=env)
+    installer.ok("--project", project)
+    hooks = [".claude/hooks/" + name for name in HOOKS]
+    subprocess.run([real_git, "-C", project, "add"] + hooks, check=True, env=env)
+    subprocess.run([real_git, "-C", project, "update-index", "--chmod=-x"] + hooks, check=True,
+                   env=env)
+    done = subprocess.run(
+        [sys.executable, installer.script, "--update", project], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, universal_newlines=True, start_new_session=True, timeout=120,
+        env=dict(env, PATH="{}{}{}".format(fake, os.pathsep, env.get("PATH", ""))))
+    assert done.returncode == 130, (done.stdout, done.stderr)
+    assert done.stderr == "install.py: interrupted\n"
+    modes = subprocess.run([real_git, "-C", project, "ls-files", "-s"] + hooks, check=True,
+                           stdout=subprocess.PIPE, universal_newlines=True, env=env).stdout
+    assert [line.split()[0] for line in modes.splitlines()] == ["100755"] * len(hooks)
