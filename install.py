@@ -587,12 +587,20 @@ class Plan(object):
         self.steps = []
         self.refusals = []
         self.removed = set()
+        self.held = []  # files kept though they differ from this version
+        self.nothing_installed = False
 
     def path(self, rel):
         return os.path.join(self.root, *rel.split("/"))
 
     def keep(self, rel, note):
         self.steps.append(Step("keep", rel, note, None))
+
+    def hold(self, rel, note):
+        """Keep a file that differs from this version, for want of --force or --update: the
+        run's last line must not call the project up to date while it holds one."""
+        self.keep(rel, note)
+        self.held.append(rel)
 
     def note(self, text):
         self.steps.append(Step("note", text, "", None))
@@ -1706,7 +1714,7 @@ def plan_retired_commands(plan, source, options):
             continue
         renamed = "/{} is now /{}".format(name[:-3], successor[:-3])
         if not is_the_installers(source, rel, existing):
-            plan.keep(rel, "edited by you; {}, and this file shadows the CLI's own /{}".format(
+            plan.hold(rel, "edited by you; {}, and this file shadows the CLI's own /{}".format(
                 renamed, name[:-3]))
         elif options.update or options.force:
             plan.remove(rel, renamed)
@@ -1795,12 +1803,12 @@ def plan_owned_file(plan, source, rel, data, options, hook, pythons=(DEFAULT_PYT
         if options.update or options.force:
             plan.write("replace", rel, data, "was an older version", executable=hook)
             return True
-        plan.keep(rel, "differs from this version; --update or --force replaces it")
+        plan.hold(rel, "differs from this version; --update or --force replaces it")
         return True
     if options.force and (options.update or not hook):
         plan.write("replace", rel, data, "--force", executable=hook)
         return True
-    plan.keep(rel, "not a version the installer shipped; --update --force replaces it" if hook
+    plan.hold(rel, "not a version the installer shipped; --update --force replaces it" if hook
               else "edited by you; --force replaces it")
     return False
 
@@ -2133,7 +2141,7 @@ def plan_global(source, config_dir, force):
     if verb is None:
         plan.keep(shown, "protocol section up to date")
     elif verb == "replace" and not force and not section_is_released(source, section, text):
-        plan.keep(shown, "protocol section edited by you; --force replaces it")
+        plan.hold(shown, "protocol section edited by you; --force replaces it")
     else:
         notes = {"append": "added the protocol section", "replace": "updated the protocol section"}
         plan.write("write" if not text else verb, name, encode_text(new_text), notes[verb], shown=shown)
@@ -2816,7 +2824,7 @@ def run(argv, out=print):
     with HeldInterrupts():
         out(("dry run: " if args.dry_run else "") + heading)
         changes = plan.carry_out(args.dry_run, out)
-        out(closing_line(changes, args.dry_run))
+        out(closing_line(changes, args.dry_run, plan))
     return EXIT_OK
 
 
@@ -2826,7 +2834,9 @@ def make_plan(source, args):
         return plan_global(source, args.target, args.force), "protocol section for {}".format(
             os.path.join(args.target, "CLAUDE.md"))
     if args.mode == "uninstall":
-        return plan_uninstall(source, args.target), "uninstalling from {}".format(args.target)
+        plan = plan_uninstall(source, args.target)
+        plan.nothing_installed = not protocol_is_installed(args.target)
+        return plan, "uninstalling from {}".format(args.target)
     update = args.mode == "update"
     if update and not protocol_is_installed(args.target):
         raise Refusal("the protocol is not installed in {}; use --project".format(args.target))
@@ -2869,9 +2879,15 @@ class HeldInterrupts(object):
         return False
 
 
-def closing_line(changes, dry_run):
+def closing_line(changes, dry_run, plan):
     if dry_run:
         return "dry run: {} change(s) planned; nothing was changed".format(changes)
+    if changes == 0 and plan.held:
+        return "nothing changed, but {} kept as {} differ{} from this version (see above)".format(
+            ", ".join(plan.held), "they" if len(plan.held) > 1 else "it",
+            "" if len(plan.held) > 1 else "s")
+    if changes == 0 and plan.nothing_installed:
+        return "nothing to remove: the protocol is not installed here"
     if changes == 0:
         return "nothing to do: already up to date"
     return "done: {} change(s)".format(changes)

@@ -223,7 +223,7 @@ def test_uninstall_twice_and_without_an_install_change_nothing(installer, projec
     before = snapshot(project)
     done = installer.ok("--uninstall", project)
     assert snapshot(project) == before
-    assert done.stdout.splitlines()[-1] == "nothing to do: already up to date"
+    assert done.stdout.splitlines()[-1] == "nothing to remove: the protocol is not installed here"
 
 
 def test_uninstall_refuses_invalid_settings_and_removes_nothing(installer, project):
@@ -359,7 +359,7 @@ def test_uninstall_leaves_a_claude_folder_it_did_not_empty(installer, project):
     os.makedirs(path_in(project, ".claude/commands"))
     done = installer.ok("--uninstall", project)
     assert os.path.isdir(path_in(project, ".claude/commands"))
-    assert done.stdout.splitlines()[-1] == "nothing to do: already up to date"
+    assert done.stdout.splitlines()[-1] == "nothing to remove: the protocol is not installed here"
 
 
 def test_project_with_another_python_says_how_to_switch(installer, project):
