@@ -2113,6 +2113,9 @@ def user_config_dir():
         home = os.path.expanduser("~")
         if not os.path.isabs(home):
             raise UsageError("cannot find your home folder: set HOME or CLAUDE_CONFIG_DIR")
+        if not os.path.isdir(home):  # a HOME that is not there is a mistake, not a place to make
+            raise UsageError("your home folder {} does not exist: set HOME or "
+                             "CLAUDE_CONFIG_DIR".format(home))
         folder = os.path.join(home, ".claude")
     folder = os.path.normpath(folder)
     existing = folder

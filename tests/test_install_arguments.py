@@ -34,3 +34,11 @@ def test_two_directories_for_one_mode_are_still_named(installer, project, tmp_pa
     done = installer.run("--project", project, str(tmp_path))
     assert done.returncode == USAGE
     assert "one directory at a time" in done.stderr
+
+
+def test_global_with_a_home_that_does_not_exist_creates_nothing(installer, tmp_path):
+    home = tmp_path / "no such home"
+    done = installer.run("--global", env={"HOME": str(home)})
+    assert done.returncode == USAGE and done.stdout == ""
+    assert len(done.stderr.strip().splitlines()) == 1 and "does not exist" in done.stderr
+    assert not home.exists()
