@@ -1444,13 +1444,19 @@ def is_tracked_by_git(project, rel):
 def is_in_a_repository(folder):
     """Whether folder or one above it holds a .git entry: the file system's
     answer, for when git itself gives none."""
+    return repository_top(folder) is not None
+
+
+def repository_top(folder):
+    """The nearest folder at or above folder that holds a .git entry; None
+    when there is none."""
     folder = os.path.abspath(folder)
     while not os.path.lexists(os.path.join(folder, ".git")):
         parent = os.path.dirname(folder)
         if parent == folder:
-            return False
+            return None
         folder = parent
-    return True
+    return folder
 
 
 def committed_version(project, rel, newline):
@@ -2796,12 +2802,7 @@ def project_of(folder):
     outside = folder_holding_the_claude_folder(folder)
     if outside is not None:
         return outside
-    top = folder
-    while not os.path.lexists(os.path.join(top, ".git")):
-        if os.path.dirname(top) == top:
-            return folder
-        top = os.path.dirname(top)
-    return top
+    return repository_top(folder) or folder
 
 
 def run(argv, out=print):
