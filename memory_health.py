@@ -24,11 +24,12 @@ ROOT = os.path.dirname(os.path.realpath(os.path.abspath(__file__)))
 HOOKS = os.path.join(ROOT, "hooks")
 
 
-def load_budget_hook():
-    """hooks/context-budget.py beside this file, imported by its path, without bytecode."""
+def load_hook(file_name, module_name):
+    """A hook file beside this one (hooks/<file_name>), imported by its path, writing no
+    bytecode beside the hooks, which are the project's files once installed."""
     from importlib.machinery import SourceFileLoader
-    path = os.path.join(HOOKS, "context-budget.py")
-    module = type(sys)("mcp_context_budget_for_health")
+    path = os.path.join(HOOKS, file_name)
+    module = type(sys)(module_name)
     module.__file__ = path
     writes_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     try:
@@ -38,7 +39,7 @@ def load_budget_hook():
     return module
 
 
-BUDGET = load_budget_hook()
+BUDGET = load_hook("context-budget.py", "mcp_context_budget_for_health")
 
 # Every finding names a file and a line; a finding about a whole file names its line 1. A line
 # that carries the hook's ignore marker silences every finding at that line; a file that carries
@@ -961,12 +962,10 @@ def session_start_preview(project):
     path = os.path.join(HOOKS, "session-start.py")
     if not os.path.isfile(path):
         return None, "session-start.py is not in %s" % HOOKS
+    # The siblings the preview loads must not write bytecode beside the hooks either.
     writes_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     try:
-        from importlib.machinery import SourceFileLoader
-        module = type(sys)("mcp_session_start_preview")
-        module.__file__ = path
-        SourceFileLoader(module.__name__, path).exec_module(module)
+        module = load_hook("session-start.py", "mcp_session_start_preview")
         return module.preview_injection(os.path.abspath(project)), None
     except Exception as error:  # a broken sibling costs only its row
         return None, "preview failed: %s" % error
