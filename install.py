@@ -2356,8 +2356,8 @@ SHARED_PARTS = (SETTINGS, HOOK_DIR + "/" + HOOKS[0], COMMAND_DIR + "/" + COMMAND
 
 def sharing_findings(project):
     """Why the protocol would not reach teammates: no git at all, or parts git ignores."""
-    if not is_in_a_repository(project):  # the memory still loads: a warning, not a failure
-        return [Finding("warn", NOT_A_REPOSITORY)]
+    if not is_in_a_repository(project):  # the memory loads, but nothing guards or reaches anyone
+        return [Finding("unshared", NOT_A_REPOSITORY)]
     ignored = ignoring_lines(project, SHARED_PARTS)
     if not ignored:
         return []

@@ -113,15 +113,15 @@ def test_an_incomplete_source_tree_is_one_line_exit_1(installer, project):
 
 
 @pytest.mark.parametrize("minor", range(8, 14), ids=lambda minor: "3.%d" % minor)
-def test_every_mode_runs_under_each_python_from_3_8(installer, project, minor):
+def test_every_mode_runs_under_each_python_from_3_8(installer, repo, minor):
     python = find_interpreter(minor)
     if python is None:
         pytest.skip("Python 3.%d is not installed here" % minor)
-    for args in (["--project", project, "--python", python], ["--update", project, "--dry-run"],
-                 ["--check", project], ["--check", "--json", project], ["--uninstall", project]):
+    for args in (["--project", repo, "--python", python], ["--update", repo, "--dry-run"],
+                 ["--check", repo], ["--check", "--json", repo], ["--uninstall", repo]):
         done = installer.run(*args, python=python)
         assert (done.returncode, done.stderr) == (0, ""), (args, done)
-    done = installer.run("--project", project, "--python", "py '3", python=python)
+    done = installer.run("--project", repo, "--python", "py '3", python=python)
     assert done.returncode == 2 and len(done.stderr.splitlines()) == 1
 
 
@@ -679,13 +679,13 @@ def test_uninstall_leaves_a_hook_of_the_users(installer, repo_with_my_hook):
     assert not os.path.exists(path_in(repo, ".claude/hooks/stop-handoff.py"))
 
 
-def test_an_older_release_of_a_hook_is_fixed_by_update(installer, project):
-    installer.ok("--project", project)
+def test_an_older_release_of_a_hook_is_fixed_by_update(installer, repo):
+    installer.ok("--project", repo)
     release_a_new_version(installer, "hooks/stop-handoff.py", "RELEASED_HOOK_DIGESTS")
-    done = installer.run("--check", project)
-    assert "fix: {} --update ".format(invoked(installer)) + project + "\n" in done.stdout
-    installer.ok("--update", project)
-    installer.ok("--check", project)
+    done = installer.run("--check", repo)
+    assert "fix: {} --update ".format(invoked(installer)) + repo + "\n" in done.stdout
+    installer.ok("--update", repo)
+    installer.ok("--check", repo)
 
 
 def test_a_locked_git_index_is_found_before_any_write(installer, repo):

@@ -71,10 +71,10 @@ def test_a_missing_hook_and_a_missing_wiring_are_named(installer, project):
     assert "UNWIRED  not wired in settings.json: Stop" in done.stdout
 
 
-def test_wiring_in_the_local_settings_file_counts(installer, project):
-    installer.ok("--project", project)
-    os.rename(path_in(project, ".claude/settings.json"), path_in(project, ".claude/settings.local.json"))
-    installer.ok("--check", project)
+def test_wiring_in_the_local_settings_file_counts(installer, repo):
+    installer.ok("--project", repo)
+    os.rename(path_in(repo, ".claude/settings.json"), path_in(repo, ".claude/settings.local.json"))
+    installer.ok("--check", repo)
 
 
 def test_an_index_over_budget_shows_the_budget_report(installer, project):
@@ -113,9 +113,9 @@ def test_a_broken_budget_hook_in_the_source_is_one_line_exit_1(installer, projec
     assert "Traceback" not in done.stderr
 
 
-def test_check_leaves_no_bytecode_beside_the_source_hooks(installer, project):
-    installer.ok("--project", project)
-    installer.ok("--check", project, env={"PYTHONDONTWRITEBYTECODE": ""})
+def test_check_leaves_no_bytecode_beside_the_source_hooks(installer, repo):
+    installer.ok("--project", repo)
+    installer.ok("--check", repo, env={"PYTHONDONTWRITEBYTECODE": ""})
     assert not os.path.exists(installer.source_file("hooks/__pycache__"))
 
 

@@ -13,7 +13,7 @@ import pytest
 from installtools import (  # noqa: F401  (fixtures are used by name)
     COMMANDS, SKILL_RULES, TEMPLATE_DENY_RULES, expected_settings, installer, invoked,
     load_installer,
-    path_in, project, read, settings_of, snapshot, template_text, write,
+    path_in, project, read, repo, settings_of, snapshot, template_text, write,
 )
 from test_install_releases import released_file
 
@@ -200,30 +200,30 @@ def test_the_users_allow_rules_stay_first_and_none_twice(installer, project):
         "Skill(handoff)", "Bash(make:*)", "Skill(catchup)", "Skill(dream)"]
 
 
-def test_update_restores_a_missing_skill_permission(installer, project):
-    installed_project(installer, project)
-    data = settings_of(project)
+def test_update_restores_a_missing_skill_permission(installer, repo):
+    installed_project(installer, repo)
+    data = settings_of(repo)
     data["permissions"]["allow"].remove("Skill(dream)")
-    write_settings(project, data)
-    found = check(installer, project)
+    write_settings(repo, data)
+    found = check(installer, repo)
     assert found.returncode == 1
     assert ("  UNWIRED  not allowed in settings.json: Skill(dream) (the CLI asks before the model "
             "runs that command)") in found.stdout
-    assert "fix: {} --update {}".format(invoked(installer), project) in found.stdout
-    done = installer.ok("--update", project)
+    assert "fix: {} --update {}".format(invoked(installer), repo) in found.stdout
+    done = installer.ok("--update", repo)
     assert "  merged   .claude/settings.json (allowed Skill(dream))" in done.stdout
-    assert settings_of(project)["permissions"]["allow"] == SKILL_RULES
-    assert check(installer, project).returncode == 0
+    assert settings_of(repo)["permissions"]["allow"] == SKILL_RULES
+    assert check(installer, repo).returncode == 0
 
 
-def test_a_skill_allowed_in_the_local_settings_counts(installer, project):
-    installed_project(installer, project)
-    data = settings_of(project)
+def test_a_skill_allowed_in_the_local_settings_counts(installer, repo):
+    installed_project(installer, repo)
+    data = settings_of(repo)
     del data["permissions"]["allow"]
-    write_settings(project, data)
-    write(path_in(project, ".claude/settings.local.json"),
+    write_settings(repo, data)
+    write(path_in(repo, ".claude/settings.local.json"),
           json.dumps({"permissions": {"allow": SKILL_RULES}}))
-    assert check(installer, project).returncode == 0
+    assert check(installer, repo).returncode == 0
 
 
 def test_uninstall_removes_only_the_protocols_permissions(installer, project):
@@ -276,37 +276,37 @@ def test_the_template_becomes_exactly_these_rules(installer, project):
     assert settings_of(project)["permissions"]["deny"] == TEMPLATE_DENY_RULES
 
 
-def test_a_line_added_to_claudeignore_is_drift_until_update(installer, project):
-    installed_project(installer, project)
-    with open(path_in(project, ".claudeignore"), "a") as handle:
+def test_a_line_added_to_claudeignore_is_drift_until_update(installer, repo):
+    installed_project(installer, repo)
+    with open(path_in(repo, ".claudeignore"), "a") as handle:
         handle.write("config/credentials.json\n")
-    found = check(installer, project)
+    found = check(installer, repo)
     assert found.returncode == 1
     assert ("  DRIFT    .claudeignore lines without their permissions.deny rule (the file tools "
             "may open them): Read(/config/credentials.json)") in found.stdout
-    done = installer.ok("--update", project)
+    done = installer.ok("--update", repo)
     assert ("  merged   .claude/settings.json (denied the file tools 1 .claudeignore "
             "pattern(s))") in done.stdout
-    assert settings_of(project)["permissions"]["deny"][-1] == "Read(/config/credentials.json)"
-    assert check(installer, project).returncode == 0
-    before = snapshot(project)
-    installer.ok("--update", project)
-    assert snapshot(project) == before
+    assert settings_of(repo)["permissions"]["deny"][-1] == "Read(/config/credentials.json)"
+    assert check(installer, repo).returncode == 0
+    before = snapshot(repo)
+    installer.ok("--update", repo)
+    assert snapshot(repo) == before
 
 
-def test_a_line_removed_from_claudeignore_loses_its_rule(installer, project):
-    installed_project(installer, project)
+def test_a_line_removed_from_claudeignore_loses_its_rule(installer, repo):
+    installed_project(installer, repo)
     text = template_text(installer, "claudeignore").replace("*.pfx\n", "")
-    write(path_in(project, ".claudeignore"), text)
-    found = check(installer, project)
+    write(path_in(repo, ".claudeignore"), text)
+    found = check(installer, repo)
     assert found.returncode == 1
     assert ("  DRIFT    permissions.deny rules for lines gone from .claudeignore: "
             "Read(./*.pfx)") in found.stdout
-    done = installer.ok("--update", project)
+    done = installer.ok("--update", repo)
     assert ("  merged   .claude/settings.json (dropped 1 deny rule(s) for lines gone from "
             ".claudeignore)") in done.stdout
-    assert "Read(./*.pfx)" not in settings_of(project)["permissions"]["deny"]
-    assert check(installer, project).returncode == 0
+    assert "Read(./*.pfx)" not in settings_of(repo)["permissions"]["deny"]
+    assert check(installer, repo).returncode == 0
 
 
 def test_the_users_own_deny_rules_stay_through_update_and_uninstall(installer, project):
@@ -337,14 +337,14 @@ def test_update_replaces_the_claudeignore_0_1_0_wrote(installer, project):
     assert settings_of(project) == expected_settings()
 
 
-def test_an_edited_claudeignore_is_kept_and_enforced(installer, project):
-    installed_project(installer, project)
+def test_an_edited_claudeignore_is_kept_and_enforced(installer, repo):
+    installed_project(installer, repo)
     edited = released_file("templates/claudeignore") + b"reports/\n"
-    write(path_in(project, ".claudeignore"), edited)
-    installer.ok("--update", project)
-    assert read(path_in(project, ".claudeignore")) == edited
-    assert "Read(./reports/)" in settings_of(project)["permissions"]["deny"]
-    assert check(installer, project).returncode == 0
+    write(path_in(repo, ".claudeignore"), edited)
+    installer.ok("--update", repo)
+    assert read(path_in(repo, ".claudeignore")) == edited
+    assert "Read(./reports/)" in settings_of(repo)["permissions"]["deny"]
+    assert check(installer, repo).returncode == 0
 
 
 def test_released_claudeignore_digest_is_0_1_0s(installer):
@@ -375,13 +375,13 @@ def test_commands_name_the_interpreter_the_project_was_installed_with(installer,
     assert "  keep     .claude/commands/dream.md (up to date)" in again.stdout
 
 
-def test_update_with_another_python_brings_the_commands_along(installer, project):
-    installed_project(installer, project, "--python", "py -3")
-    done = installer.ok("--update", project, "--python", "python")
+def test_update_with_another_python_brings_the_commands_along(installer, repo):
+    installed_project(installer, repo, "--python", "py -3")
+    done = installer.ok("--update", repo, "--python", "python")
     assert "  replaced .claude/commands/dream.md (was an older version)" in done.stdout
-    assert "Bash(python .claude/hooks/context-budget.py)" in command_text(project, "dream.md")
+    assert "Bash(python .claude/hooks/context-budget.py)" in command_text(repo, "dream.md")
     assert "edited by you" not in done.stdout
-    assert check(installer, project).returncode == 0
+    assert check(installer, repo).returncode == 0
 
 
 def test_project_with_another_python_keeps_the_wired_interpreter_in_the_commands(installer,
@@ -417,11 +417,11 @@ def test_the_released_dream_command_counts_as_unedited_in_a_project_of_another_p
     assert "Bash(py -3 .claude/hooks/context-budget.py)" in command_text(project, "dream.md")
 
 
-def test_a_project_0_1_0_installed_is_told_to_update(installer, project):
-    installed_project(installer, project)
-    write(path_in(project, ".claudeignore"), released_file("templates/claudeignore"))
-    write_settings(project, expected_settings(allow=False, deny=False))
-    found = check(installer, project)
+def test_a_project_0_1_0_installed_is_told_to_update(installer, repo):
+    installed_project(installer, repo)
+    write(path_in(repo, ".claudeignore"), released_file("templates/claudeignore"))
+    write_settings(repo, expected_settings(allow=False, deny=False))
+    found = check(installer, repo)
     assert found.returncode == 1
     lines = [line for line in found.stdout.splitlines() if line.startswith("  ")]
     assert "  DRIFT    --update would: replace .claudeignore (was an older version)" in lines
@@ -432,5 +432,5 @@ def test_a_project_0_1_0_installed_is_told_to_update(installer, project):
         "file tools may open them): Read(./.git/), Read(/**/node_modules/), "
         "Read(/**/bin/), Read(/**/obj/) and 22 more",
     ]
-    installer.ok("--update", project)
-    assert check(installer, project).returncode == 0
+    installer.ok("--update", repo)
+    assert check(installer, repo).returncode == 0

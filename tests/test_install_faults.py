@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from installtools import COMMANDS, HOOKS, installer, path_in, project, snapshot, write  # noqa: F401
+from installtools import COMMANDS, HOOKS, installer, path_in, project, repo, snapshot, write  # noqa: F401
 
 # Runs install.py's main() with one of its functions patched, to make a fault happen at an
 # exact point: argv[1] is the script, argv[2] the patch (Python, given `install` and `calls`),
@@ -136,17 +136,17 @@ def test_a_read_only_file_system_stops_the_install_before_any_change(installer, 
 
 # ------------------------------------------------------------------ a write that fails half way
 
-def test_a_write_that_fails_half_way_says_what_was_made_and_a_rerun_completes(installer, project):
+def test_a_write_that_fails_half_way_says_what_was_made_and_a_rerun_completes(installer, repo):
     fail = 'raise OSError(28, "No space left on device", path)'
-    done = run_patched(installer, on_write(fail, at=3), "--project", project)
+    done = run_patched(installer, on_write(fail, at=3), "--project", repo)
     assert done.returncode == 1
     assert done.stderr == ("install.py: error: could not change .claude/hooks/prune-worktrees.py: "
                            "No space left on device; the 2 change(s) above were made; "
                            "run again once it is fixed\n")
     assert [line.split()[-1] for line in done.stdout.splitlines()[1:]] == [
         ".claude/hooks/session-start.py", ".claude/hooks/context-budget.py"]
-    installer.ok("--project", project)
-    installer.ok("--check", project)
+    installer.ok("--project", repo)
+    installer.ok("--check", repo)
 
 
 def test_a_first_write_that_fails_changed_nothing(installer, project):

@@ -18,18 +18,18 @@ def change_source_hook(installer, name):
 
 # ------------------------------------------------------------------ --update
 
-def test_update_replaces_a_hook_that_changed_at_the_source(installer, project):
-    installer.ok("--project", project)
+def test_update_replaces_a_hook_that_changed_at_the_source(installer, repo):
+    installer.ok("--project", repo)
     change_source_hook(installer, "stop-handoff.py")
-    done = installer.ok("--update", project)
-    installed = path_in(project, ".claude/hooks/stop-handoff.py")
+    done = installer.ok("--update", repo)
+    installed = path_in(repo, ".claude/hooks/stop-handoff.py")
     assert read(installed) == read(installer.source_file("hooks/stop-handoff.py"))
     assert os.stat(installed).st_mode & 0o777 == 0o755
     assert "  replaced .claude/hooks/stop-handoff.py (was an older version)" in done.stdout
     assert "  keep     .claude/hooks/session-start.py (up to date)" in done.stdout
-    assert done.stdout.splitlines()[0] == "updating " + project
+    assert done.stdout.splitlines()[0] == "updating " + repo
     assert done.stdout.splitlines()[-1] == "done: 1 change(s)"
-    installer.ok("--check", project)
+    installer.ok("--check", repo)
 
 
 def test_update_twice_changes_nothing(installer, project):
@@ -430,9 +430,9 @@ def test_project_wires_no_hook_of_the_users(installer, project):
 
 
 @pytest.mark.parametrize("where", ["another group", "the same group"])
-def test_update_keeps_the_first_copy_of_an_entry_wired_twice(installer, project, where):
-    installer.ok("--project", project)
-    data = settings_of(project)
+def test_update_keeps_the_first_copy_of_an_entry_wired_twice(installer, repo, where):
+    installer.ok("--project", repo)
+    data = settings_of(repo)
     first = data["hooks"]["Stop"][0]
     copy = json.loads(json.dumps(first["hooks"][0]))
     first["hooks"][0]["timeout"] = 60
@@ -440,14 +440,14 @@ def test_update_keeps_the_first_copy_of_an_entry_wired_twice(installer, project,
         data["hooks"]["Stop"].append({"hooks": [copy]})
     else:
         first["hooks"].append(copy)
-    write(path_in(project, ".claude/settings.json"), json.dumps(data, indent=2) + "\n")
-    check = installer.run("--check", project)
+    write(path_in(repo, ".claude/settings.json"), json.dumps(data, indent=2) + "\n")
+    check = installer.run("--check", repo)
     assert check.returncode == 1
     assert "wired more than once in settings.json (each copy runs): Stop" in check.stdout
-    assert "fix: {} --update ".format(invoked(installer)) + project in check.stdout
-    done = installer.ok("--update", project)
+    assert "fix: {} --update ".format(invoked(installer)) + repo in check.stdout
+    done = installer.ok("--update", repo)
     assert "  merged   .claude/settings.json (wired Stop)" in done.stdout
     stop = expected_settings()["hooks"]["Stop"]
     stop[0]["hooks"][0]["timeout"] = 60
-    assert settings_of(project)["hooks"]["Stop"] == stop
-    installer.ok("--check", project)
+    assert settings_of(repo)["hooks"]["Stop"] == stop
+    installer.ok("--check", repo)

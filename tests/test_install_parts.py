@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from installtools import installer, invoked, path_in, project, read, write  # noqa: F401
+from installtools import installer, invoked, path_in, project, repo, read, write  # noqa: F401
 
 
 def delete_a_command(project):
@@ -32,28 +32,28 @@ SETUPS = {
 
 
 @pytest.mark.parametrize("setup", sorted(SETUPS))
-def test_what_update_would_repair_is_a_finding_until_it_is_repaired(installer, project, setup):
+def test_what_update_would_repair_is_a_finding_until_it_is_repaired(installer, repo, setup):
     change, text = SETUPS[setup]
-    installer.ok("--project", project)
-    change(project)
-    planned = installer.ok("--update", project, "--dry-run").stdout
+    installer.ok("--project", repo)
+    change(repo)
+    planned = installer.ok("--update", repo, "--dry-run").stdout
     assert "0 change(s) planned" not in planned
-    done = installer.run("--check", project)
+    done = installer.run("--check", repo)
     assert done.returncode == 1
     assert "  DRIFT    " + text in done.stdout.splitlines()
-    assert "fix: {} --update ".format(invoked(installer)) + project in done.stdout
-    installer.ok("--update", project)
-    installer.ok("--check", project)
+    assert "fix: {} --update ".format(invoked(installer)) + repo in done.stdout
+    installer.ok("--update", repo)
+    installer.ok("--check", repo)
 
 
-def test_an_edited_command_names_the_option_that_replaces_it(installer, project):
-    installer.ok("--project", project)
-    with open(path_in(project, ".claude/commands/handoff.md"), "a") as handle:
+def test_an_edited_command_names_the_option_that_replaces_it(installer, repo):
+    installer.ok("--project", repo)
+    with open(path_in(repo, ".claude/commands/handoff.md"), "a") as handle:
         handle.write("One more rule of mine.\n")
-    done = installer.run("--check", project)
+    done = installer.run("--check", repo)
     assert done.returncode == 1
     assert ("  DRIFT    edited by you, so --update keeps them: .claude/commands/handoff.md; "
             "--update --force replaces them") in done.stdout.splitlines()
-    assert "fix: {} --update --force ".format(invoked(installer)) + project in done.stdout
-    installer.ok("--update", "--force", project)
-    installer.ok("--check", project)
+    assert "fix: {} --update --force ".format(invoked(installer)) + repo in done.stdout
+    installer.ok("--update", "--force", repo)
+    installer.ok("--check", repo)

@@ -50,9 +50,9 @@ def test_a_folder_outside_git_is_said_to_be_one(installer, project):
     done = installer.ok("--project", project)
     assert "  note     " + said in done.stdout.splitlines()
     assert done.stdout.splitlines()[-1].startswith("done: ")
-    check = installer.ok("--check", project)  # the memory still loads: a warning
-    assert "  WARN     " + said in check.stdout.splitlines()
-    assert not check.stdout.startswith("ok")
+    check = installer.run("--check", project)  # the memory loads, but nothing guards it
+    assert check.returncode == 1
+    assert "  UNSHARED " + said in check.stdout.splitlines()
 
 
 def test_check_from_inside_a_project_checks_the_project(installer, repo):

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from installtools import installer, path_in, project, read, settings_of, snapshot, write  # noqa: F401
+from installtools import installer, path_in, project, repo, read, settings_of, snapshot, write  # noqa: F401
 
 STOP_PATH = "${CLAUDE_PROJECT_DIR}/.claude/hooks/stop-handoff.py"
 
@@ -53,12 +53,12 @@ def test_all_hooks_switched_off_is_a_finding(installer, project, where):
         shown) in done.stdout
 
 
-def test_a_local_false_overrides_a_shared_true(installer, project):
-    installed(installer, project)
-    change_settings(project, lambda data: data.update(disableAllHooks=True))
-    change_settings(project, lambda data: data.update(disableAllHooks=False),
+def test_a_local_false_overrides_a_shared_true(installer, repo):
+    installed(installer, repo)
+    change_settings(repo, lambda data: data.update(disableAllHooks=True))
+    change_settings(repo, lambda data: data.update(disableAllHooks=False),
                     ".claude/settings.local.json")
-    installer.ok("--check", project)
+    installer.ok("--check", repo)
 
 
 # ------------------------------------------------------------------ a hook that never runs
@@ -106,10 +106,10 @@ def test_a_hook_the_harness_never_runs_is_a_finding(installer, project, setup):
 
 
 @pytest.mark.parametrize("matcher", ["startup", "startup, compact", "*", "", "start.*"])
-def test_a_matcher_selecting_some_source_passes(installer, project, matcher):
-    installed(installer, project)
-    change_settings(project, lambda data: data["hooks"]["SessionStart"][0].update(matcher=matcher))
-    installer.ok("--check", project)
+def test_a_matcher_selecting_some_source_passes(installer, repo, matcher):
+    installed(installer, repo)
+    change_settings(repo, lambda data: data["hooks"]["SessionStart"][0].update(matcher=matcher))
+    installer.ok("--check", repo)
 
 
 def test_a_second_working_copy_in_the_local_file_keeps_the_hook_running(installer, project):
@@ -132,17 +132,17 @@ def test_a_hash_inside_quotes_or_a_word_is_no_comment(installer, project):
 
 # ------------------------------------------------------------------ the settings' env
 
-def test_the_settings_env_is_what_the_check_measures(installer, project):
-    installed(installer, project)
-    write(path_in(project, "notes/INDEX.md"), "# Index\n" + "- a line\n" * 90)
-    installer.ok("--check", project)
-    change_settings(project, lambda data: data.update(env={"MCP_MEMORY_INDEX": "notes/INDEX.md"}))
-    done = installer.run("--check", project)
+def test_the_settings_env_is_what_the_check_measures(installer, repo):
+    installed(installer, repo)
+    write(path_in(repo, "notes/INDEX.md"), "# Index\n" + "- a line\n" * 90)
+    installer.ok("--check", repo)
+    change_settings(repo, lambda data: data.update(env={"MCP_MEMORY_INDEX": "notes/INDEX.md"}))
+    done = installer.run("--check", repo)
     assert done.returncode == 1 and "OVER" in done.stdout
     # the local file's value wins over the shared one's, as in a session
-    change_settings(project, lambda data: data.update(env={"MCP_MEM_LINES": 200}),
+    change_settings(repo, lambda data: data.update(env={"MCP_MEM_LINES": 200}),
                     ".claude/settings.local.json")
-    installer.ok("--check", project)
+    installer.ok("--check", repo)
 
 
 def test_the_settings_env_path_is_the_one_the_interpreter_is_looked_up_in(installer, project,
@@ -174,21 +174,21 @@ def default_form(data):
 
 
 @pytest.mark.parametrize("form", [exec_form, default_form], ids=["exec form", "default"])
-def test_another_form_of_the_handler_is_the_protocols_everywhere(installer, project, form):
-    installed(installer, project)
-    change_settings(project, form)
-    before = read(path_in(project, ".claude/settings.json"))
-    installer.ok("--check", project)
+def test_another_form_of_the_handler_is_the_protocols_everywhere(installer, repo, form):
+    installed(installer, repo)
+    change_settings(repo, form)
+    before = read(path_in(repo, ".claude/settings.json"))
+    installer.ok("--check", repo)
     if form is exec_form:  # kept as the user wrote it; a default is brought to this version's form
-        installer.ok("--update", project)
-        assert read(path_in(project, ".claude/settings.json")) == before
-    installer.ok("--project", project)
-    installer.ok("--update", project)
-    data = settings_of(project)
+        installer.ok("--update", repo)
+        assert read(path_in(repo, ".claude/settings.json")) == before
+    installer.ok("--project", repo)
+    installer.ok("--update", repo)
+    data = settings_of(repo)
     assert [len(data["hooks"][event]) for event in ("SessionStart", "Stop")] == [1, 1]
-    installer.ok("--uninstall", project)
-    assert not os.path.exists(path_in(project, ".claude/settings.json")) or \
-        "hooks" not in settings_of(project)
+    installer.ok("--uninstall", repo)
+    assert not os.path.exists(path_in(repo, ".claude/settings.json")) or \
+        "hooks" not in settings_of(repo)
 
 
 def test_an_exec_form_interpreter_is_probed(installer, project):
