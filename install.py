@@ -2172,13 +2172,15 @@ def section_bytes(lines):
 
 # -------------------------------------------------------------------- check
 
-RANKS = {"broken": 4, "over": 3, "drift": 2, "unwired": 2, "unshared": 2, "missing": 1,
-         "warn": 0}
+RANKS = {"broken": 4, "over": 3, "drift": 2, "unwired": 2, "unshared": 2, "unread": 1,
+         "missing": 1, "warn": 0}
 LABELS = {"broken": "BROKEN", "over": "OVER", "drift": "DRIFT", "unwired": "UNWIRED",
-          "unshared": "UNSHARED", "missing": "NONE", "warn": "WARN", None: "ok"}
+          "unshared": "UNSHARED", "unread": "UNREAD", "missing": "NONE", "warn": "WARN",
+          None: "ok"}
 SUMMARY_WORDS = {"broken": "broken", "over": "over budget", "drift": "drifted",
                  "unwired": "not wired", "unshared": "not shared",
-                 "missing": "without the protocol", "warn": "with warnings", None: "ok"}
+                 "missing": "without the protocol", "warn": "with warnings",
+                 "unread": "folder(s) not readable", None: "ok"}
 # Memory-health severities as check findings; a warning alone does not fail the check.
 HEALTH_KINDS = (("broken", "broken"), ("over", "over"), ("warning", "warn"))
 
@@ -2629,15 +2631,18 @@ def invocation():
     return "{} {}".format(shlex.quote(python), shlex.quote(sys.argv[0] or "install.py"))
 
 
-def find_repositories(root):
+def find_repositories(root, unreadable):
     """Every folder under root with a .git entry, without descending into
-    dependency folders, git's own folder or agent worktrees."""
+    dependency folders, git's own folder or agent worktrees. A folder that
+    cannot be listed is added to unreadable as (folder, reason): what it holds
+    is unknown, and a check that skipped it silently would vouch for it."""
     pending = [root]
     while pending:
         folder = pending.pop()
         try:
             entries = list(os.scandir(folder))
-        except OSError:
+        except OSError as error:
+            unreadable.append((folder, error.strerror or type(error).__name__))
             continue
         if any(entry.name == ".git" for entry in entries):
             yield folder
@@ -2651,26 +2656,33 @@ def find_repositories(root):
 
 def check_recursively(source, root, out):
     budget = load_budget_module(source)
-    results = []
-    for repository in find_repositories(root):
+    results, unreadable = [], []
+    for repository in find_repositories(root, unreadable):
         findings, _, _ = inspect_everything(source, budget, repository)
         results.append((repository, findings))
+    for folder, reason in unreadable:
+        results.append((folder, [Finding("unread", "cannot be read ({}): git repositories under "
+                                         "it are not checked".format(reason))]))
     if not results:
         out("no git repositories under {}".format(root))
         return EXIT_OK
     results.sort(key=lambda item: (-RANKS.get(worst_kind(item[1]), 0), -len(item[1]),
                                    os.path.relpath(item[0], root)))
-    width = min(48, max(len(os.path.relpath(repository, root)) for repository, _ in results))
+    width = min(48, max(len(os.path.relpath(folder, root)) for folder, _ in results))
     counts = {}
-    for repository, findings in results:
+    for folder, findings in results:
         kind = worst_kind(findings)
         counts[kind] = counts.get(kind, 0) + 1
-        line = "{:<8} {:<{}}  {}".format(LABELS[kind], os.path.relpath(repository, root), width,
+        line = "{:<8} {:<{}}  {}".format(LABELS[kind], os.path.relpath(folder, root), width,
                                          "; ".join(finding.text for finding in findings))
         out(line.rstrip())
-    order = sorted(counts, key=lambda kind: -RANKS.get(kind, 0))
-    out("{} repositories: {}".format(len(results), ", ".join(
-        "{} {}".format(counts[kind], SUMMARY_WORDS[kind]) for kind in order)))
+    order = sorted((kind for kind in counts if kind != "unread"), key=lambda kind: -RANKS.get(kind, 0))
+    tally = ", ".join("{} {}".format(counts[kind], SUMMARY_WORDS[kind]) for kind in order)
+    summary = ("{} repositories: {}".format(len(results) - len(unreadable), tally) if tally
+               else "no git repositories found")
+    if unreadable:
+        summary += "; {} {}".format(len(unreadable), SUMMARY_WORDS["unread"])
+    out(summary)
     if len(results) > counts.get(None, 0):
         out("details: {} --check <repository>".format(invocation()))
     return max(exit_code_for(findings) for _, findings in results)

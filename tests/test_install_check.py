@@ -191,6 +191,75 @@ def test_recursive_with_no_repositories(installer, tmp_path):
     assert done.stdout == "no git repositories under {}\n".format(tmp_path)
 
 
+# Runs install.py's main() with the folders named in argv[2] (os.pathsep-separated) refusing
+# to be listed, as a folder without read permission refuses a user other than root.
+UNREADABLE_DRIVER = """\
+import errno, importlib.util, os, sys
+spec = importlib.util.spec_from_file_location("install_under_test", sys.argv[1])
+install = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(install)
+refused = set(sys.argv[2].split(os.pathsep))
+real = os.scandir
+def scandir(path="."):
+    if os.fspath(path) in refused:
+        raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
+    return real(path)
+os.scandir = scandir
+sys.argv[0] = sys.argv[1]
+sys.exit(install.main(sys.argv[3:]))
+"""
+
+
+def checked_with_unreadable(installer, root, *unreadable):
+    return subprocess.run([sys.executable, "-c", UNREADABLE_DRIVER, installer.script,
+                           os.pathsep.join(unreadable), "--check", "--recursive", root],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, env=installer.env)
+
+
+def test_recursive_names_a_folder_it_cannot_read_and_fails(installer, tmp_path):
+    root = tmp_path / "estate"
+    for name in ("a", "b"):
+        make_repo(str(root / name), installer.env)
+        installer.ok("--project", str(root / name))
+    os.makedirs(str(root / "locked" / "inner"))
+    done = checked_with_unreadable(installer, str(root), str(root / "locked"))
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.splitlines() == [
+        "UNREAD   locked  cannot be read (Permission denied): git repositories under it are "
+        "not checked",
+        "ok       a",
+        "ok       b",
+        "2 repositories: 2 ok; 1 folder(s) not readable",
+        "details: {} --check <repository>".format(invoked(installer)),
+    ]
+    assert done.stderr == ""
+
+
+def test_recursive_on_a_root_it_cannot_read_fails_instead_of_finding_nothing(installer, tmp_path):
+    done = checked_with_unreadable(installer, str(tmp_path), str(tmp_path))
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.splitlines()[:2] == [
+        "UNREAD   .  cannot be read (Permission denied): git repositories under it are not checked",
+        "no git repositories found; 1 folder(s) not readable"]
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
+                    reason="root reads a folder whatever its permissions")
+def test_recursive_names_a_folder_without_read_permission(installer, tmp_path):
+    root = tmp_path / "estate"
+    make_repo(str(root / "a"), installer.env)
+    locked = root / "locked"
+    locked.mkdir()
+    locked.chmod(0)
+    try:
+        done = installer.run("--check", "--recursive", str(root))
+    finally:
+        locked.chmod(0o755)
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[0].startswith("UNREAD   locked  cannot be read (")
+
+
 # Runs install.py's main() counting the child processes it starts (git, the interpreter probe):
 # argv[1] is the script, the rest the command line; the count is the last line of stderr.
 COUNTING_DRIVER = """\
