@@ -57,7 +57,8 @@ What it promises
 * An install never ends in a silent misconfiguration: an interpreter that
   cannot run the hooks (run as the harness runs it: `sh -c`, with the hooks'
   flags) is refused before any write, with one to pass instead; a folder
-  outside git or parts git ignores are said before "done". --check reports
+  outside git or parts git ignores are named in a note, and the last line
+  says the install is not complete until it is dealt with. --check reports
   hooks the harness would never run, what --update would repair, and parts
   teammates would not get, in the environment a session has (the settings
   files' "env" applied).
@@ -589,6 +590,7 @@ class Plan(object):
         self.removed = set()
         self.held = []  # files kept though they differ from this version
         self.nothing_installed = False
+        self.unshared = False  # outside git, or parts git ignores: said in the last line too
 
     def path(self, rel):
         return os.path.join(self.root, *rel.split("/"))
@@ -2868,6 +2870,7 @@ def plan_sharing_notes(plan, project):
     """What keeps the install from reaching teammates, said before "done"."""
     for finding in sharing_findings(project):
         plan.note(finding.text)
+        plan.unshared = True
 
 
 class HeldInterrupts(object):
@@ -2896,6 +2899,8 @@ class HeldInterrupts(object):
 
 
 def closing_line(changes, dry_run, plan):
+    unshared = (", but the protocol cannot work fully or reach teammates until the note above "
+                "is dealt with") if plan.unshared else ""
     if dry_run:
         return "dry run: {} change(s) planned; nothing was changed".format(changes)
     if changes == 0 and plan.held:
@@ -2905,8 +2910,8 @@ def closing_line(changes, dry_run, plan):
     if changes == 0 and plan.nothing_installed:
         return "nothing to remove: the protocol is not installed here"
     if changes == 0:
-        return "nothing to do: already up to date"
-    return "done: {} change(s)".format(changes)
+        return "nothing to do: already up to date" + unshared
+    return "done: {} change(s)".format(changes) + unshared
 
 
 class Output(object):

@@ -169,11 +169,11 @@ def test_settings_are_two_space_json_with_a_final_newline(installer, project):
     assert text == json.dumps(expected_settings(), indent=2) + "\n"
 
 
-def test_project_twice_changes_nothing(installer, project):
-    installer.ok("--project", project)
-    before = snapshot(project)
-    done = installer.ok("--project", project)
-    assert snapshot(project) == before
+def test_project_twice_changes_nothing(installer, repo):
+    installer.ok("--project", repo)
+    before = snapshot(repo)
+    done = installer.ok("--project", repo)
+    assert snapshot(repo) == before
     assert done.stdout.splitlines()[-1] == "nothing to do: already up to date"
     assert all(line.startswith(("installing", "  keep", "  note", "nothing"))
                for line in done.stdout.splitlines()), done.stdout
@@ -528,11 +528,11 @@ def test_gitignore_block_appended_after_a_final_newline(installer, project):
     assert gitignore_of(project) == "node_modules/\n" + block_of(installer)
 
 
-def test_gitignore_without_final_newline_stays_without_one(installer, project):
-    write(path_in(project, ".gitignore"), "node_modules/")
-    installer.ok("--project", project)
-    assert gitignore_of(project) == "node_modules/\n" + block_of(installer).rstrip("\n")
-    done = installer.ok("--project", project)
+def test_gitignore_without_final_newline_stays_without_one(installer, repo):
+    write(path_in(repo, ".gitignore"), "node_modules/")
+    installer.ok("--project", repo)
+    assert gitignore_of(repo) == "node_modules/\n" + block_of(installer).rstrip("\n")
+    done = installer.ok("--project", repo)
     assert done.stdout.splitlines()[-1] == "nothing to do: already up to date"
 
 

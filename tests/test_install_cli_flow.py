@@ -39,19 +39,19 @@ def check(installer, project):
 
 # ------------------------------------------------------------- the handoff path
 
-def test_update_moves_the_handoff_to_the_new_default(installer, project):
-    installed_project(installer, project)
-    write(path_in(project, OLD_STATE), HANDOFF)
-    dry = installer.ok("--update", project, "--dry-run")
+def test_update_moves_the_handoff_to_the_new_default(installer, repo):
+    installed_project(installer, repo)
+    write(path_in(repo, OLD_STATE), HANDOFF)
+    dry = installer.ok("--update", repo, "--dry-run")
     assert "  would move     .claude/session-state.md (to .session-state.md)" in dry.stdout
-    assert os.path.exists(path_in(project, OLD_STATE))
-    done = installer.ok("--update", project)
+    assert os.path.exists(path_in(repo, OLD_STATE))
+    done = installer.ok("--update", repo)
     assert "  moved    .claude/session-state.md (to .session-state.md)" in done.stdout
-    assert read(path_in(project, NEW_STATE)) == HANDOFF.encode("utf-8")
-    assert not os.path.exists(path_in(project, OLD_STATE))
-    before = snapshot(project)
-    again = installer.ok("--update", project)
-    assert snapshot(project) == before
+    assert read(path_in(repo, NEW_STATE)) == HANDOFF.encode("utf-8")
+    assert not os.path.exists(path_in(repo, OLD_STATE))
+    before = snapshot(repo)
+    again = installer.ok("--update", repo)
+    assert snapshot(repo) == before
     assert again.stdout.splitlines()[-1] == "nothing to do: already up to date"
 
 

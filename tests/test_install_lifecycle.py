@@ -32,13 +32,13 @@ def test_update_replaces_a_hook_that_changed_at_the_source(installer, repo):
     installer.ok("--check", repo)
 
 
-def test_update_twice_changes_nothing(installer, project):
-    installer.ok("--project", project)
+def test_update_twice_changes_nothing(installer, repo):
+    installer.ok("--project", repo)
     change_source_hook(installer, "session-start.py")
-    installer.ok("--update", project)
-    before = snapshot(project)
-    done = installer.ok("--update", project)
-    assert snapshot(project) == before
+    installer.ok("--update", repo)
+    before = snapshot(repo)
+    done = installer.ok("--update", repo)
+    assert snapshot(repo) == before
     assert done.stdout.splitlines()[-1] == "nothing to do: already up to date"
 
 

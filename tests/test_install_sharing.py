@@ -7,6 +7,17 @@ import os
 from installtools import installer, make_repo, path_in, project, read, repo, write  # noqa: F401
 
 
+# How the last line of an install ends when a note above says the protocol will not work fully
+# or reach teammates: "done" alone would read as all is well.
+UNFINISHED = (", but the protocol cannot work fully or reach teammates until the note above is "
+              "dealt with")
+
+
+def test_an_install_in_a_repository_that_shares_everything_just_says_done(installer, repo):
+    assert installer.ok("--project", repo).stdout.splitlines()[-1].startswith("done: ")
+    assert UNFINISHED not in installer.ok("--project", repo).stdout
+
+
 def test_a_gitignore_that_ignores_the_claude_folder_is_named_at_install_and_in_check(
         installer, repo):
     write(path_in(repo, ".gitignore"), "build/\n.claude/\n")
@@ -15,6 +26,7 @@ def test_a_gitignore_that_ignores_the_claude_folder_is_named_at_install_and_in_c
             ".claude/settings.json (.gitignore:2: .claude/), so teammates never get them; "
             "remove or narrow that line")
     assert "  note     " + line in done.stdout.splitlines()
+    assert done.stdout.splitlines()[-1].endswith(UNFINISHED)
     check = installer.run("--check", repo)
     assert check.returncode == 1
     assert "  UNSHARED " + line in check.stdout.splitlines()
@@ -50,6 +62,9 @@ def test_a_folder_outside_git_is_said_to_be_one(installer, project):
     done = installer.ok("--project", project)
     assert "  note     " + said in done.stdout.splitlines()
     assert done.stdout.splitlines()[-1].startswith("done: ")
+    assert done.stdout.splitlines()[-1].endswith(UNFINISHED)
+    assert installer.ok("--update", project).stdout.splitlines()[-1] == (
+        "nothing to do: already up to date" + UNFINISHED)
     check = installer.run("--check", project)  # the memory loads, but nothing guards it
     assert check.returncode == 1
     assert "  UNSHARED " + said in check.stdout.splitlines()

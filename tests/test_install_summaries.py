@@ -3,7 +3,7 @@ version is not "already up to date", and an uninstall where nothing was installe
 
 import os
 
-from installtools import installer, path_in, project, read, write  # noqa: F401
+from installtools import installer, path_in, project, read, repo, write  # noqa: F401
 
 
 def last_line(done):
@@ -21,9 +21,9 @@ def test_update_that_keeps_a_hook_of_the_users_does_not_call_it_up_to_date(insta
     assert installer.run("--check", project).returncode == 1
 
 
-def test_an_unchanged_install_is_still_up_to_date(installer, project):
-    installer.ok("--project", project)
-    assert last_line(installer.ok("--update", project)) == "nothing to do: already up to date"
+def test_an_unchanged_install_is_still_up_to_date(installer, repo):
+    installer.ok("--project", repo)
+    assert last_line(installer.ok("--update", repo)) == "nothing to do: already up to date"
 
 
 def test_global_that_keeps_an_edited_section_does_not_call_it_up_to_date(installer):
