@@ -2317,7 +2317,8 @@ def hook_findings(source, project, env):
         findings.append(Finding("drift", "wired more than once in settings.json (each copy "
                                 "runs): " + ", ".join(repeated), "--update"))
     findings += repair_findings(source, project) + silenced_findings(project, wired) + \
-        interpreter_findings(project, env) + sharing_findings(project)
+        interpreter_findings(project, env) + sharing_findings(project) + \
+        unattended_save_findings(project, env)
     if unwired:  # --update writes the permissions with the entries; one finding says so
         return findings
     return findings + permission_findings(source, project)
@@ -2455,6 +2456,66 @@ def session_environment(project, base=None):
             env.update((str(key), value if isinstance(value, str) else json.dumps(value))
                        for key, value in values.items() if value is not None)
     return env
+
+
+# What the agent writes when it saves, by the variable that moves it: the
+# handoff (outside the project, or under .claude/, the CLI asks before the
+# write), and the memory index's folder (under .claude/ only: the CLI lets
+# the agent write its own auto memory outside the project).
+AGENT_WRITTEN = (("MCP_SESSION_STATE", SESSION_STATE, True), ("MCP_MEMORY_INDEX", MEMORY_INDEX, False))
+
+
+def unattended_save_findings(project, env):
+    """The save needs nobody only where the CLI lets the agent write without
+    asking in acceptEdits mode: in the project or a folder the settings add
+    to it (permissions.additionalDirectories), and outside .claude/, which it
+    write-protects. A setting that moves a saved file elsewhere makes every
+    save wait for someone to approve it."""
+    findings = []
+    top = os.path.abspath(project)
+    writable = [top] + added_folders(project)
+    for name, default, inside_only in AGENT_WRITTEN:
+        value = env.get(name)
+        if not value:
+            continue
+        where = where_the_cli_asks_before_a_write(top, writable, os.path.join(top, value),
+                                                  inside_only)
+        if where:
+            findings.append(Finding("broken", "{}={} puts what the agent saves {}, so every save "
+                                    "waits for someone to approve it; unset it (default {}) or "
+                                    "choose a path in the project outside .claude/"
+                                    .format(name, value, where, default)))
+    return findings
+
+
+def added_folders(project):
+    """The folders the settings files add to the project's (permissions.additionalDirectories)."""
+    folders = []
+    for _, settings in harness_settings(project):
+        permissions = settings.get("permissions")
+        added = permissions.get("additionalDirectories") if isinstance(permissions, dict) else None
+        if isinstance(added, list):
+            folders += [os.path.abspath(os.path.join(project, os.path.expanduser(folder)))
+                        for folder in added if isinstance(folder, str) and folder]
+    return folders
+
+
+def is_within(path, folder):
+    try:
+        rel = os.path.relpath(os.path.normcase(path), os.path.normcase(folder))
+    except ValueError:  # another drive on Windows
+        return False
+    return rel.split(os.sep)[0] != os.pardir
+
+
+def where_the_cli_asks_before_a_write(top, writable, path, inside_only):
+    """Why the CLI would ask before the agent writes path, or None."""
+    path = os.path.normpath(path)
+    if is_within(path, os.path.join(top, ".claude")):
+        return "under .claude/, which the CLI write-protects"
+    if inside_only and not any(is_within(path, folder) for folder in writable):
+        return "outside the project"
+    return None
 
 
 def silenced_findings(project, wired):

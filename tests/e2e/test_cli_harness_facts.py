@@ -35,6 +35,23 @@ def test_a_write_under_dot_claude_is_refused_in_accept_edits_and_one_at_the_root
     assert os.path.exists(installed.file("notes.md"))
 
 
+def test_a_write_outside_the_project_is_refused_in_accept_edits_unless_its_folder_is_added(
+        cli, installed):
+    outside = os.path.join(os.path.dirname(installed.path), "elsewhere")
+    added = os.path.join(os.path.dirname(installed.path), "added")
+    os.makedirs(outside)
+    os.makedirs(added)
+    settings = {"permissions": {"additionalDirectories": [added]}}
+    run = cli.run(installed.path, ["take notes"], [
+        use("Write", file_path=os.path.join(outside, "notes.md"), content="x\n"),
+        use("Write", file_path=os.path.join(added, "notes.md"), content="x\n"),
+        say("Done."), say("Understood.")], mode="acceptEdits", settings=settings)
+    assert_clean(run)
+    assert [denial.get("tool_name") for denial in run.denials()] == ["Write"]
+    assert not os.path.exists(os.path.join(outside, "notes.md"))
+    assert os.path.exists(os.path.join(added, "notes.md"))
+
+
 def allow_the_handoff_skill(project):
     path = project.file(".claude/settings.json")
     with open(path, encoding="utf-8") as handle:
