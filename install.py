@@ -1839,9 +1839,11 @@ def plan_git_index(plan, project, ours):
         plan.steps.append(Step("index", ", ".join(
             os.path.basename(entry.top_path) for entry in to_mark),
             "mode 100755 in git's index", lambda: mark_executable_in_index(project, to_mark)))
-    if len(entries) < len(rels):
-        plan.note("the hooks are not in git yet; add them with: "
-                  "git add --chmod=+x .claude/hooks/*.py")
+    untracked = [rel for rel in rels if rel not in entries]
+    if untracked:  # git add refuses an ignored path: then the sharing note comes first
+        plan.note("the hooks are not in git yet; {}add them with: git add --chmod=+x "
+                  ".claude/hooks/*.py".format("once .gitignore no longer ignores them, "
+                                              if ignoring_lines(project, untracked) else ""))
 
 
 def interpreter_program(python):
@@ -2603,7 +2605,9 @@ def interpreter_findings(project, env):
     for rel in (SETTINGS, LOCAL_SETTINGS):
         settings, _ = load_settings(os.path.join(project, *rel.split("/")), rel)
         for wiring in WIRINGS:
-            for _, handler in our_handlers(settings, wiring):
+            for group, handler in our_handlers(settings, wiring):
+                if why_handler_never_does_its_job(wiring, group, handler):
+                    continue  # never run, so its interpreter matters not; said on its own
                 prefix = interpreter_and_flags(wiring, handler)
                 if prefix is not None and prefix not in prefixes:
                     prefixes.append(prefix)

@@ -3,6 +3,7 @@ ignores are named with the line that ignores them, a folder outside git is said 
 from inside a project checks the project, and an install inside .claude/ is refused."""
 
 import os
+import subprocess
 
 from installtools import installer, make_repo, path_in, project, read, repo, write  # noqa: F401
 
@@ -14,7 +15,13 @@ UNFINISHED = (", but the protocol cannot work fully or reach teammates until the
 
 
 def test_an_install_in_a_repository_that_shares_everything_just_says_done(installer, repo):
-    assert installer.ok("--project", repo).stdout.splitlines()[-1].startswith("done: ")
+    done = installer.ok("--project", repo)
+    assert done.stdout.splitlines()[-1].startswith("done: ")
+    assert ("  note     the hooks are not in git yet; add them with: git add --chmod=+x "
+            ".claude/hooks/*.py") in done.stdout.splitlines()
+    hooks = path_in(repo, ".claude/hooks")
+    added = subprocess.run(["git", "add", "--chmod=+x", "."], cwd=hooks, env=installer.env)
+    assert added.returncode == 0
     assert UNFINISHED not in installer.ok("--project", repo).stdout
 
 
@@ -27,6 +34,9 @@ def test_a_gitignore_that_ignores_the_claude_folder_is_named_at_install_and_in_c
             "remove or narrow that line")
     assert "  note     " + line in done.stdout.splitlines()
     assert done.stdout.splitlines()[-1].endswith(UNFINISHED)
+    # git add refuses an ignored path: the line to run comes with the condition it needs
+    assert ("  note     the hooks are not in git yet; once .gitignore no longer ignores them, add "
+            "them with: git add --chmod=+x .claude/hooks/*.py") in done.stdout.splitlines()
     check = installer.run("--check", repo)
     assert check.returncode == 1
     assert "  UNSHARED " + line in check.stdout.splitlines()

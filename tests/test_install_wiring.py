@@ -77,13 +77,14 @@ NEVER_RUNS = {
         'use startup|resume|clear|compact|fork'),
     "a regular expression of no source": (
         "SessionStart", lambda group, handler: group.update({"matcher": "^session$"}),
-        'its matcher "^session$" matches none of'),
+        'its matcher "^session$" matches none of startup|resume|clear|compact|fork: '
+        'use startup|resume|clear|compact|fork'),
     "a prompt handler": ("Stop", lambda group, handler: handler.update({"type": "prompt"}),
-                         'its type is "prompt" (the harness runs a "command" only)'),
+                         'its type is "prompt" (the harness runs a "command" only): make it "command"'),
     "a command commented out": (
         "Stop", lambda group, handler: handler.update(
             command='true # python3 -I -S "{}"'.format(STOP_PATH)),
-        "its command is commented out (#)"),
+        "its command is commented out (#): remove the text before the hook's command"),
 }
 
 
@@ -100,9 +101,10 @@ def test_a_hook_the_harness_never_runs_is_a_finding(installer, project, setup):
     assert done.returncode == 1
     lines = [line for line in finding_lines(done) if "never runs as it should" in line]
     assert len(lines) == 1, done.stdout
-    assert lines[0].startswith("  UNWIRED  {} hook never runs as it should: {}".format(
-        event, reason))
-    assert lines[0].endswith(" in .claude/settings.json")
+    assert lines[0] == "  UNWIRED  {} hook never runs as it should: {} in .claude/settings.json" \
+        .format(event, reason)
+    # A handler the harness never runs is that one finding: nothing about its interpreter.
+    assert not [line for line in finding_lines(done) if "interpreter" in line], done.stdout
 
 
 @pytest.mark.parametrize("matcher", ["startup", "startup, compact", "*", "", "start.*"])
