@@ -2664,7 +2664,7 @@ def check_one(source, project, out, as_json=False):
         out(health_module.format_health(health).rstrip("\n"))
     fixes = [finding.fix for finding in findings if finding.fix]
     if fixes:
-        out("fix: {} {} {}".format(invocation(), max(fixes, key=fix_rank), project))
+        out("fix: {} {} {}".format(invocation(), max(fixes, key=fix_rank), shlex.quote(project)))
     return code
 
 

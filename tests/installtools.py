@@ -5,6 +5,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import shlex
 import shutil
 import stat
 import subprocess
@@ -181,6 +182,11 @@ def invoked(installer):
     its name on PATH, then the script's path as given."""
     python = os.path.basename(sys.executable)
     return "{} {}".format(python if shutil.which(python) else sys.executable, installer.script)
+
+
+def fix_line(installer, option, project):
+    """The repair --check prints: a command a shell runs as written, paths quoted."""
+    return "fix: {} {} {}".format(invoked(installer), option, shlex.quote(project))
 
 
 def git(repo, *args, **kwargs):

@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from installtools import (  # noqa: F401  (fixtures are used by name)
+    fix_line,
     invoked,
     COMMANDS, GITIGNORE_BLOCK, HOOKS, REPO, expected_settings, git, index_mode, installer,
     path_in, project, read, release_a_new_version, repo, settings_of, snapshot, template_text,
@@ -662,7 +663,7 @@ def test_update_force_replaces_a_hook_of_the_users(installer, repo_with_my_hook)
     installer.ok("--project", repo)
     done = installer.run("--check", repo)
     assert "hooks differ from this version: session-start.py" in done.stdout
-    assert "fix: {} --update --force ".format(invoked(installer)) + repo in done.stdout
+    assert fix_line(installer, "--update --force", repo) in done.stdout
     installer.ok("--update", "--force", repo)
     assert read(path_in(repo, ".claude/hooks/session-start.py")) == \
         read(installer.source_file("hooks/session-start.py"))
@@ -683,7 +684,7 @@ def test_an_older_release_of_a_hook_is_fixed_by_update(installer, repo):
     installer.ok("--project", repo)
     release_a_new_version(installer, "hooks/stop-handoff.py", "RELEASED_HOOK_DIGESTS")
     done = installer.run("--check", repo)
-    assert "fix: {} --update ".format(invoked(installer)) + repo + "\n" in done.stdout
+    assert fix_line(installer, "--update", repo) + "\n" in done.stdout
     installer.ok("--update", repo)
     installer.ok("--check", repo)
 

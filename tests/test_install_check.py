@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from installtools import (  # noqa: F401
+    fix_line,
     invoked,
     installer, make_repo, path_in, project, read, repo, snapshot, write,
 )
@@ -44,7 +45,21 @@ def test_a_project_without_the_protocol_is_a_finding(installer, project):
     done = installer.run("--check", project)
     assert done.returncode == 1
     assert "NONE     protocol not installed" in done.stdout
-    assert "fix: {} --project ".format(invoked(installer)) + project in done.stdout
+    assert fix_line(installer, "--project", project) in done.stdout
+
+
+@pytest.mark.parametrize("typed", ["install.py", "./install.py"])
+def test_the_fix_line_is_the_command_as_it_was_typed_and_runs_as_written(installer, repo, typed):
+    python = invoked(installer)[:-len(" " + installer.script)]
+    done = subprocess.run([sys.executable, typed, "--check", repo], cwd=os.path.dirname(
+        installer.script), env=installer.env, stdout=subprocess.PIPE, universal_newlines=True)
+    assert done.returncode == 1
+    line = "fix: {} {} --project '{}'".format(python, typed, repo)  # the folder has a space
+    assert done.stdout.splitlines()[-1] == line
+    rerun = subprocess.run(["sh", "-c", line[len("fix: "):]], cwd=os.path.dirname(
+        installer.script), env=installer.env, stdout=subprocess.PIPE)
+    assert rerun.returncode == 0
+    installer.ok("--check", repo)
 
 
 def test_a_drifted_hook_is_named(installer, project):
@@ -55,7 +70,7 @@ def test_a_drifted_hook_is_named(installer, project):
     assert done.returncode == 1
     assert "DRIFT    hooks differ from this version: prune-worktrees.py" in done.stdout
     assert "session-start.py" not in done.stdout
-    assert "fix: {} --update --force ".format(invoked(installer)) + project in done.stdout
+    assert fix_line(installer, "--update --force", project) in done.stdout
 
 
 def test_a_missing_hook_and_a_missing_wiring_are_named(installer, project):

@@ -11,6 +11,7 @@ import os
 import pytest
 
 from installtools import (  # noqa: F401  (fixtures are used by name)
+    fix_line,
     COMMANDS, SKILL_RULES, TEMPLATE_DENY_RULES, expected_settings, installer, invoked,
     load_installer,
     path_in, project, read, repo, settings_of, snapshot, template_text, write,
@@ -209,7 +210,7 @@ def test_update_restores_a_missing_skill_permission(installer, repo):
     assert found.returncode == 1
     assert ("  UNWIRED  not allowed in settings.json: Skill(dream) (the CLI asks before the model "
             "runs that command)") in found.stdout
-    assert "fix: {} --update {}".format(invoked(installer), repo) in found.stdout
+    assert fix_line(installer, "--update", repo) in found.stdout
     done = installer.ok("--update", repo)
     assert "  merged   .claude/settings.json (allowed Skill(dream))" in done.stdout
     assert settings_of(repo)["permissions"]["allow"] == SKILL_RULES

@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from installtools import (  # noqa: F401
+    fix_line,
     installer, invoked, path_in, project, read, settings_of, write,
 )
 
@@ -103,7 +104,7 @@ def test_check_runs_the_wired_interpreter_with_its_flags(installer, project, tmp
     assert len(line) == 1 and line[0].startswith("  BROKEN   the hooks' interpreter ({} -I -S) "
                                                  .format(old))
     assert line[0].endswith("; pass --python python3")
-    assert "fix: {} --update --python python3 ".format(invoked(installer)) + project in done.stdout
+    assert fix_line(installer, "--update --python python3", project) in done.stdout
 
 
 def test_check_sees_a_python3_missing_from_path(installer, project, tmp_path):

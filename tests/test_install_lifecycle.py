@@ -6,6 +6,7 @@ import os
 import pytest
 
 from installtools import (  # noqa: F401
+    fix_line,
     invoked,
     COMMANDS, expected_settings, git, installer, path_in, project, read, release_a_new_version,
     repo, settings_of, snapshot, template_text, write,
@@ -444,7 +445,7 @@ def test_update_keeps_the_first_copy_of_an_entry_wired_twice(installer, repo, wh
     check = installer.run("--check", repo)
     assert check.returncode == 1
     assert "wired more than once in settings.json (each copy runs): Stop" in check.stdout
-    assert "fix: {} --update ".format(invoked(installer)) + repo in check.stdout
+    assert fix_line(installer, "--update", repo) in check.stdout
     done = installer.ok("--update", repo)
     assert "  merged   .claude/settings.json (wired Stop)" in done.stdout
     stop = expected_settings()["hooks"]["Stop"]

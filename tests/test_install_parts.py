@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from installtools import installer, invoked, path_in, project, repo, read, write  # noqa: F401
+from installtools import fix_line, installer, invoked, path_in, project, repo, read, write  # noqa: F401
 
 
 def delete_a_command(project):
@@ -41,7 +41,7 @@ def test_what_update_would_repair_is_a_finding_until_it_is_repaired(installer, r
     done = installer.run("--check", repo)
     assert done.returncode == 1
     assert "  DRIFT    " + text in done.stdout.splitlines()
-    assert "fix: {} --update ".format(invoked(installer)) + repo in done.stdout
+    assert fix_line(installer, "--update", repo) in done.stdout
     installer.ok("--update", repo)
     installer.ok("--check", repo)
 
@@ -54,6 +54,6 @@ def test_an_edited_command_names_the_option_that_replaces_it(installer, repo):
     assert done.returncode == 1
     assert ("  DRIFT    edited by you, so --update keeps them: .claude/commands/handoff.md; "
             "--update --force replaces them") in done.stdout.splitlines()
-    assert "fix: {} --update --force ".format(invoked(installer)) + repo in done.stdout
+    assert fix_line(installer, "--update --force", repo) in done.stdout
     installer.ok("--update", "--force", repo)
     installer.ok("--check", repo)
