@@ -106,4 +106,8 @@ def test_an_install_inside_a_claude_folder_is_refused(installer, repo):
             assert done.stderr == ("install.py: error: {} is inside a .claude folder; name the "
                                    "project folder, {} (see --help)\n".format(
                                        path_in(repo, inside), repo))
+    done = installer.run("--project", ".", cwd=path_in(repo, ".claude"))  # as typed in there
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == ("install.py: error: {} is inside a .claude folder; name the project "
+                           "folder, {} (see --help)\n".format(path_in(repo, ".claude"), repo))
     assert sorted(os.listdir(path_in(repo, ".claude"))) == ["hooks"]
