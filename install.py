@@ -170,20 +170,18 @@ HOOK_TIMEOUT_SECONDS = 15
 
 
 class Wiring(object):
-    """One settings.json entry the installer owns."""
+    """One settings.json entry the installer owns, and the entry the bash
+    edition wires for the same event (its script of the same name, .sh)."""
 
-    def __init__(self, event, hook, matcher, status):
+    def __init__(self, event, hook, matcher, status, bash_status):
         self.event = event
         self.hook = hook
         self.matcher = matcher
         self.status = status
-        # Only the project's own copy counts: the same name under ~/.claude/hooks
-        # (the user's global hooks) or anywhere else is another program. The
-        # project folder may be written $CLAUDE_PROJECT_DIR, ${CLAUDE_PROJECT_DIR}
-        # or with a default, ${CLAUDE_PROJECT_DIR:-.}.
-        self.path_in_command = re.compile(
-            r'\$(?:CLAUDE_PROJECT_DIR|\{{CLAUDE_PROJECT_DIR(?::?[-=?+][^}}]*)?\}})"?/{}(?![\w.-])'
-            .format(re.escape("{}/{}".format(HOOK_DIR, hook))))
+        self.bash_hook = bash_edition_name(hook)
+        self.bash_status = bash_status  # what its settings.example.json shows while it runs
+        self.path_in_command = path_in_command(hook)
+        self.bash_path_in_command = path_in_command(self.bash_hook)
 
     def handler(self, python):
         return {
@@ -207,6 +205,29 @@ class Wiring(object):
         the harness runs without a shell)."""
         return any(self.path_in_command.search(word) for word in handler_words(handler))
 
+    def is_the_bash_editions(self, handler):
+        """Whether the handler runs the bash edition's script for this event
+        (and not this edition's hook as well), read the same way."""
+        return not self.is_ours(handler) and \
+            any(self.bash_path_in_command.search(word) for word in handler_words(handler))
+
+
+def bash_edition_name(hook):
+    """The bash edition's name for a hook of this edition: session-start.py is session-start.sh."""
+    return hook[:-len(".py")] + ".sh"
+
+
+def path_in_command(hook):
+    """What names the project's own copy of a hook in a command: the project
+    folder written $CLAUDE_PROJECT_DIR, ${CLAUDE_PROJECT_DIR} or with a
+    default, ${CLAUDE_PROJECT_DIR:-.}, or no folder at all (a path relative
+    to the project, where the harness starts a session's hooks). The same
+    name under ~/.claude/hooks (the user's global hooks), in another folder
+    or another project is another program."""
+    return re.compile(
+        r'(?:\$(?:CLAUDE_PROJECT_DIR|\{{CLAUDE_PROJECT_DIR(?::?[-=?+][^}}]*)?\}})"?/'
+        r'|(?<![\w./~$}}\\-])(?:\./)?){}(?![\w.-])'.format(re.escape("{}/{}".format(HOOK_DIR, hook))))
+
 
 def handler_words(handler):
     """The command of a handler, then each of its exec-form arguments, as text."""
@@ -221,9 +242,11 @@ def is_exec_form(handler):
 
 WIRINGS = (
     Wiring("SessionStart", "session-start.py", "startup|resume|clear|compact|fork",
-           "Loading project memory and checking context budgets"),
+           "Loading project memory and checking context budgets",
+           "Memory context: budgets, index, last handoff, git"),
     Wiring("Stop", "stop-handoff.py", None,
-           "Checking that the session's work is saved"),
+           "Checking that the session's work is saved",
+           "Checking session persistence"),
 )
 
 
@@ -1058,8 +1081,17 @@ def settings_meaning(settings):
 
 def our_handlers(settings, wiring):
     """(group, handler) for every handler of ours under the wiring's event."""
-    return [(group, handler) for group in settings.get("hooks", {}).get(wiring.event, [])
-            for handler in group["hooks"] if wiring.is_ours(handler)]
+    return handlers_where(settings, wiring.event, wiring.is_ours)
+
+
+def bash_edition_handlers(settings, wiring):
+    """(group, handler) for every handler of the bash edition's under the wiring's event."""
+    return handlers_where(settings, wiring.event, wiring.is_the_bash_editions)
+
+
+def handlers_where(settings, event, test):
+    return [(group, handler) for group in settings.get("hooks", {}).get(event, [])
+            for handler in group["hooks"] if test(handler)]
 
 
 # A hook command as a release wrote it, or as older instructions did (no -I -S,
@@ -1112,6 +1144,63 @@ def wire(settings, python, update, wirings=WIRINGS):
         if any(updated) or found[1:]:
             changed.append(wiring.event)
     return changed
+
+
+def take_over_the_bash_edition(settings, python, wirings=WIRINGS):
+    """Make the bash edition's entries this edition's, so that no event runs
+    both: where this edition's hook is not wired yet, the first bash entry
+    becomes its entry in place; every other bash entry goes. Returns
+    [(wiring, replaced)] for each event changed, replaced False where the
+    entries were only removed."""
+    moved = []
+    for wiring in wirings:
+        found = bash_edition_handlers(settings, wiring)
+        if not found:
+            continue
+        replaced = not our_handlers(settings, wiring)
+        if replaced:
+            run_this_editions_hook(found[0][1], wiring, python)
+        drop_handlers(settings, wiring.event, found[1:] if replaced else found)
+        moved.append((wiring, replaced))
+    return moved
+
+
+def run_this_editions_hook(handler, wiring, python):
+    """Turn the bash edition's handler into this edition's: the command as
+    --project writes it (shell form), and this edition's status message where
+    the bash edition's own was; its group, timeout and every other field are
+    the user's and stay."""
+    ours = wiring.handler(python or DEFAULT_PYTHON)
+    handler.pop("args", None)
+    handler["command"] = ours["command"]
+    if handler.get("statusMessage") == wiring.bash_status:
+        handler["statusMessage"] = ours["statusMessage"]
+
+
+def unwire_the_bash_editions_missing_hooks(settings, project):
+    """Remove the bash edition's entries whose script is gone, which would
+    fail at every session; an entry whose script is there is that edition,
+    still working, and stays. Returns the events changed."""
+    changed = []
+    for wiring in WIRINGS:
+        found = bash_edition_handlers(settings, wiring)
+        if found and not os.path.lexists(os.path.join(project, HOOK_DIR, wiring.bash_hook)):
+            drop_handlers(settings, wiring.event, found)
+            changed.append(wiring.event)
+    if changed and settings.get("hooks") == {}:
+        del settings["hooks"]
+    return changed
+
+
+def bash_edition_wiring(project):
+    """[(settings file, events)] where the project's settings wire the bash edition."""
+    found = []
+    for rel in (SETTINGS, LOCAL_SETTINGS):
+        settings, _ = load_settings(os.path.join(project, *rel.split("/")), rel)
+        events = [wiring.event for wiring in WIRINGS if bash_edition_handlers(settings, wiring)]
+        if events:
+            found.append((rel, events))
+    return found
 
 
 def update_command(handler, wiring, python):
@@ -1285,14 +1374,21 @@ def line_texts(lines):
     return [line.strip() for line in lines]
 
 
-def find_marked_block(lines, block, repairable):
+# The bash edition's .gitignore snippet: the first marker line of the
+# protocol's block, then these lines, and no end marker.
+BASH_EDITION_GITIGNORE = (".claude/session-state.md", ".claude/hooks/.session-baseline",
+                          ".claude/settings.local.json", ".claude/worktrees/")
+
+
+def find_marked_block(lines, block, repairable, also=()):
     """(start, stop) of the block between its marker lines, stop exclusive.
     When repairable, a block whose begin or end marker was deleted is still
     found by the block's own lines next to the remaining marker: in their
-    order, each at most once, so no line of the user's is taken for one."""
+    order, each at most once, so no line of the user's is taken for one.
+    The lines of also (in their order) count as the block's own there too."""
     texts = line_texts(lines)
     begin, end = block[0], block[-1]
-    body = block[1:-1] if repairable else []
+    body = in_order_with(block[1:-1], also) if repairable else []
     if begin in texts:
         start = texts.index(begin)
         if end in texts[start + 1:]:
@@ -1302,6 +1398,24 @@ def find_marked_block(lines, block, repairable):
         stop = texts.index(end) + 1
         return stop - 1 - leading_lines_in_order(texts[:stop - 1][::-1], body[::-1]), stop
     return None
+
+
+def in_order_with(body, other):
+    """body with the lines of other it lacks, each put before the next line of
+    other that body holds: both are then in order in the result."""
+    merged = list(body)
+    for index, line in enumerate(other):
+        if line not in merged:
+            following = [later for later in other[index + 1:] if later in merged]
+            merged.insert(merged.index(following[0]) if following else len(merged), line)
+    return merged
+
+
+def is_the_bash_editions_snippet(texts, block):
+    """Whether the lines found as the block are the bash edition's snippet: no
+    end marker, and a line only that edition writes."""
+    return block[-1] not in texts and \
+        any(line in texts for line in BASH_EDITION_GITIGNORE if line not in block)
 
 
 def leading_lines_in_order(texts, body):
@@ -1339,17 +1453,21 @@ def appended(text, block, gap):
 
 
 def with_block(text, block):
-    """(new text, 'append' | 'replace' | None) for a .gitignore holding the
-    block once. A block that lost lines or a marker is restored; lines the user
-    wrote inside it stay, just after it."""
+    """(new text, 'append' | 'replace' | 'take over' | None) for a .gitignore
+    holding the block once. A block that lost lines or a marker is restored;
+    lines the user wrote inside it stay, just after it. The bash edition's
+    snippet becomes the block in its place, so no line is listed twice."""
     lines = text.splitlines(True)
-    span = find_marked_block(lines, block, repairable=True)
+    span = find_marked_block(lines, block, repairable=True, also=BASH_EDITION_GITIGNORE)
     if span is None:
         return appended(text, block, gap=False), "append"
     start, stop = span
-    if line_texts(lines[start:stop]) == block:
+    texts = line_texts(lines[start:stop])
+    if texts == block:
         return text, None
-    return replaced(text, span, block, lines_not_in_block(lines[start:stop], block)), "replace"
+    how = "take over" if is_the_bash_editions_snippet(texts, block) else "replace"
+    own = list(block) + [line for line in BASH_EDITION_GITIGNORE if line not in block]
+    return replaced(text, span, block, lines_not_in_block(lines[start:stop], own)), how
 
 
 def replaced(text, span, block, kept):
@@ -1369,10 +1487,11 @@ def with_final_newline_as(old, new):
 
 def without_block(text, block):
     """The text without the block (lines the user wrote inside it stay);
-    None when there is no block."""
+    None when there is no block. The bash edition's snippet is that edition's
+    and stays."""
     lines = text.splitlines(True)
-    span = find_marked_block(lines, block, repairable=True)
-    if span is None:
+    span = find_marked_block(lines, block, repairable=True, also=BASH_EDITION_GITIGNORE)
+    if span is None or is_the_bash_editions_snippet(line_texts(lines[span[0]:span[1]]), block):
         return None
     start, stop = span
     return "".join(lines[:start] + lines_not_in_block(lines[start:stop], block) + lines[stop:])
@@ -1875,7 +1994,8 @@ def plan_gitignore_block(plan, block):
         plan.keep(GITIGNORE, "local-only lines present")
     else:
         verb, note = {"append": ("append", "added the local-only lines"),
-                      "replace": ("repair", "restored the local-only lines")}[how]
+                      "replace": ("repair", "restored the local-only lines"),
+                      "take over": ("merge", "took over the bash edition's local-only lines")}[how]
         plan.write("write" if text is None else verb, GITIGNORE, encode_text(new_text), note)
 
 
@@ -1888,16 +2008,48 @@ def plan_settings_wiring(plan, options, wirings, source, ignore_text):
         return
     if options.python is not None and not options.update:
         plan_kept_interpreter_note(plan, settings, options.python, wirings)
+    moved = take_over_the_bash_edition(settings, options.python, wirings)
     changed = wire(settings, options.python, options.update, wirings)
     if options.update:
         plan_shared_matcher_note(plan, settings, wirings)
     notes = ["wired " + " and ".join(changed)] if changed else []
     notes += permission_changes(plan, settings, source, ignore_text)
-    if not notes:
+    # One line for each event moved from the bash edition, one for the rest;
+    # the first carries the file's one write, the others say what it holds.
+    lines = [moved_from_the_bash_edition(wiring, replaced) for wiring, replaced in moved]
+    lines += ["; ".join(notes)] if notes else []
+    if not lines:
         plan.keep(SETTINGS, "hooks already wired")
+    else:
+        verb = "write" if original is None else "merge"
+        plan.write(verb, SETTINGS, settings_bytes(settings, original), lines[0])
+        plan.steps += [Step(verb, SETTINGS, line, None) for line in lines[1:]]
+    plan_bash_edition_hooks_note(plan, settings)
+
+
+def moved_from_the_bash_edition(wiring, replaced):
+    if replaced:
+        return "the bash edition's {} entry now runs {}, not {}".format(
+            wiring.event, wiring.hook, wiring.bash_hook)
+    return "removed the bash edition's {} entry, which ran {} beside {}".format(
+        wiring.event, wiring.bash_hook, wiring.hook)
+
+
+def plan_bash_edition_hooks_note(plan, settings):
+    """The bash edition's hook files are that edition's (and may have been
+    edited), so no mode removes them: say whether a settings file still runs
+    them, settings being the project's shared file as this run leaves it."""
+    present = [HOOK_DIR + "/" + bash_edition_name(name) for name in HOOKS
+               if os.path.lexists(plan.path(HOOK_DIR + "/" + bash_edition_name(name)))]
+    if not present:
         return
-    verb = "write" if original is None else "merge"
-    plan.write(verb, SETTINGS, settings_bytes(settings, original), "; ".join(notes))
+    files = [(SETTINGS, settings)] + [(shown, other) for shown, other in
+                                      harness_settings(plan.root) if shown != SETTINGS]
+    wired_in = [shown for shown, wired in files
+                if any(bash_edition_handlers(wired, wiring) for wiring in WIRINGS)]
+    plan.keep(", ".join(present), "the bash edition's hooks, " + (
+        "still wired in {}: delete those entries, then these files".format(" and ".join(wired_in))
+        if wired_in else "no longer wired; they may be deleted"))
 
 
 def permission_changes(plan, settings, source, ignore_text):
@@ -1986,8 +2138,10 @@ def plan_uninstall(source, project):
     template = source.bytes_of(TEMPLATE_CLAUDEIGNORE)
     plan_remove_if_unmodified(plan, CLAUDEIGNORE, lambda data: same_content(data, template),
                               "differs from the template; left in place")
-    plan_settings_unwiring(plan, wirings, our_deny_rules(source, ignore_text))
+    settings = plan_settings_unwiring(plan, wirings, our_deny_rules(source, ignore_text))
     plan_local_wiring_note(plan, wirings)
+    if settings is not None:
+        plan_bash_edition_hooks_note(plan, settings)
     plan_gitignore_unblocking(plan, source.marked_template(TEMPLATE_GITIGNORE))
     for rel in (HOOK_DIR, COMMAND_DIR, ".claude"):
         if os.path.isdir(plan.path(rel)) and plan.will_be_emptied(rel):
@@ -2022,25 +2176,31 @@ def plan_remove_if_unmodified(plan, rel, unmodified, kept_note):
 
 
 def plan_settings_unwiring(plan, wirings, deny):
+    """Take the protocol's entries and rules out of the shared settings; returns
+    the settings as the run leaves them (None when they cannot be read)."""
     try:
         settings, original = load_settings(plan.path(SETTINGS), SETTINGS)
     except SettingsError as error:
         plan.refuse(str(error))
-        return
+        return None
     created = is_as_the_installer_creates_it(original, settings, wirings, deny)
     changed = unwire(settings, wirings)
     notes = ["unwired " + " and ".join(changed)] if changed else []
+    gone = unwire_the_bash_editions_missing_hooks(settings, plan.root)
+    if gone:
+        notes.append("unwired the bash edition's {} entry, whose script is gone".format(
+            " and ".join(gone)))
     if revoke(settings, "allow", SKILL_PERMISSIONS):
         notes.append("removed the protocol's Skill permissions")
     dropped = revoke(settings, "deny", deny)
     if dropped:
         notes.append("removed {} .claudeignore deny rule(s)".format(len(dropped)))
-    if not notes:
-        return
-    plan_what_is_left(plan, SETTINGS, original, settings_bytes(settings, original),
-                      created and settings == {},
-                      lambda head: settings_mean_the_same(settings, head),
-                      "; ".join(notes), "held only the protocol's entries")
+    if notes:
+        plan_what_is_left(plan, SETTINGS, original, settings_bytes(settings, original),
+                          created and settings == {},
+                          lambda head: settings_mean_the_same(settings, head),
+                          "; ".join(notes), "held only the protocol's entries")
+    return settings
 
 
 def is_as_the_installer_creates_it(original, settings, wirings, deny):
@@ -2072,6 +2232,11 @@ def plan_local_wiring_note(plan, wirings):
     if events:
         plan.note("{} still wires {} to the removed hooks; delete those entries".format(
             LOCAL_SETTINGS, " and ".join(events)))
+    gone = [wiring.event for wiring in WIRINGS if bash_edition_handlers(local, wiring) and
+            not os.path.lexists(plan.path(HOOK_DIR + "/" + wiring.bash_hook))]
+    if gone:
+        plan.note("{} still wires {} to the bash edition's hooks, which are gone; delete those "
+                  "entries".format(LOCAL_SETTINGS, " and ".join(gone)))
 
 
 def plan_gitignore_unblocking(plan, block):
@@ -2295,6 +2460,9 @@ def hook_findings(source, project, env):
     present = [name for name in HOOKS if os.path.lexists(os.path.join(project, HOOK_DIR, name))]
     wired = wired_events(project)
     if not present and not wired:
+        bash = bash_edition_wiring(project)
+        if bash:
+            return [bash_edition_finding(bash)]
         return [Finding("missing", "protocol not installed", "--project")]
     findings = []
     missing = [name for name in HOOKS if name not in present]
@@ -2313,17 +2481,21 @@ def hook_findings(source, project, env):
     if unwired:
         findings.append(Finding("unwired", "not wired in settings.json: " + ", ".join(unwired),
                                 "--update"))
-    settings, _ = load_settings(os.path.join(project, *SETTINGS.split("/")), SETTINGS)
-    repeated = [wiring.event for wiring in WIRINGS if len(our_handlers(settings, wiring)) > 1]
-    if repeated:
-        findings.append(Finding("drift", "wired more than once in settings.json (each copy "
-                                "runs): " + ", ".join(repeated), "--update"))
+    findings += double_wiring_findings(project)
     findings += repair_findings(source, project) + silenced_findings(project, wired) + \
         interpreter_findings(project, env) + sharing_findings(project) + \
         unattended_save_findings(project, env)
     if unwired:  # --update writes the permissions with the entries; one finding says so
         return findings
     return findings + permission_findings(source, project)
+
+
+def bash_edition_finding(bash):
+    """What --check says of a project the bash edition alone is wired in."""
+    events = [wiring.event for wiring in WIRINGS if any(wiring.event in found for _, found in bash)]
+    return Finding("drift", "the bash edition is installed ({} wired to its .sh hooks in {}); "
+                   "--update moves the project to this edition".format(
+                       " and ".join(events), " and ".join(rel for rel, _ in bash)), "--update")
 
 
 def permission_findings(source, project):
@@ -2543,9 +2715,77 @@ def silenced_findings(project, wired):
     return findings
 
 
-def why_handler_never_does_its_job(wiring, group, handler):
+# What running an event's hook twice does.
+TWICE = {"SessionStart": "the memory is injected twice", "Stop": "two Stop guards ask for the handoff"}
+
+
+def double_wiring_findings(project):
+    """Protocol hooks the harness runs twice for one event: the bash edition's
+    beside this edition's, or this edition's in two commands. Handlers with
+    the same command (and, in exec form, the same args) run once, in one
+    group or across the user's, the shared and the local settings file; a
+    copy that never runs does not count."""
+    files = harness_settings(project)
+    findings = []
+    for wiring in WIRINGS:
+        ours = running_commands(files, wiring, wiring.is_ours, wiring.path_in_command)
+        bash = running_commands(files, wiring, wiring.is_the_bash_editions,
+                                wiring.bash_path_in_command)
+        if ours and bash:
+            findings.append(both_editions_finding(wiring, sorted_files(sum(bash.values(), []))))
+        elif len(ours) > 1:
+            findings.append(twice_wired_finding(wiring, list(ours.values())))
+    return findings
+
+
+def running_commands(files, wiring, test, path):
+    """{what the harness tells handlers apart by: [settings file, ...]} for the
+    handlers test selects that run."""
+    found = {}
+    for shown, settings in files:
+        for group, handler in handlers_where(settings, wiring.event, test):
+            if why_handler_never_does_its_job(wiring, group, handler, path) is None:
+                key = json.dumps([handler.get("command"), handler.get("args")])
+                found.setdefault(key, []).append(shown)
+    return found
+
+
+def sorted_files(shown):
+    """The settings files named once each, the shared one (which --update edits) first."""
+    return sorted(dict.fromkeys(shown), key=lambda name: name != SETTINGS)
+
+
+def both_editions_finding(wiring, files):
+    others = [shown for shown in files if shown != SETTINGS]
+    repairs = (["--update replaces it"] if SETTINGS in files else []) + \
+        ["delete that entry from " + shown for shown in others]
+    return Finding("drift", "{} is wired in both editions: the bash edition's {} ({}) runs beside "
+                   "{}, so {}; {}".format(wiring.event, wiring.bash_hook, " and ".join(files),
+                                          wiring.hook, TWICE[wiring.event], "; ".join(repairs)),
+                   None if others else "--update")
+
+
+def twice_wired_finding(wiring, copies):
+    """copies: the files wiring each distinct command. The shared file's
+    first copy stays; --update removes the shared file's others, the other
+    files are the user's to edit."""
+    files = sorted_files(sum(copies, []))
+    extra = sum(copies, [])
+    extra.remove(files[0])
+    others = sorted_files(shown for shown in extra if shown != SETTINGS)
+    repairs = (["--update keeps one"] if SETTINGS in extra else []) + \
+        ["delete it from " + shown for shown in others]
+    return Finding("drift", "{} runs {} {} times: {} wire it in {} different commands, and the "
+                   "harness runs each; {}".format(wiring.event, wiring.hook, len(copies),
+                                                  " and ".join(files), len(copies),
+                                                  "; ".join(repairs)),
+                   None if others else "--update")
+
+
+def why_handler_never_does_its_job(wiring, group, handler, path=None):
     """Why the harness never runs the handler, or runs it where it cannot do
-    its job; None when it runs as the installer wires it."""
+    its job; None when it runs as the installer wires it. path finds the
+    hook's script in the command (this edition's by default)."""
     if handler.get("type") != "command":
         return 'its type is {} (the harness runs a "command" only): make it "command"'.format(
             json.dumps(handler.get("type")))
@@ -2553,7 +2793,7 @@ def why_handler_never_does_its_job(wiring, group, handler):
         return 'it has an "if", which makes a {} hook never run: remove it'.format(wiring.event)
     if wiring.event == "Stop" and handler.get("async") is True:
         return 'it is "async": true, so it cannot stop the session: remove it'
-    if not is_exec_form(handler) and not wiring.path_in_command.search(
+    if not is_exec_form(handler) and not (path or wiring.path_in_command).search(
             without_shell_comment(str(handler.get("command", "")))):
         return "its command is commented out (#): remove the text before the hook's command"
     if wiring.event == "SessionStart" and not any(
@@ -2921,7 +3161,7 @@ def make_plan(source, args):
         plan.nothing_installed = not protocol_is_installed(args.target)
         return plan, "uninstalling from {}".format(args.target)
     update = args.mode == "update"
-    if update and not protocol_is_installed(args.target):
+    if update and not protocol_is_installed(args.target) and not bash_edition_wiring(args.target):
         raise Refusal("the protocol is not installed in {}; use --project".format(args.target))
     if args.python is not None or not update:
         refuse_a_python_that_cannot_run_the_hooks(args.python or DEFAULT_PYTHON,

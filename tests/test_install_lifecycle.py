@@ -436,6 +436,8 @@ def test_update_keeps_the_first_copy_of_an_entry_wired_twice(installer, repo, wh
     data = settings_of(repo)
     first = data["hooks"]["Stop"][0]
     copy = json.loads(json.dumps(first["hooks"][0]))
+    # spelled otherwise, so the harness runs it apart from the first (an identical copy runs once)
+    copy["command"] = copy["command"].replace("${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR")
     first["hooks"][0]["timeout"] = 60
     if where == "another group":
         data["hooks"]["Stop"].append({"hooks": [copy]})
@@ -444,7 +446,8 @@ def test_update_keeps_the_first_copy_of_an_entry_wired_twice(installer, repo, wh
     write(path_in(repo, ".claude/settings.json"), json.dumps(data, indent=2) + "\n")
     check = installer.run("--check", repo)
     assert check.returncode == 1
-    assert "wired more than once in settings.json (each copy runs): Stop" in check.stdout
+    assert ("Stop runs stop-handoff.py 2 times: .claude/settings.json wire it in 2 different "
+            "commands, and the harness runs each; --update keeps one") in check.stdout
     assert fix_line(installer, "--update", repo) in check.stdout
     done = installer.ok("--update", repo)
     assert "  merged   .claude/settings.json (wired Stop)" in done.stdout
