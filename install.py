@@ -1463,11 +1463,27 @@ def with_block(text, block):
         return appended(text, block, gap=False), "append"
     start, stop = span
     texts = line_texts(lines[start:stop])
-    if texts == block:
+    left = what_the_bash_edition_left(line_texts(lines[stop:]), block) \
+        if texts[-1] == block[-1] else []
+    if texts == block and not left:
         return text, None
-    how = "take over" if is_the_bash_editions_snippet(texts, block) else "replace"
-    own = list(block) + [line for line in BASH_EDITION_GITIGNORE if line not in block]
-    return replaced(text, span, block, lines_not_in_block(lines[start:stop], own)), how
+    if not left and not is_the_bash_editions_snippet(texts, block):
+        return replaced(text, span, block, lines_not_in_block(lines[start:stop], block)), "replace"
+    own = list(block) + [line for line in BASH_EDITION_GITIGNORE if line not in block] + left
+    stop += len(left)
+    return replaced(text, (start, stop), block, lines_not_in_block(lines[start:stop], own)), \
+        "take over"
+
+
+def what_the_bash_edition_left(texts, block):
+    """The lines of the bash edition's snippet an earlier release left just
+    after the block it restored in the snippet's place: from the line only
+    that edition writes on, in the snippet's order. The block covers each."""
+    own = [line for line in BASH_EDITION_GITIGNORE if line not in block]
+    tail = list(BASH_EDITION_GITIGNORE[BASH_EDITION_GITIGNORE.index(own[0]):])
+    if not texts or texts[0] != tail[0]:
+        return []
+    return texts[:leading_lines_in_order(texts, tail)]
 
 
 def replaced(text, span, block, kept):
@@ -2571,7 +2587,7 @@ def repair_findings(source, project):
     what the findings above name more precisely: the hooks' files, and the
     settings file, whose entries and permission rules they name one by one."""
     plan = plan_install(source, project, Options(update=True))
-    repairs, edited = [], []
+    repairs, edited, retired = [], [], []
     for step in plan.steps:
         hook_file = step.shown.startswith(HOOK_DIR + "/") and step.verb in ("write", "replace")
         settings = step.shown == SETTINGS
@@ -2580,7 +2596,9 @@ def repair_findings(source, project):
                                             step.shown, " ({})".format(step.note) if step.note
                                             else ""))
         elif step.verb == "keep" and step.note.startswith("edited by you"):
-            edited.append(step.shown)
+            # no mode removes an edited command under a retired name, not even with --force
+            is_retired = os.path.basename(step.shown) in RETIRED_COMMANDS
+            (retired if is_retired else edited).append(step.shown)
     findings = []
     if repairs:
         findings.append(Finding("drift", "--update would: " + "; ".join(repairs), "--update"))
@@ -2588,6 +2606,11 @@ def repair_findings(source, project):
         findings.append(Finding("drift", "edited by you, so --update keeps them: {}; "
                                 "--update --force replaces them".format(", ".join(edited)),
                                 "--update --force"))
+    for rel in retired:
+        name = os.path.basename(rel)[:-3]
+        findings.append(Finding("drift", "{} is edited by you and shadows the CLI's own /{} (the "
+                                "protocol's is now /{}): rename or delete it".format(
+                                    rel, name, RETIRED_COMMANDS[name + ".md"][:-3])))
     return findings
 
 

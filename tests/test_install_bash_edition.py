@@ -417,3 +417,48 @@ def test_an_exec_form_copy_with_other_args_runs_twice(installer, project):
     done = installer.run("--check", project)
     assert "  DRIFT    Stop runs stop-handoff.py 3 times: .claude/settings.json wire it in 3 " \
         "different commands, and the harness runs each; --update keeps one" in finding_lines(done)
+
+
+def test_the_bash_editions_commands_are_named_until_replaced(installer, project):
+    """Its five commands are files this edition never shipped: edited files to --update, which
+    --update --force replaces; its /status, now /memory-status, no mode removes."""
+    bash_edition(project)
+    for name in ("handoff", "dream", "catchup", "status", "update-context"):
+        write(path_in(project, ".claude/commands/{}.md".format(name)), "The bash /{}.\n".format(name))
+    installer.ok("--update", project)
+    done = installer.run("--check", project)
+    assert ("  DRIFT    edited by you, so --update keeps them: .claude/commands/handoff.md, "
+            ".claude/commands/dream.md, .claude/commands/catchup.md, "
+            ".claude/commands/update-context.md; --update --force replaces them") in finding_lines(done)
+    installer.ok("--update", "--force", project)
+    done = installer.run("--check", project)
+    assert done.returncode == 1
+    assert finding_lines(done)[0] == (
+        "  DRIFT    .claude/commands/status.md is edited by you and shadows the CLI's own /status "
+        "(the protocol's is now /memory-status): rename or delete it")
+    assert "fix:" not in done.stdout
+    os.remove(path_in(project, ".claude/commands/status.md"))
+    installer.ok("--check", project)
+
+
+def test_lines_an_earlier_install_left_of_the_snippet_are_taken_back(installer, project):
+    """An install before this version restored its block in the snippet's place and left the
+    snippet's other lines after it, each of them also in the block."""
+    left = ".claude/hooks/.session-baseline\n.claude/settings.local.json\n.claude/worktrees/\n"
+    installer.ok("--project", project)
+    write(path_in(project, ".gitignore"), "node_modules/\n\n" + OUR_BLOCK + left + "dist/\n")
+    check = installer.run("--check", project)
+    assert ("  DRIFT    --update would: merge .gitignore (took over the bash edition's local-only "
+            "lines)") in finding_lines(check)
+    done = installer.ok("--update", project)
+    assert "  merged   .gitignore (took over the bash edition's local-only lines)" in done.stdout
+    assert text_of(project, ".gitignore") == "node_modules/\n\n" + OUR_BLOCK + "dist/\n"
+
+
+@pytest.mark.parametrize("after", [".claude/settings.local.json\n.claude/worktrees/\n",
+                                   ".env\n.claude/hooks/.session-baseline\n"])
+def test_lines_of_the_users_after_the_block_stay(installer, project, after):
+    bash_edition(project, settings=expected_settings(), gitignore=OUR_BLOCK + after)
+    done = installer.ok("--update", project)
+    assert "  keep     .gitignore (local-only lines present)" in done.stdout
+    assert text_of(project, ".gitignore") == OUR_BLOCK + after
