@@ -59,14 +59,19 @@ What it promises
   flags) is refused before any write, with one to pass instead; a folder
   outside git or parts git ignores are named in a note, and the last line
   says the install is not complete until it is dealt with. --check reports
-  hooks the harness would never run, what --update would repair, and parts
-  teammates would not get, in the environment a session has (the settings
-  files' "env" applied).
+  hooks the harness would never run or would run twice, what --update would
+  repair, and parts teammates would not get, in the environment a session
+  has (the settings files' "env" applied).
+* A project moves from the bash edition in place: --project and --update
+  make its hook entries and its .gitignore snippet this edition's, so nothing
+  runs or is listed twice; its .sh hooks stay (they are that edition's files),
+  and the run says nothing runs them any more.
 
 Modes (exactly one)
 -------------------
   --project DIR     install into DIR
-  --update DIR      bring an installed DIR up to this version
+  --update DIR      bring an installed DIR up to this version, or move it from the
+                    bash edition
   --uninstall DIR   remove what --project added; memory/ and the handoff stay
   --global          add the protocol section to the user's CLAUDE.md
   --check [DIR]     budgets, memory health, hooks, wiring and drift for DIR (default ".")
@@ -310,7 +315,8 @@ Install, check, update or remove the Memory Context Protocol in a project.
 modes (exactly one):
   --project DIR        install the hooks, commands, settings entries, memory
                        index, .claudeignore and .gitignore lines into DIR
-  --update DIR         bring an installed DIR up to this version
+  --update DIR         bring an installed DIR up to this version, or move it
+                       from the bash edition
   --uninstall DIR      remove what --project added (never memory/ or the handoff)
   --global             add the protocol section to ~/.claude/CLAUDE.md
                        ($CLAUDE_CONFIG_DIR/CLAUDE.md when that is set)
