@@ -21,7 +21,7 @@ import os
 
 import pytest
 
-from installtools import (expected_settings, installer, invoked, path_in, project, read,  # noqa: F401
+from installtools import (expected_settings, installer, invoked, make_repo, path_in, read,  # noqa: F401
                           settings_of, snapshot, write)
 
 MARKER = "# memory-context-protocol \u2014 local-only files (per developer, never shared)"
@@ -43,6 +43,12 @@ def bash_handler(event, command=None):
     return {"type": "command",
             "command": command or '"$CLAUDE_PROJECT_DIR"/.claude/hooks/' + BASH_SCRIPT[event],
             "timeout": 15, "statusMessage": BASH_STATUS[event]}
+
+
+@pytest.fixture
+def project(tmp_path, installer):
+    """A git repository with one commit: outside git the check fails on its own."""
+    return make_repo(str(tmp_path / "a project"), installer.env)
 
 
 def bash_settings():
