@@ -231,7 +231,8 @@ def path_in_command(hook):
     or another project is another program."""
     return re.compile(
         r'(?:\$(?:CLAUDE_PROJECT_DIR|\{{CLAUDE_PROJECT_DIR(?::?[-=?+][^}}]*)?\}})"?/'
-        r'|(?<![\w./~$}}\\-])(?:\./)?){}(?![\w.-])'.format(re.escape("{}/{}".format(HOOK_DIR, hook))))
+        r'|(?<![\w./~$}}\\-])(?:\./)?){}(?![\w.-])'.format(
+            re.escape("{}/{}".format(HOOK_DIR, hook))))
 
 
 def handler_words(handler):
@@ -2745,7 +2746,8 @@ def silenced_findings(project, wired):
 
 
 # What running an event's hook twice does.
-TWICE = {"SessionStart": "the memory is injected twice", "Stop": "two Stop guards ask for the handoff"}
+TWICE = {"SessionStart": "the memory is injected twice",
+         "Stop": "two Stop guards ask for the handoff"}
 
 
 def double_wiring_findings(project):
@@ -3190,9 +3192,11 @@ def make_plan(source, args):
         plan.nothing_installed = not protocol_is_installed(args.target)
         return plan, "uninstalling from {}".format(args.target)
     update = args.mode == "update"
-    if update and not protocol_is_installed(args.target) and not bash_edition_wiring(args.target):
+    installed = protocol_is_installed(args.target)
+    if update and not installed and not bash_edition_wiring(args.target):
         raise Refusal("the protocol is not installed in {}; use --project".format(args.target))
-    if args.python is not None or not update:
+    # a move from the bash edition wires an interpreter as --project does
+    if args.python is not None or not update or not installed:
         refuse_a_python_that_cannot_run_the_hooks(args.python or DEFAULT_PYTHON,
                                                   args.python is not None)
     plan = plan_install(source, args.target, Options(args.force, update, args.python))

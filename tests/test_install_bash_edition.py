@@ -18,11 +18,14 @@ forms with different `args`, run once each.
 import difflib
 import json
 import os
+import shutil
+import sys
 
 import pytest
 
-from installtools import (expected_settings, installer, invoked, make_repo, path_in, read,  # noqa: F401
-                          settings_of, snapshot, write)
+from installtools import (  # noqa: F401
+    expected_settings, installer, invoked, make_repo, path_in, read, settings_of, snapshot, write,
+)
 
 MARKER = "# memory-context-protocol \u2014 local-only files (per developer, never shared)"
 BASH_SNIPPET = (MARKER + "\n.claude/session-state.md\n.claude/hooks/.session-baseline\n"
@@ -52,8 +55,10 @@ def project(tmp_path, installer):
 
 
 def bash_settings():
-    """The bash edition's settings.example.json, as its digest describes it."""
-    return {"hooks": {event: [{"hooks": [bash_handler(event)]}] for event in ("SessionStart", "Stop")}}
+    """The bash edition's settings.example.json: SessionStart and Stop, one matcher-less group
+    each, holding one command handler."""
+    return {"hooks": {event: [{"hooks": [bash_handler(event)]}]
+                      for event in ("SessionStart", "Stop")}}
 
 
 def our_handler(event):
@@ -68,7 +73,8 @@ def bash_edition(project, gitignore="node_modules/\n\n" + BASH_SNIPPET + "dist/\
     """A project the bash edition's install.sh set up: its four hooks, its settings, its
     .gitignore snippet between lines of the user's."""
     for name in BASH_HOOKS:
-        write(path_in(project, ".claude/hooks/" + name), "#!/usr/bin/env bash\n# {}\nexit 0\n".format(name))
+        write(path_in(project, ".claude/hooks/" + name),
+              "#!/usr/bin/env bash\n# {}\nexit 0\n".format(name))
         os.chmod(path_in(project, ".claude/hooks/" + name), 0o755)
     write(path_in(project, ".claude/settings.json"), settings_text(settings or bash_settings()))
     write(path_in(project, ".gitignore"), gitignore)
@@ -89,14 +95,14 @@ def finding_lines(done):
 
 
 MOVED = {
-    "SessionStart": "  merged   .claude/settings.json (the bash edition's SessionStart entry now runs "
-                    "session-start.py, not session-start.sh)",
+    "SessionStart": "  merged   .claude/settings.json (the bash edition's SessionStart entry now "
+                    "runs session-start.py, not session-start.sh)",
     "Stop": "  merged   .claude/settings.json (the bash edition's Stop entry now runs "
             "stop-handoff.py, not stop-handoff.sh)",
 }
 UNWIRED_SH = ("  keep     .claude/hooks/session-start.sh, .claude/hooks/context-budget.sh, "
-              ".claude/hooks/prune-worktrees.sh, .claude/hooks/stop-handoff.sh (the bash edition's "
-              "hooks, no longer wired; they may be deleted)")
+              ".claude/hooks/prune-worktrees.sh, .claude/hooks/stop-handoff.sh (the bash "
+              "edition's hooks, no longer wired; they may be deleted)")
 
 
 # ------------------------------------------------------------------ the move, settings.json
@@ -113,10 +119,29 @@ def test_the_bash_editions_entries_are_replaced_in_place(installer, project, mod
         assert hooks[event] == [{"hooks": [our_handler(event)]}]
         assert MOVED[event] in done.stdout.splitlines()
     # only the commands and the bash edition's status messages changed in what was there
+    # (in the file as written, 12 spaces in; the command is followed by a comma, the message last)
     assert sorted(removed_lines(before, after)) == sorted(
-        '            "{}": {}'.format(key, json.dumps(bash_handler(event)[key])) + ","[:key == "command"]
+        '            "{}": {}{}'.format(key, json.dumps(bash_handler(event)[key]),
+                                      "," if key == "command" else "")
         for event in ("SessionStart", "Stop") for key in ("command", "statusMessage"))
     assert after.startswith(before[:before.index('"command"')])
+
+
+@pytest.mark.skipif(shutil.which("sh") is None, reason="the harness runs hooks by sh")
+def test_a_move_refuses_an_interpreter_that_cannot_run_the_hooks(installer, project, tmp_path):
+    """--update wires an interpreter here for the first time, as --project does."""
+    bash_edition(project)
+    before = snapshot(project)
+    folder = str(tmp_path / "bin")
+    os.makedirs(folder)
+    for name, target in (("sh", shutil.which("sh")), ("git", shutil.which("git")),
+                         ("python", sys.executable)):
+        os.symlink(target, os.path.join(folder, name))
+    done = installer.run("--update", project, env={"PATH": folder}, python=sys.executable)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == ("install.py: error: the default interpreter python3 is not found, so "
+                           "the hooks would not run; pass --python python; nothing was changed\n")
+    assert snapshot(project) == before
 
 
 def test_a_dry_run_says_what_the_move_would_do(installer, project):
@@ -193,7 +218,8 @@ def test_a_script_of_another_place_is_not_taken_over(installer, project, which):
     settings["hooks"]["Stop"] = [{"hooks": [theirs]}]
     bash_edition(project, settings=settings)
     installer.ok("--project", project)
-    assert settings_of(project)["hooks"]["Stop"] == [{"hooks": [theirs]}, {"hooks": [our_handler("Stop")]}]
+    assert settings_of(project)["hooks"]["Stop"] == [{"hooks": [theirs]},
+                                                     {"hooks": [our_handler("Stop")]}]
 
 
 def test_a_status_message_of_the_users_stays(installer, project):
@@ -244,7 +270,8 @@ def test_a_line_of_the_users_after_the_snippet_stays_the_users(installer, projec
 
 
 def test_a_snippet_missing_a_line_is_taken_over_too(installer, project):
-    bash_edition(project, gitignore="build/\n" + BASH_SNIPPET.replace(".claude/settings.local.json\n", ""))
+    snippet = BASH_SNIPPET.replace(".claude/settings.local.json\n", "")
+    bash_edition(project, gitignore="build/\n" + snippet)
     installer.ok("--project", project)
     assert text_of(project, ".gitignore") == "build/\n" + OUR_BLOCK
 
@@ -309,9 +336,10 @@ def test_a_bash_only_project_is_named_with_its_move(installer, project):
     bash_edition(project)
     done = installer.run("--check", project)
     assert done.returncode == 1
-    assert ("  DRIFT    the bash edition is installed (SessionStart and Stop wired to its .sh hooks in "
-            ".claude/settings.json); --update moves the project to this edition") in finding_lines(done)
-    assert len(finding_lines(done)) == 1 or "protocol not installed" not in done.stdout
+    assert ("  DRIFT    the bash edition is installed (SessionStart and Stop wired to its .sh "
+            "hooks in .claude/settings.json); --update moves the project to this edition"
+            ) in finding_lines(done)
+    assert "protocol not installed" not in done.stdout
     assert "fix: {} --update {}".format(invoked(installer), project) in done.stdout
     installer.ok("--update", project)
     assert "edition" not in installer.ok("--check", project).stdout
@@ -338,8 +366,9 @@ def test_both_editions_wired_is_a_finding(installer, project, where):
     assert done.returncode == 1
     repair = "--update replaces it" if where == ".claude/settings.json" \
         else "delete that entry from " + shown
-    assert ("  DRIFT    Stop is wired in both editions: the bash edition's stop-handoff.sh ({}) runs "
-            "beside stop-handoff.py, so two Stop guards ask for the handoff; {}".format(shown, repair)
+    assert ("  DRIFT    Stop is wired in both editions: the bash edition's stop-handoff.sh ({}) "
+            "runs beside stop-handoff.py, so two Stop guards ask for the handoff; {}".format(
+                shown, repair)
             ) in finding_lines(done)
     assert ("fix: {} --update".format(invoked(installer)) in done.stdout) == \
         (where == ".claude/settings.json")
@@ -382,8 +411,8 @@ def test_the_same_hook_run_twice_is_a_finding(installer, project, where):
             "and the harness runs each; {}".format(files, repair)) in finding_lines(done)
 
 
-@pytest.mark.parametrize("where", ["another group", "the same group", ".claude/settings.local.json",
-                                   "user"])
+@pytest.mark.parametrize("where", ["another group", "the same group",
+                                   ".claude/settings.local.json", "user"])
 def test_an_identical_copy_runs_once_and_is_no_finding(installer, project, where):
     installer.ok("--project", project)
     settings = settings_of(project)
@@ -404,8 +433,8 @@ def test_an_identical_copy_runs_once_and_is_no_finding(installer, project, where
 def test_a_copy_that_never_runs_is_no_second_run(installer, project):
     installer.ok("--project", project)
     settings = settings_of(project)
-    settings["hooks"]["Stop"].append({"hooks": [dict(our_handler("Stop"), command=SPELLED_OTHERWISE,
-                                                     type="prompt")]})
+    never = dict(our_handler("Stop"), command=SPELLED_OTHERWISE, type="prompt")
+    settings["hooks"]["Stop"].append({"hooks": [never]})
     write(path_in(project, ".claude/settings.json"), settings_text(settings))
     done = installer.run("--check", project)
     assert "2 times" not in done.stdout
@@ -430,12 +459,14 @@ def test_the_bash_editions_commands_are_named_until_replaced(installer, project)
     --update --force replaces; its /status, now /memory-status, no mode removes."""
     bash_edition(project)
     for name in ("handoff", "dream", "catchup", "status", "update-context"):
-        write(path_in(project, ".claude/commands/{}.md".format(name)), "The bash /{}.\n".format(name))
+        write(path_in(project, ".claude/commands/{}.md".format(name)),
+              "The bash /{}.\n".format(name))
     installer.ok("--update", project)
     done = installer.run("--check", project)
     assert ("  DRIFT    edited by you, so --update keeps them: .claude/commands/handoff.md, "
             ".claude/commands/dream.md, .claude/commands/catchup.md, "
-            ".claude/commands/update-context.md; --update --force replaces them") in finding_lines(done)
+            ".claude/commands/update-context.md; --update --force replaces them"
+            ) in finding_lines(done)
     installer.ok("--update", "--force", project)
     done = installer.run("--check", project)
     assert done.returncode == 1
