@@ -2763,7 +2763,9 @@ def double_wiring_findings(project):
         bash = running_commands(files, wiring, wiring.is_the_bash_editions,
                                 wiring.bash_path_in_command)
         if ours and bash:
-            findings.append(both_editions_finding(wiring, sorted_files(sum(bash.values(), []))))
+            gone = not os.path.lexists(os.path.join(project, HOOK_DIR, wiring.bash_hook))
+            findings.append(both_editions_finding(wiring, sorted_files(sum(bash.values(), [])),
+                                                  gone))
         elif len(ours) > 1:
             findings.append(twice_wired_finding(wiring, list(ours.values())))
     return findings
@@ -2786,14 +2788,16 @@ def sorted_files(shown):
     return sorted(dict.fromkeys(shown), key=lambda name: name != SETTINGS)
 
 
-def both_editions_finding(wiring, files):
+def both_editions_finding(wiring, files, gone):
+    """gone: the bash edition's script is not there, so its entry fails instead."""
     others = [shown for shown in files if shown != SETTINGS]
     repairs = (["--update replaces it"] if SETTINGS in files else []) + \
         ["delete that entry from " + shown for shown in others]
-    return Finding("drift", "{} is wired in both editions: the bash edition's {} ({}) runs beside "
-                   "{}, so {}; {}".format(wiring.event, wiring.bash_hook, " and ".join(files),
-                                          wiring.hook, TWICE[wiring.event], "; ".join(repairs)),
-                   None if others else "--update")
+    what = "is gone, so it fails at every {}".format(wiring.event) if gone \
+        else "runs beside {}, so {}".format(wiring.hook, TWICE[wiring.event])
+    text = "{} is wired in both editions: the bash edition's {} ({}) {}; {}".format(
+        wiring.event, wiring.bash_hook, " and ".join(files), what, "; ".join(repairs))
+    return Finding("drift", text, None if others else "--update")
 
 
 def twice_wired_finding(wiring, copies):

@@ -72,13 +72,17 @@ def settings_text(data):
 def bash_edition(project, gitignore="node_modules/\n\n" + BASH_SNIPPET + "dist/\n", settings=None):
     """A project the bash edition's install.sh set up: its four hooks, its settings, its
     .gitignore snippet between lines of the user's."""
+    bash_hooks(project)
+    write(path_in(project, ".claude/settings.json"), settings_text(settings or bash_settings()))
+    write(path_in(project, ".gitignore"), gitignore)
+    return project
+
+
+def bash_hooks(project):
     for name in BASH_HOOKS:
         write(path_in(project, ".claude/hooks/" + name),
               "#!/usr/bin/env bash\n# {}\nexit 0\n".format(name))
         os.chmod(path_in(project, ".claude/hooks/" + name), 0o755)
-    write(path_in(project, ".claude/settings.json"), settings_text(settings or bash_settings()))
-    write(path_in(project, ".gitignore"), gitignore)
-    return project
 
 
 def text_of(project, rel):
@@ -347,6 +351,7 @@ def test_a_bash_only_project_is_named_with_its_move(installer, project):
 
 def both_editions(installer, project, where):
     installer.ok("--project", project)
+    bash_hooks(project)
     bash = {"hooks": {"Stop": [{"hooks": [bash_handler("Stop")]}]}}
     if where == ".claude/settings.json":
         settings = settings_of(project)
@@ -372,6 +377,15 @@ def test_both_editions_wired_is_a_finding(installer, project, where):
             ) in finding_lines(done)
     assert ("fix: {} --update".format(invoked(installer)) in done.stdout) == \
         (where == ".claude/settings.json")
+
+
+def test_a_bash_entry_whose_script_is_gone_is_named_so(installer, project):
+    both_editions(installer, project, ".claude/settings.local.json")
+    os.remove(path_in(project, ".claude/hooks/stop-handoff.sh"))
+    done = installer.run("--check", project)
+    assert ("  DRIFT    Stop is wired in both editions: the bash edition's stop-handoff.sh "
+            "(.claude/settings.local.json) is gone, so it fails at every Stop; delete that entry "
+            "from .claude/settings.local.json") in finding_lines(done)
 
 
 def test_the_user_file_is_found_where_claude_config_dir_says(installer, project, tmp_path):
