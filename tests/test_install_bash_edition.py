@@ -24,7 +24,8 @@ import sys
 import pytest
 
 from installtools import (  # noqa: F401
-    expected_settings, installer, invoked, make_repo, path_in, read, settings_of, snapshot, write,
+    expected_settings, fix_line, installer, make_repo, path_in, read, settings_of, snapshot,
+    write,
 )
 
 MARKER = "# memory-context-protocol \u2014 local-only files (per developer, never shared)"
@@ -344,7 +345,7 @@ def test_a_bash_only_project_is_named_with_its_move(installer, project):
             "hooks in .claude/settings.json); --update moves the project to this edition"
             ) in finding_lines(done)
     assert "protocol not installed" not in done.stdout
-    assert "fix: {} --update {}".format(invoked(installer), project) in done.stdout
+    assert fix_line(installer, "--update", project) in done.stdout
     installer.ok("--update", project)
     assert "edition" not in installer.ok("--check", project).stdout
 
@@ -375,7 +376,7 @@ def test_both_editions_wired_is_a_finding(installer, project, where):
             "runs beside stop-handoff.py, so two Stop guards ask for the handoff; {}".format(
                 shown, repair)
             ) in finding_lines(done)
-    assert ("fix: {} --update".format(invoked(installer)) in done.stdout) == \
+    assert (fix_line(installer, "--update", project) in done.stdout) == \
         (where == ".claude/settings.json")
 
 
