@@ -1275,10 +1275,10 @@ def drop_emptied_groups(settings, event, touched):
         del hooks[event]
 
 
-def wired_events(project):
+def wired_events(project, files=(SETTINGS, LOCAL_SETTINGS)):
     """Events whose hooks are wired in the project's settings (shared or local)."""
     events = set()
-    for rel in (SETTINGS, LOCAL_SETTINGS):
+    for rel in files:
         settings, _ = load_settings(os.path.join(project, *rel.split("/")), rel)
         events.update(wiring.event for wiring in WIRINGS if our_handlers(settings, wiring))
     return events
@@ -1319,10 +1319,10 @@ def new_settings(python, wirings, deny):
     return settings
 
 
-def rules_in_force(project):
+def rules_in_force(project, files=(SETTINGS, LOCAL_SETTINGS)):
     """{"allow": rules, "deny": rules} of the project's settings, shared and local."""
     rules = {"allow": [], "deny": []}
-    for rel in (SETTINGS, LOCAL_SETTINGS):
+    for rel in files:
         settings, _ = load_settings(os.path.join(project, *rel.split("/")), rel)
         for key in rules:
             rules[key] += settings.get("permissions", {}).get(key, [])
@@ -2504,6 +2504,14 @@ def hook_findings(source, project, env):
     if unwired:
         findings.append(Finding("unwired", "not wired in settings.json: " + ", ".join(unwired),
                                 "--update"))
+    local_only = [wiring.event for wiring in WIRINGS
+                  if wiring.event in wired and wiring.event not in wired_events(project, (SETTINGS,))]
+    if local_only:
+        findings.append(Finding("unshared", "{} wired only in {}, which teammates do not get; "
+                                "--update wires {} in {} too (the same command in both runs "
+                                "once)".format(" and ".join(local_only), LOCAL_SETTINGS,
+                                               "them" if len(local_only) > 1 else "it", SETTINGS),
+                                "--update"))
     findings += double_wiring_findings(project)
     findings += repair_findings(source, project) + silenced_findings(project, wired) + \
         interpreter_findings(project, env) + sharing_findings(project) + \
@@ -2531,10 +2539,18 @@ def permission_findings(source, project):
         findings.append(Finding("unwired", "not allowed in settings.json: {} (the CLI asks "
                                 "before the model runs that command)".format(", ".join(missing)),
                                 "--update"))
+    shared = rules_in_force(project, (SETTINGS,))
     text = claudeignore_text(project)
     wanted = deny_rules(text)[0]
     denied = rules["deny"]
     unenforced = [rule for rule in wanted if rule not in denied]
+    local_only = [rule for rule in SKILL_PERMISSIONS if rule in rules["allow"]
+                  and rule not in shared["allow"]] + \
+        [rule for rule in wanted if rule in denied and rule not in shared["deny"]]
+    if local_only:
+        findings.append(Finding("unshared", "only in {}, which teammates do not get: {}; "
+                                "--update writes them into {}".format(
+                                    LOCAL_SETTINGS, some_of(local_only), SETTINGS), "--update"))
     stale = [rule for rule in our_deny_rules(source, text) if rule in denied and rule not in wanted]
     if unenforced:
         findings.append(Finding("drift", ".claudeignore lines without their permissions.deny "

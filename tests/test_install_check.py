@@ -86,10 +86,32 @@ def test_a_missing_hook_and_a_missing_wiring_are_named(installer, project):
     assert "UNWIRED  not wired in settings.json: Stop" in done.stdout
 
 
-def test_wiring_in_the_local_settings_file_counts(installer, repo):
+def test_wiring_only_in_the_local_settings_file_does_not_reach_teammates(installer, repo):
+    # The CLI keeps .claude/settings.local.json out of git: what only it holds is one person's.
     installer.ok("--project", repo)
     os.rename(path_in(repo, ".claude/settings.json"), path_in(repo, ".claude/settings.local.json"))
-    installer.ok("--check", repo)
+    done = installer.run("--check", repo)
+    assert done.returncode == 1
+    assert ("  UNSHARED SessionStart and Stop wired only in .claude/settings.local.json, which "
+            "teammates do not get; --update wires them in .claude/settings.json too (the same "
+            "command in both runs once)") in done.stdout.splitlines()
+    assert fix_line(installer, "--update", repo) in done.stdout
+    installer.ok("--update", repo)
+    installer.ok("--check", repo)  # the local copy stays, and runs once with the shared one
+
+
+def test_one_event_wired_only_locally_is_named_alone(installer, repo):
+    installer.ok("--project", repo)
+    shared = path_in(repo, ".claude/settings.json")
+    data = json.loads(read(shared).decode())
+    stop = data["hooks"].pop("Stop")
+    write(shared, json.dumps(data, indent=2))
+    write(path_in(repo, ".claude/settings.local.json"), json.dumps({"hooks": {"Stop": stop}}))
+    done = installer.run("--check", repo)
+    assert done.returncode == 1
+    assert ("  UNSHARED Stop wired only in .claude/settings.local.json, which teammates do not "
+            "get; --update wires it in .claude/settings.json too (the same command in both runs "
+            "once)") in done.stdout.splitlines()
 
 
 def test_an_index_over_budget_shows_the_budget_report(installer, project):

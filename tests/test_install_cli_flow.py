@@ -217,13 +217,39 @@ def test_update_restores_a_missing_skill_permission(installer, repo):
     assert check(installer, repo).returncode == 0
 
 
-def test_a_skill_allowed_in_the_local_settings_counts(installer, repo):
+def test_a_skill_allowed_only_in_the_local_settings_does_not_reach_teammates(installer, repo):
     installed_project(installer, repo)
     data = settings_of(repo)
     del data["permissions"]["allow"]
     write_settings(repo, data)
     write(path_in(repo, ".claude/settings.local.json"),
           json.dumps({"permissions": {"allow": SKILL_RULES}}))
+    found = check(installer, repo)
+    assert found.returncode == 1
+    assert ("  UNSHARED only in .claude/settings.local.json, which teammates do not get: "
+            "Skill(catchup), Skill(handoff), Skill(dream); --update writes them into "
+            ".claude/settings.json") in found.stdout.splitlines()
+    installer.ok("--update", repo)
+    assert check(installer, repo).returncode == 0
+
+
+def test_a_deny_rule_only_in_the_local_settings_does_not_reach_teammates(installer, repo):
+    installed_project(installer, repo)
+    data = settings_of(repo)
+    data["permissions"]["deny"].remove("Read(./.env)")
+    write_settings(repo, data)
+    write(path_in(repo, ".claude/settings.local.json"),
+          json.dumps({"permissions": {"deny": ["Read(./.env)"]}}))
+    found = check(installer, repo)
+    assert found.returncode == 1
+    assert ("  UNSHARED only in .claude/settings.local.json, which teammates do not get: "
+            "Read(./.env); --update writes them into .claude/settings.json") in found.stdout.splitlines()
+
+
+def test_the_protocols_rules_in_both_settings_files_are_shared(installer, repo):
+    installed_project(installer, repo)
+    write(path_in(repo, ".claude/settings.local.json"), json.dumps(
+        {"permissions": {"allow": SKILL_RULES, "deny": ["Read(./.env)"]}}))
     assert check(installer, repo).returncode == 0
 
 
