@@ -511,7 +511,7 @@ def write_atomically(path, data, mode, owners, keep_links=True):
         prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
     try:
         # before the mode: a change of owner clears the set-user-ID and set-group-ID bits
-        owner = owner_of(existing) if existing is not None else owners.of_what_is_made_in(folder)
+        owner = owner_of(existing or os.lstat(folder))
         owners.give(path, owner, descriptor=handle)
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
@@ -590,7 +590,7 @@ def make_folders(folder, owners):
         if os.path.isdir(folder):
             return
         raise
-    owners.give(folder, owners.of_what_is_made_in(parent))
+    owners.give(folder, owner_of(os.lstat(parent)))
 
 
 def lstat_or_none(path):
@@ -616,11 +616,6 @@ class Owners(object):
     def __init__(self):
         self.active = hasattr(os, "geteuid") and hasattr(os, "fchown") and os.geteuid() == 0
         self.lost = []  # (path, owner, why) for each owner that could not be given
-        self.folders = {}  # a folder the run made whose owner could not be given: that owner
-
-    def of_what_is_made_in(self, folder):
-        """The owner and group a new file or folder in folder is to have."""
-        return self.folders.get(folder) or owner_of(os.lstat(folder))
 
     def give(self, path, owner, descriptor=None):
         """Give the file at path (open as descriptor, if it is) to owner."""
@@ -635,14 +630,12 @@ class Owners(object):
             else:
                 os.chown(path, *owner, follow_symlinks=False)
         except OSError as error:
-            if descriptor is None:
-                self.folders[path] = owner
-            if os.path.dirname(path) not in self.folders:  # the folder's chown -R covers it
-                self.lost.append((path, owner, error.strerror or str(error)))
+            self.lost.append((path, owner, error.strerror or str(error)))
 
     def refuse_if_any_lost(self):
         """One line for the files that could not be given their owner: the
-        chown that does it (-R for a folder: the run made it and all in it)."""
+        chown that does it (-R for a folder: the run made it and everything
+        in it, which took the folder's owner as it was, root)."""
         if not self.lost:
             return
         paths = {}

@@ -406,3 +406,36 @@ def test_a_replaced_hook_leaves_its_other_name_for_that_projects_update(installe
     assert read(other) == old
     assert ("  replaced {} (was an older version; its other name keeps the old bytes)".format(rel)
             in done.stdout)
+
+
+WRITE_HALF_THEN_FAIL = '''\
+real_write = os.write
+
+
+def write_half_then_fail(descriptor, data):
+    """The first write stops half-way with a full disk; the next ones work."""
+    if not write_half_then_fail.failed:
+        write_half_then_fail.failed = True
+        real_write(descriptor, bytes(data)[:len(data) // 2])
+        raise OSError(28, "No space left on device")
+    return real_write(descriptor, data)
+
+
+write_half_then_fail.failed = False
+os.write = write_half_then_fail'''
+
+
+def test_a_write_through_a_hard_link_that_stops_half_way_puts_the_old_bytes_back(
+        installer, project, tmp_path):
+    installer.ok("--project", project)
+    old = USER_GITIGNORE + "# " + "x" * 4000 + "\n"
+    write(path_in(project, ".gitignore"), old)  # the block went missing
+    other = hard_link(project, ".gitignore", str(tmp_path / "shared"))
+    set_in_installer(installer, WRITE_HALF_THEN_FAIL)
+    done = installer.run("--update", project)
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert "could not change .gitignore: No space left on device; nothing was changed" \
+        in done.stderr
+    assert read(other) == old.encode("utf-8")
+    assert os.path.samefile(path_in(project, ".gitignore"), other)
+    no_temporary_files(project)
