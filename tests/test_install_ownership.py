@@ -367,16 +367,19 @@ def limit_file_size(size):
 @pytest.mark.skipif(not hasattr(os, "fork") or sys.platform == "darwin",
                     reason="needs RLIMIT_FSIZE as Linux applies it")
 def test_a_write_through_a_hard_link_that_fails_leaves_the_file_whole(installer, project, tmp_path):
-    """A file that cannot grow (here a file-size limit, as a full disk would) fails before the
-    file is touched: both names keep the old bytes whole, and no temporary file is left."""
+    """New bytes the disk has no room for (here a file-size limit stands in for a full disk) fail
+    before the file is opened: both names keep the old bytes whole and untouched, and no
+    temporary file is left."""
     installer.ok("--project", project)
     old = USER_GITIGNORE + "# " + "x" * 4000 + "\n"
     write(path_in(project, ".gitignore"), old)  # the block went missing
     other = hard_link(project, ".gitignore", str(tmp_path / "shared"))
+    os.utime(other, ns=(1, 1))
     done = installer.run("--update", project, preexec_fn=limit_file_size(len(old) + 100))
     assert done.returncode == 1, (done.stdout, done.stderr)
     assert "could not change .gitignore: File too large; nothing was changed" in done.stderr
     assert read(other) == old.encode("utf-8")
+    assert os.stat(other).st_mtime_ns == 1, "the file was written to"
     assert os.path.samefile(path_in(project, ".gitignore"), other)
     no_temporary_files(project)
 
@@ -427,15 +430,15 @@ os.write = write_half_then_fail'''
 
 def test_a_write_through_a_hard_link_that_stops_half_way_puts_the_old_bytes_back(
         installer, project, tmp_path):
+    """The block comes first, so the new bytes differ from the old from the first one on."""
     installer.ok("--project", project)
-    old = USER_GITIGNORE + "# " + "x" * 4000 + "\n"
-    write(path_in(project, ".gitignore"), old)  # the block went missing
+    old = GITIGNORE_BLOCK + USER_GITIGNORE + "# " + "x" * 4000 + "\n"
+    write(path_in(project, ".gitignore"), old)
     other = hard_link(project, ".gitignore", str(tmp_path / "shared"))
     set_in_installer(installer, WRITE_HALF_THEN_FAIL)
-    done = installer.run("--update", project)
+    done = installer.run("--uninstall", project)
     assert done.returncode == 1, (done.stdout, done.stderr)
-    assert "could not change .gitignore: No space left on device; nothing was changed" \
-        in done.stderr
+    assert "could not change .gitignore: No space left on device; the " in done.stderr
     assert read(other) == old.encode("utf-8")
     assert os.path.samefile(path_in(project, ".gitignore"), other)
     no_temporary_files(project)
