@@ -48,7 +48,24 @@ What it promises
   is named in one line with the number of changes already made; running again
   completes the rest.
 * Every file is written atomically (a temporary file in the same directory,
-  then a rename), and never through a symbolic link.
+  then a rename), and never through a symbolic link. A file the installer
+  edits (settings.json, `.gitignore`, the global CLAUDE.md) that has other
+  names (hard links) is written through instead, so every name sees the
+  change: the new bytes go whole into a temporary file first, so a full disk
+  fails before the file is touched, and a write into the file that fails
+  anyway puts the old bytes back; only a crash during that write can leave it
+  part old, part new (the temporary file beside it then holds the new
+  version). A hook, command or `.claudeignore` the installer replaces is
+  replaced whole: its other names keep what they held, so --force never
+  changes the user's copy elsewhere and each project takes a new version with
+  its own --update.
+* Run as root (sudo), a file the installer replaces keeps its owner, group
+  and permission bits, and a new file or folder takes the owner and group of
+  the folder it is made in, so the user can still edit their own files. A
+  file system that refuses the owner gets the write all the same; the run
+  then ends with one line giving the chown to run, and exit code 1. Run as
+  anyone else, files are written as any editor writes them. A replaced hook
+  keeps its permission bits, with the executable bit wherever one may read it.
 * Every action is one line on stdout; `--dry-run` prints the same lines as
   "would ..." and changes nothing.
 * Running a mode twice changes nothing the second time.
@@ -510,8 +527,8 @@ def write_atomically(path, data, mode, owners, keep_links=True):
     handle, temporary = tempfile.mkstemp(
         prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
     try:
-        # before the mode: a change of owner clears the set-user-ID and set-group-ID bits
         owner = owner_of(existing or os.lstat(folder))
+        # before the mode: a change of owner clears the set-user-ID and set-group-ID bits
         owners.give(path, owner, descriptor=handle)
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
