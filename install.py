@@ -512,11 +512,13 @@ def current_umask():
     return mask
 
 
-def write_atomically(path, data, mode, owners, keep_links=True):
+def write_atomically(path, data, mode, owners=None, keep_links=True):
     """Write via a temporary file and a rename, so no reader sees half a file.
     Run as root, the new file keeps the owner of the one it replaces, or takes
-    its folder's. A file with other names (hard links) is written through
-    instead when keep_links says so, so that every name sees the change."""
+    its folder's (owners keeps those it could not give). A file with other
+    names (hard links) is written through instead when keep_links says so, so
+    that every name sees the change."""
+    owners = owners or Owners()
     folder = os.path.dirname(path)
     make_folders(folder, owners)
     existing = lstat_or_none(path)
