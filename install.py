@@ -48,7 +48,24 @@ What it promises
   is named in one line with the number of changes already made; running again
   completes the rest.
 * Every file is written atomically (a temporary file in the same directory,
-  then a rename), and never through a symbolic link.
+  then a rename), and never through a symbolic link. A file the installer
+  edits (settings.json, `.gitignore`, the global CLAUDE.md) that has other
+  names (hard links) is written through instead, so every name sees the
+  change: the new bytes go whole into a temporary file first, so a full disk
+  fails before the file is touched, and a write into the file that fails
+  anyway puts the old bytes back; only a crash during that write can leave it
+  part old, part new (the temporary file beside it then holds the new
+  version). A hook, command or `.claudeignore` the installer replaces is
+  replaced whole: its other names keep what they held, so --force never
+  changes the user's copy elsewhere and each project takes a new version with
+  its own --update.
+* Run as root (sudo), a file the installer replaces keeps its owner, group
+  and permission bits, and a new file or folder takes the owner and group of
+  the folder it is made in, so the user can still edit their own files. A
+  file system that refuses the owner gets the write all the same; the run
+  then ends with one line giving the chown to run, and exit code 1. Run as
+  anyone else, files are written as any editor writes them. A replaced hook
+  keeps its permission bits, with the executable bit wherever one may read it.
 * Every action is one line on stdout; `--dry-run` prints the same lines as
   "would ..." and changes nothing.
 * Running a mode twice changes nothing the second time.
@@ -495,13 +512,26 @@ def current_umask():
     return mask
 
 
-def write_atomically(path, data, mode):
-    """Write via a temporary file and a rename, so no reader sees half a file."""
+def write_atomically(path, data, mode, owners=None, keep_links=True):
+    """Write via a temporary file and a rename, so no reader sees half a file.
+    Run as root, the new file keeps the owner of the one it replaces, or takes
+    its folder's (owners keeps those it could not give). A file with other
+    names (hard links) is written through instead when keep_links says so, so
+    that every name sees the change."""
+    owners = owners or Owners()
     folder = os.path.dirname(path)
-    os.makedirs(folder, exist_ok=True)
+    make_folders(folder, owners)
+    existing = lstat_or_none(path)
+    if keep_links and existing is not None and stat.S_ISREG(existing.st_mode) \
+            and existing.st_nlink > 1:
+        write_through_links(path, data)
+        return
     handle, temporary = tempfile.mkstemp(
         prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
     try:
+        owner = owner_of(existing or os.lstat(folder))
+        # before the mode: a change of owner clears the set-user-ID and set-group-ID bits
+        owners.give(path, owner, descriptor=handle)
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
         os.chmod(temporary, mode)
@@ -514,13 +544,142 @@ def write_atomically(path, data, mode):
         raise
 
 
-def file_mode_for(path, executable):
-    if executable:
-        return 0o755
+def write_through_links(path, data):
+    """Write data into the file itself (its inode), so that its other names
+    see it too; owner, group and permission bits stay as they are. The new
+    bytes first go whole into a temporary file beside it, so that a disk too
+    full for them fails before the file is touched, and a write into the file
+    that fails anyway puts the old bytes back. Only a crash in the middle can
+    leave the file part old, part new; the temporary file then holds the new
+    version."""
+    handle, temporary = tempfile.mkstemp(
+        prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=os.path.dirname(path))
     try:
-        return stat.S_IMODE(os.stat(path).st_mode)
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        flags = os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+        descriptor = os.open(path, flags)
+        try:
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                raise Refusal("{} is not a regular file".format(path))
+            old = read_all(descriptor)
+            try:
+                overwrite(descriptor, data)
+            except OSError:
+                overwrite(descriptor, old)
+                raise
+        finally:
+            os.close(descriptor)
+    finally:
+        os.unlink(temporary)
+
+
+def read_all(descriptor):
+    os.lseek(descriptor, 0, os.SEEK_SET)
+    chunks = []
+    while True:
+        chunk = os.read(descriptor, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def overwrite(descriptor, data):
+    """Make the open file hold exactly data."""
+    os.lseek(descriptor, 0, os.SEEK_SET)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(descriptor, view):]
+    os.ftruncate(descriptor, len(data))
+
+
+def make_folders(folder, owners):
+    """Make folder and the folders above it that are missing; run as root,
+    each takes the owner of the folder it is made in."""
+    if os.path.isdir(folder):
+        return
+    parent = os.path.dirname(folder)
+    if parent != folder:
+        make_folders(parent, owners)
+    try:
+        os.mkdir(folder)
+    except FileExistsError:
+        if os.path.isdir(folder):
+            return
+        raise
+    owners.give(folder, owner_of(os.lstat(parent)))
+
+
+def lstat_or_none(path):
+    try:
+        return os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def owner_of(info):
+    return (info.st_uid, info.st_gid)
+
+
+class Owners(object):
+    """Who the files a run makes belong to. Run as root (sudo), a file the run
+    replaces keeps its owner and group, and a new file or folder takes those
+    of the folder it is made in, so the user can still edit their own files.
+    Anyone else writes as any editor does: only root may give a file away,
+    and Windows keeps no such owners. A file system that refuses (a share
+    that maps root to nobody) gets the write all the same, and the files are
+    named at the end with the chown that gives them back."""
+
+    def __init__(self):
+        self.active = hasattr(os, "geteuid") and hasattr(os, "fchown") and os.geteuid() == 0
+        self.lost = []  # (path, owner, why) for each owner that could not be given
+
+    def give(self, path, owner, descriptor=None):
+        """Give the file at path (open as descriptor, if it is) to owner."""
+        if not self.active:
+            return
+        info = os.fstat(descriptor) if descriptor is not None else os.lstat(path)
+        if owner_of(info) == owner:
+            return
+        try:
+            if descriptor is not None:
+                os.fchown(descriptor, *owner)
+            else:
+                os.chown(path, *owner, follow_symlinks=False)
+        except OSError as error:
+            self.lost.append((path, owner, error.strerror or str(error)))
+
+    def refuse_if_any_lost(self):
+        """One line for the files that could not be given their owner: the
+        chown that does it (-R for a folder: the run made it and everything
+        in it, which took the folder's owner as it was, root)."""
+        if not self.lost:
+            return
+        paths = {}
+        for path, owner, _ in self.lost:
+            paths.setdefault(owner, []).append(shlex.quote(path))
+        raise Refusal("every change was made, but their owner could not be kept (chown: {}); "
+                      "give them back with: {}".format(self.lost[0][2], "; ".join(
+                          "chown -R {}:{} {}".format(uid, gid, " ".join(names))
+                          for (uid, gid), names in paths.items())))
+
+
+def file_mode_for(path, executable):
+    """The permission bits of the file a write replaces (a hook's made
+    runnable by whoever may read it); for a new file, what the umask leaves,
+    and 0o755 for a new hook."""
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
     except OSError:
-        return 0o666 & ~current_umask()
+        return 0o755 if executable else 0o666 & ~current_umask()
+    return runnable(mode) if executable else mode
+
+
+def runnable(mode):
+    """The mode with the executable bit wherever the read bit is."""
+    return mode | (mode & 0o444) >> 2
 
 
 def is_executable(path):
@@ -621,6 +780,7 @@ class Plan(object):
         self.held = []  # files kept though they differ from this version
         self.nothing_installed = False
         self.unshared = False  # outside git, or parts git ignores: said in the last line too
+        self.owners = Owners()
 
     def path(self, rel):
         return os.path.join(self.root, *rel.split("/"))
@@ -649,10 +809,19 @@ class Plan(object):
             return
         self.steps.append(Step(verb, shown or rel, note, change))
 
-    def write(self, verb, rel, data, note="", executable=False, shown=None):
+    def write(self, verb, rel, data, note="", executable=False, shown=None, whole=False):
+        """A file the run edits keeps its other names (hard links); one the
+        installer owns whole (a hook, a command) is replaced, and its other
+        names keep what they held, so that --force never changes a copy of the
+        user's elsewhere and each project takes a new version by its own --update."""
         path = self.path(rel)
         mode = file_mode_for(path, executable)
-        self.change(verb, rel, note, lambda: write_atomically(path, data, mode), shown)
+        existing = lstat_or_none(path)
+        if whole and existing is not None and existing.st_nlink > 1:
+            other = "its other name keeps" if existing.st_nlink == 2 else "its other names keep"
+            note = "; ".join(part for part in (note, other + " the old bytes") if part)
+        self.change(verb, rel, note, lambda: write_atomically(
+            path, data, mode, self.owners, keep_links=not whole), shown)
 
     def remove(self, rel, note=""):
         path = self.path(rel)
@@ -1891,7 +2060,7 @@ def plan_claudeignore(plan, source, options):
         return None
     if options.update and not same_content(existing, template) and \
             hashlib.sha256(lf_endings(existing)).hexdigest() in RELEASED_CLAUDEIGNORE_DIGESTS:
-        plan.write("replace", CLAUDEIGNORE, template, "was an older version")
+        plan.write("replace", CLAUDEIGNORE, template, "was an older version", whole=True)
         return template.decode("utf-8")
     plan.keep(CLAUDEIGNORE, "exists; never overwritten")
     return existing.decode("utf-8", "surrogateescape")
@@ -1941,22 +2110,23 @@ def plan_owned_file(plan, source, rel, data, options, hook, pythons=(DEFAULT_PYT
     path = plan.path(rel)
     existing = read_bytes(path, rel)
     if existing is None:  # absent, or a link to nothing, which the write refuses
-        plan.write("write", rel, data, executable=hook)
+        plan.write("write", rel, data, executable=hook, whole=True)
         return True
     if same_content(existing, data):
         if hook and not is_executable(path):
-            plan.change("chmod", rel, "", lambda: os.chmod(path, 0o755))
+            mode = file_mode_for(path, executable=True)
+            plan.change("chmod", rel, "", lambda: os.chmod(path, mode))
         else:
             plan.keep(rel, "up to date")
         return True
     if is_the_installers(source, rel, existing, pythons):
         if options.update or options.force:
-            plan.write("replace", rel, data, "was an older version", executable=hook)
+            plan.write("replace", rel, data, "was an older version", executable=hook, whole=True)
             return True
         plan.hold(rel, "differs from this version; --update or --force replaces it")
         return True
     if options.force and (options.update or not hook):
-        plan.write("replace", rel, data, "--force", executable=hook)
+        plan.write("replace", rel, data, "--force", executable=hook, whole=True)
         return True
     plan.hold(rel, "not a version the installer shipped; --update --force replaces it" if hook
               else "edited by you; --force replaces it")
@@ -3199,6 +3369,7 @@ def run(argv, out=print):
         out(("dry run: " if args.dry_run else "") + heading)
         changes = plan.carry_out(args.dry_run, out)
         out(closing_line(changes, args.dry_run, plan))
+    plan.owners.refuse_if_any_lost()
     return EXIT_OK
 
 

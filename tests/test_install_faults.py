@@ -36,11 +36,11 @@ def on_write(action, at=1):
     return """
 import os, signal
 real = install.write_atomically
-def patched(path, data, mode):
+def patched(path, *args, **kwargs):
     calls.append(path)
     if len(calls) == {at}:
         {action}
-    real(path, data, mode)
+    real(path, *args, **kwargs)
 install.write_atomically = patched
 """.format(at=at, action=action)
 
