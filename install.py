@@ -2746,6 +2746,9 @@ def sharing_findings(project):
     """Why the protocol would not reach teammates: no git at all, or parts git ignores."""
     if not is_in_a_repository(project):  # the memory loads, but nothing guards or reaches anyone
         return [Finding("unshared", NOT_A_REPOSITORY)]
+    refused = why_git_gives_no_answer(project)
+    if refused:  # then every answer below would be a silent "nothing ignored"
+        return [Finding("unshared", refused)]
     ignored = ignoring_lines(project, SHARED_PARTS)
     if not ignored:
         return []
@@ -2756,6 +2759,32 @@ def sharing_findings(project):
 
 NOT_A_REPOSITORY = ("not a git repository: the Stop hook's save check and the worktree pruner "
                     "need git, and nothing is shared; run git init")
+
+
+def why_git_gives_no_answer(project):
+    """Why git answers nothing in a folder that is in a repository: git not on
+    PATH (the hooks need it too), or git refusing a repository another user
+    owns (safe.directory), as it does to root outside sudo. None when it answers."""
+    try:
+        done = subprocess.run(("git", "-C", project, "rev-parse", "--git-dir"),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              stdin=subprocess.DEVNULL, env=dict(os.environ, LC_ALL="C"),
+                              timeout=GIT_TIMEOUT_SECONDS, **apart_from_the_terminal())
+    except OSError:
+        return ("git is not found on PATH: the Stop hook's save check and the worktree pruner "
+                "need it, and what git shares cannot be checked; install git")
+    except subprocess.TimeoutExpired:
+        return ("git gave no answer within {} seconds, so what it shares cannot be checked"
+                .format(GIT_TIMEOUT_SECONDS))
+    if done.returncode == 0:
+        return None
+    if b"dubious ownership" in done.stderr:
+        return ("git refuses this repository to the user running install.py (another user owns "
+                "it), so what git shares and tracks cannot be checked; run install.py as the "
+                "repository's owner")
+    message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    return "git fails here ({}), so what it shares cannot be checked".format(
+        message[0] if message else "exit {}".format(done.returncode))
 
 
 def ignoring_lines(project, rels):

@@ -362,7 +362,7 @@ def test_recursive_work_per_repository_does_not_grow_with_the_estate_or_its_dept
 
 def test_recursive_work_on_installed_repositories_is_bounded_per_repository(installer, tmp_path):
     template = str(tmp_path / "template")
-    os.makedirs(os.path.join(template, ".git"))  # all the walk looks for
+    subprocess.run(["git", "init", "-q", template], env=installer.env, check=True)
     installer.ok("--project", template)
 
     def vary(n, copy):

@@ -3,7 +3,11 @@ ignores are named with the line that ignores them, a folder outside git is said 
 from inside a project checks the project, and an install inside .claude/ is refused."""
 
 import os
+import shutil
 import subprocess
+import sys
+
+import pytest
 
 from installtools import installer, make_repo, path_in, project, read, repo, write  # noqa: F401
 
@@ -111,3 +115,39 @@ def test_an_install_inside_a_claude_folder_is_refused(installer, repo):
     assert done.stderr == ("install.py: error: {} is inside a .claude folder; name the project "
                            "folder, {} (see --help)\n".format(path_in(repo, ".claude"), repo))
     assert sorted(os.listdir(path_in(repo, ".claude"))) == ["hooks"]
+
+
+# ------------------------------------------------------------- git gives no answer
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
+                    reason="git refuses another user's repository only to root here")
+def test_a_repository_git_refuses_to_this_user_is_named_not_passed(installer, repo):
+    # Root outside sudo (su -, a container) in a user's repository: git answers nothing, so a
+    # .gitignore that ignores .claude/ must not pass as "nothing ignored".
+    write(path_in(repo, ".gitignore"), ".claude/\n")
+    for folder, _, names in os.walk(repo):
+        for name in [folder] + [os.path.join(folder, name) for name in names]:
+            os.lchown(name, 12345, 12345)
+    env = {key: "" for key in ("SUDO_UID", "SUDO_GID")}
+    said = ("git refuses this repository to the user running install.py (another user owns it), "
+            "so what git shares and tracks cannot be checked; run install.py as the repository's "
+            "owner")
+    done = installer.ok("--project", repo, unset=env)
+    assert "  note     " + said in done.stdout.splitlines()
+    assert done.stdout.splitlines()[-1].endswith(UNFINISHED)
+    check = installer.run("--check", repo, unset=env)
+    assert check.returncode == 1
+    assert "  UNSHARED " + said in check.stdout.splitlines()
+
+
+def test_git_missing_from_path_is_named(installer, repo, tmp_path):
+    installer.ok("--project", repo)
+    folder = str(tmp_path / "bin")
+    os.makedirs(folder)
+    for name, target in (("sh", shutil.which("sh")), ("python3", sys.executable)):
+        os.symlink(target, os.path.join(folder, name))
+    done = installer.run("--check", repo, env={"PATH": folder}, python=sys.executable)
+    assert done.returncode == 1
+    assert ("  UNSHARED git is not found on PATH: the Stop hook's save check and the worktree "
+            "pruner need it, and what git shares cannot be checked; install git") in \
+        done.stdout.splitlines()
