@@ -1724,14 +1724,20 @@ def git(project, *args):
 def git_bytes(project, *args):
     """git() with stdout as bytes; (None, b'') as well when git gives no answer
     in time (a hook or lock it waits on), for no step may hang the run."""
-    env = dict(os.environ, GIT_OPTIONAL_LOCKS="0")
     try:
-        done = subprocess.run(("git", "-C", project) + args, stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=env,
-                              timeout=GIT_TIMEOUT_SECONDS, **apart_from_the_terminal())
+        done = run_git(project, args)
     except (OSError, subprocess.TimeoutExpired):
         return None, b""
     return done.returncode, done.stdout
+
+
+def run_git(project, args):
+    """The completed git command, its messages in English (LC_ALL=C) on stderr;
+    raises OSError without git and TimeoutExpired when it gives no answer."""
+    env = dict(os.environ, GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
+    return subprocess.run(("git", "-C", project) + args, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env,
+                          timeout=GIT_TIMEOUT_SECONDS, **apart_from_the_terminal())
 
 
 def apart_from_the_terminal():
@@ -2766,10 +2772,7 @@ def why_git_gives_no_answer(project):
     PATH (the hooks need it too), or git refusing a repository another user
     owns (safe.directory), as it does to root outside sudo. None when it answers."""
     try:
-        done = subprocess.run(("git", "-C", project, "rev-parse", "--git-dir"),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                              stdin=subprocess.DEVNULL, env=dict(os.environ, LC_ALL="C"),
-                              timeout=GIT_TIMEOUT_SECONDS, **apart_from_the_terminal())
+        done = run_git(project, ("rev-parse", "--git-dir"))
     except OSError:
         return ("git is not found on PATH: the Stop hook's save check and the worktree pruner "
                 "need it, and what git shares cannot be checked; install git")
@@ -2896,6 +2899,12 @@ def unattended_save_findings(project, env):
     for name, default, inside_only in AGENT_WRITTEN:
         value = env.get(name)
         if not value:
+            continue
+        if value.startswith("~"):  # no shell reads it: the hooks take it as a folder named ~
+            findings.append(Finding("broken", "{}={} starts with ~, which the hooks do not "
+                                    "expand: they look in a folder named ~ in the project, the "
+                                    "agent in your home folder; give a path relative to the "
+                                    "project, or an absolute one".format(name, value)))
             continue
         where = where_the_cli_asks_before_a_write(top, writable, os.path.join(top, value),
                                                   inside_only)

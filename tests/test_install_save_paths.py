@@ -102,3 +102,15 @@ def test_a_memory_index_outside_the_project_is_not_this_checks_business(installe
     installer.ok("--project", repo)
     with_settings(repo, env={"MCP_MEMORY_INDEX": str(tmp_path / "memory" / "MEMORY.md")})
     assert "MCP_MEMORY_INDEX=" not in installer.run("--check", repo).stdout
+
+
+@pytest.mark.parametrize("name", ["MCP_SESSION_STATE", "MCP_MEMORY_INDEX"])
+def test_a_path_starting_with_a_tilde_fails_the_check(installer, repo, name):
+    # Settings values reach the hooks as written: no shell turns ~ into the home folder.
+    installer.ok("--project", repo)
+    with_settings(repo, env={name: "~/notes/state.md"})
+    done = installer.run("--check", repo)
+    assert done.returncode == 1
+    assert ("  BROKEN   {}=~/notes/state.md starts with ~, which the hooks do not expand: they "
+            "look in a folder named ~ in the project, the agent in your home folder; give a path "
+            "relative to the project, or an absolute one".format(name)) in done.stdout.splitlines()
