@@ -3200,24 +3200,37 @@ def invocation():
 def find_repositories(root, unreadable):
     """Every folder under root with a .git entry, without descending into
     dependency folders, git's own folder or agent worktrees. A folder that
-    cannot be listed is added to unreadable as (folder, reason): what it holds
-    is unknown, and a check that skipped it silently would vouch for it."""
-    pending = [root]
+    cannot be listed is added to unreadable as (folder, reason, whether it
+    lies in a repository found above it): what it holds is unknown, and a
+    check that skipped it silently would vouch for it."""
+    pending = [(root, False)]
     while pending:
-        folder = pending.pop()
+        folder, inside = pending.pop()
         try:
             entries = list(os.scandir(folder))
         except OSError as error:
-            unreadable.append((folder, error.strerror or type(error).__name__))
+            unreadable.append((folder, error.strerror or type(error).__name__, inside))
             continue
         if any(entry.name == ".git" for entry in entries):
+            inside = True
             yield folder
         for entry in entries:
             if entry.name in SKIPPED_FOLDERS or not entry.is_dir(follow_symlinks=False):
                 continue
             if entry.name == "worktrees" and os.path.basename(folder) == ".claude":
                 continue
-            pending.append(entry.path)
+            pending.append((entry.path, inside))
+
+
+def unreadable_finding(reason, inside):
+    """An unreadable folder inside a repository (a database volume, a folder
+    of another user's) most likely holds data, not a repository: a warning.
+    Outside one, repositories may be hiding there: the check cannot pass."""
+    if inside:
+        return Finding("warn", "cannot be read ({}); a repository nested there would not be "
+                       "checked".format(reason))
+    return Finding("unread", "cannot be read ({}): git repositories under it are not checked"
+                   .format(reason))
 
 
 def check_recursively(source, root, out):
@@ -3226,9 +3239,9 @@ def check_recursively(source, root, out):
     for repository in find_repositories(root, unreadable):
         findings, _, _ = inspect_everything(source, budget, repository)
         results.append((repository, findings))
-    for folder, reason in unreadable:
-        results.append((folder, [Finding("unread", "cannot be read ({}): git repositories under "
-                                         "it are not checked".format(reason))]))
+    repositories = len(results)
+    results += [(folder, [unreadable_finding(reason, inside)])
+                for folder, reason, inside in unreadable]
     if not results:
         out("no git repositories under {}".format(root))
         return EXIT_OK
@@ -3236,20 +3249,22 @@ def check_recursively(source, root, out):
                                    os.path.relpath(item[0], root)))
     width = min(48, max(len(os.path.relpath(folder, root)) for folder, _ in results))
     counts = {}
+    unread = set(folder for folder, _, _ in unreadable)
     for folder, findings in results:
         kind = worst_kind(findings)
-        counts[kind] = counts.get(kind, 0) + 1
+        if folder not in unread:
+            counts[kind] = counts.get(kind, 0) + 1
         line = "{:<8} {:<{}}  {}".format(LABELS[kind], os.path.relpath(folder, root), width,
                                          "; ".join(finding.text for finding in findings))
         out(line.rstrip())
-    order = sorted((kind for kind in counts if kind != "unread"), key=lambda kind: -RANKS.get(kind, 0))
+    order = sorted(counts, key=lambda kind: -RANKS.get(kind, 0))
     tally = ", ".join("{} {}".format(counts[kind], SUMMARY_WORDS[kind]) for kind in order)
-    summary = ("{} repositories: {}".format(len(results) - len(unreadable), tally) if tally
+    summary = ("{} repositories: {}".format(repositories, tally) if repositories
                else "no git repositories found")
     if unreadable:
         summary += "; {} {}".format(len(unreadable), SUMMARY_WORDS["unread"])
     out(summary)
-    if len(results) > counts.get(None, 0):
+    if repositories > counts.get(None, 0):
         out("details: {} --check <repository>".format(invocation()))
     return max(exit_code_for(findings) for _, findings in results)
 

@@ -268,9 +268,24 @@ def test_recursive_names_a_folder_it_cannot_read_and_fails(installer, tmp_path):
         "ok       a",
         "ok       b",
         "2 repositories: 2 ok; 1 folder(s) not readable",
-        "details: {} --check <repository>".format(invoked(installer)),
-    ]
+    ]  # no "details:" line: --check of a repository would not say more about that folder
     assert done.stderr == ""
+
+
+def test_recursive_warns_of_a_folder_it_cannot_read_inside_a_repository(installer, tmp_path):
+    # A database volume or another user's folder in a working tree holds data, not repositories.
+    root = tmp_path / "estate"
+    make_repo(str(root / "app"), installer.env)
+    installer.ok("--project", str(root / "app"))
+    os.makedirs(str(root / "app" / "docker" / "pgdata"))
+    done = checked_with_unreadable(installer, str(root), str(root / "app" / "docker" / "pgdata"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines() == [
+        "WARN     app/docker/pgdata  cannot be read (Permission denied); a repository nested "
+        "there would not be checked",
+        "ok       app",
+        "1 repositories: 1 ok; 1 folder(s) not readable",
+    ]
 
 
 def test_recursive_on_a_root_it_cannot_read_fails_instead_of_finding_nothing(installer, tmp_path):
