@@ -1265,6 +1265,23 @@ def bash_edition_handlers(settings, wiring):
     return handlers_where(settings, wiring.event, wiring.is_the_bash_editions)
 
 
+# The bash edition's scripts that it installs but never wires: session-start.sh runs them.
+BASH_EDITION_HELPERS = ("context-budget.sh", "prune-worktrees.sh")
+
+
+def the_bash_edition_is_here(project):
+    """Whether the project bears the bash edition's marks, beyond a script
+    named session-start.sh or stop-handoff.sh, which may be a hook of the
+    user's own and is then theirs to keep wired: one of the scripts that
+    edition installs beside those two, or one of its status messages."""
+    if any(os.path.lexists(os.path.join(project, HOOK_DIR, name))
+           for name in BASH_EDITION_HELPERS):
+        return True
+    return any(handler.get("statusMessage") == wiring.bash_status
+               for _, settings in harness_settings(project) for wiring in WIRINGS
+               for _, handler in bash_edition_handlers(settings, wiring))
+
+
 def handlers_where(settings, event, test):
     return [(group, handler) for group in settings.get("hooks", {}).get(event, [])
             for handler in group["hooks"] if test(handler)]
@@ -1358,6 +1375,8 @@ def unwire_the_bash_editions_missing_hooks(settings, project):
     fail at every session; an entry whose script is there is that edition,
     still working, and stays. Returns the events changed."""
     changed = []
+    if not the_bash_edition_is_here(project):
+        return changed
     for wiring in WIRINGS:
         found = bash_edition_handlers(settings, wiring)
         if found and not os.path.lexists(os.path.join(project, HOOK_DIR, wiring.bash_hook)):
@@ -1371,6 +1390,8 @@ def unwire_the_bash_editions_missing_hooks(settings, project):
 def bash_edition_wiring(project):
     """[(settings file, events)] where the project's settings wire the bash edition."""
     found = []
+    if not the_bash_edition_is_here(project):
+        return found
     for rel in (SETTINGS, LOCAL_SETTINGS):
         settings, _ = load_settings(os.path.join(project, *rel.split("/")), rel)
         events = [wiring.event for wiring in WIRINGS if bash_edition_handlers(settings, wiring)]
@@ -2207,7 +2228,8 @@ def plan_settings_wiring(plan, options, wirings, source, ignore_text):
         return
     if options.python is not None and not options.update:
         plan_kept_interpreter_note(plan, settings, options.python, wirings)
-    moved = take_over_the_bash_edition(settings, options.python, wirings)
+    moved = take_over_the_bash_edition(settings, options.python, wirings) \
+        if the_bash_edition_is_here(plan.root) else []
     changed = wire(settings, options.python, options.update, wirings)
     if options.update:
         plan_shared_matcher_note(plan, settings, wirings)
@@ -2240,7 +2262,7 @@ def plan_bash_edition_hooks_note(plan, settings):
     them, settings being the project's shared file as this run leaves it."""
     present = [HOOK_DIR + "/" + bash_edition_name(name) for name in HOOKS
                if os.path.lexists(plan.path(HOOK_DIR + "/" + bash_edition_name(name)))]
-    if not present:
+    if not present or not the_bash_edition_is_here(plan.root):
         return
     files = [(SETTINGS, settings)] + [(shown, other) for shown, other in
                                       harness_settings(plan.root) if shown != SETTINGS]
@@ -2431,7 +2453,8 @@ def plan_local_wiring_note(plan, wirings):
     if events:
         plan.note("{} still wires {} to the removed hooks; delete those entries".format(
             LOCAL_SETTINGS, " and ".join(events)))
-    gone = [wiring.event for wiring in WIRINGS if bash_edition_handlers(local, wiring) and
+    gone = [wiring.event for wiring in WIRINGS if the_bash_edition_is_here(plan.root) and
+            bash_edition_handlers(local, wiring) and
             not os.path.lexists(plan.path(HOOK_DIR + "/" + wiring.bash_hook))]
     if gone:
         plan.note("{} still wires {} to the bash edition's hooks, which are gone; delete those "
@@ -2680,14 +2703,7 @@ def hook_findings(source, project, env):
     if unwired:
         findings.append(Finding("unwired", "not wired in settings.json: " + ", ".join(unwired),
                                 "--update"))
-    local_only = [wiring.event for wiring in WIRINGS
-                  if wiring.event in wired and wiring.event not in wired_events(project, (SETTINGS,))]
-    if local_only:
-        findings.append(Finding("unshared", "{} wired only in {}, which teammates do not get; "
-                                "--update wires {} in {} too (the same command in both runs "
-                                "once)".format(" and ".join(local_only), LOCAL_SETTINGS,
-                                               "them" if len(local_only) > 1 else "it", SETTINGS),
-                                "--update"))
+    findings += local_only_wiring_findings(project, wired)
     findings += double_wiring_findings(project)
     findings += repair_findings(source, project) + silenced_findings(project, wired) + \
         interpreter_findings(project, env) + sharing_findings(project) + \
@@ -2695,6 +2711,33 @@ def hook_findings(source, project, env):
     if unwired:  # --update writes the permissions with the entries; one finding says so
         return findings
     return findings + permission_findings(source, project)
+
+
+def local_only_wiring_findings(project, wired):
+    """Events wired only in the local settings file, which the CLI keeps out of
+    git. --update writes the shared entry as --project does: where the local
+    command is that same command, the harness runs the two once; where it is
+    another (another interpreter), both would run, so the local one must go."""
+    shared = wired_events(project, (SETTINGS,))
+    local_only = [wiring for wiring in WIRINGS if wiring.event in wired and
+                  wiring.event not in shared]
+    if not local_only:
+        return []
+    try:
+        local, _ = load_settings(os.path.join(project, *LOCAL_SETTINGS.split("/")), LOCAL_SETTINGS)
+    except Refusal:
+        local = {}
+    others = [wiring.event for wiring in local_only
+              if any(handler.get("command") != wiring.handler(DEFAULT_PYTHON)["command"]
+                     or "args" in handler for _, handler in our_handlers(local, wiring))]
+    events = " and ".join(wiring.event for wiring in local_only)
+    then = ("; then delete {} from {}, whose command differs and would run as well".format(
+        " and ".join(others), LOCAL_SETTINGS) if others
+        else " (the same command in both runs once)")
+    return [Finding("unshared", "{} wired only in {}, which teammates do not get; --update "
+                    "wires {} in {} too{}".format(events, LOCAL_SETTINGS,
+                                                   "them" if len(local_only) > 1 else "it",
+                                                   SETTINGS, then), "--update")]
 
 
 def bash_edition_finding(bash):
@@ -2982,10 +3025,11 @@ def double_wiring_findings(project):
     copy that never runs does not count."""
     files = harness_settings(project)
     findings = []
+    bash_here = the_bash_edition_is_here(project)
     for wiring in WIRINGS:
         ours = running_commands(files, wiring, wiring.is_ours, wiring.path_in_command)
         bash = running_commands(files, wiring, wiring.is_the_bash_editions,
-                                wiring.bash_path_in_command)
+                                wiring.bash_path_in_command) if bash_here else {}
         if ours and bash:
             gone = not os.path.lexists(os.path.join(project, HOOK_DIR, wiring.bash_hook))
             findings.append(both_editions_finding(wiring, sorted_files(sum(bash.values(), [])),

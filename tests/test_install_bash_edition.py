@@ -514,3 +514,47 @@ def test_lines_of_the_users_after_the_block_stay(installer, project, after):
     done = installer.ok("--update", project)
     assert "  keep     .gitignore (local-only lines present)" in done.stdout
     assert text_of(project, ".gitignore") == OUR_BLOCK + after
+
+
+# ------------------------------------------- a hook of the user's that shares a name
+
+def a_hook_of_the_users(project, event, status=None):
+    """A project's own hook under the bash edition's script name, with nothing else of that
+    edition: a user's settings entry, which no mode may take over or call the bash edition."""
+    script = BASH_SCRIPT[event]
+    write(path_in(project, ".claude/hooks/" + script), "#!/bin/sh\necho 'run make lint'\n")
+    handler = {"type": "command", "command": "$CLAUDE_PROJECT_DIR/.claude/hooks/" + script}
+    if status:
+        handler["statusMessage"] = status
+    write(path_in(project, ".claude/settings.json"), settings_text(
+        {"hooks": {event: [{"matcher": "startup", "hooks": [handler]}]}}))
+    return handler
+
+
+@pytest.mark.parametrize("event", ["SessionStart", "Stop"])
+def test_a_users_hook_named_like_the_bash_editions_is_the_users(installer, project, event):
+    handler = a_hook_of_the_users(project, event, status="Linting")
+    done = installer.run("--check", project)
+    assert "bash edition" not in done.stdout
+    assert "  NONE     protocol not installed" in done.stdout.splitlines()
+    done = installer.ok("--project", project)
+    assert "bash edition" not in done.stdout
+    wired = settings_of(project)["hooks"][event]
+    assert wired[0] == {"matcher": "startup", "hooks": [handler]}  # the user's, untouched
+    assert [group["hooks"][0]["command"] for group in wired[1:]] == \
+        [our_handler(event)["command"]]
+    installer.ok("--check", project)  # two hooks, each once: nothing runs twice
+    installer.ok("--uninstall", project)
+    assert settings_of(project) == {"hooks": {event: [{"matcher": "startup", "hooks": [handler]}]}}
+
+
+def test_one_mark_of_the_bash_edition_is_enough(installer, project):
+    # Its status message on the entry, or a script it installs beside the wired ones.
+    a_hook_of_the_users(project, "Stop", status=BASH_STATUS["Stop"])
+    assert "the bash edition's Stop entry now runs stop-handoff.py" in \
+        installer.ok("--project", project).stdout
+    other = make_repo(project + " too", installer.env)
+    a_hook_of_the_users(other, "Stop")
+    write(path_in(other, ".claude/hooks/prune-worktrees.sh"), "#!/bin/sh\n")
+    assert "the bash edition's Stop entry now runs stop-handoff.py" in \
+        installer.ok("--project", other).stdout

@@ -100,6 +100,25 @@ def test_wiring_only_in_the_local_settings_file_does_not_reach_teammates(install
     installer.ok("--check", repo)  # the local copy stays, and runs once with the shared one
 
 
+def test_wiring_only_local_with_another_interpreter_says_the_local_entries_must_go(
+        installer, repo):
+    # --update writes the shared entries as --project does; a local command of another
+    # interpreter is another command, which the harness would run as well.
+    installer.ok("--project", repo, "--python", sys.executable)
+    os.rename(path_in(repo, ".claude/settings.json"), path_in(repo, ".claude/settings.local.json"))
+    done = installer.run("--check", repo)
+    assert done.returncode == 1
+    assert ("  UNSHARED SessionStart and Stop wired only in .claude/settings.local.json, which "
+            "teammates do not get; --update wires them in .claude/settings.json too; then delete "
+            "SessionStart and Stop from .claude/settings.local.json, whose command differs and "
+            "would run as well") in done.stdout.splitlines()
+    installer.ok("--update", repo)
+    after = installer.run("--check", repo)
+    assert after.returncode == 1 and "delete it from .claude/settings.local.json" in after.stdout
+    os.remove(path_in(repo, ".claude/settings.local.json"))
+    assert "settings.local.json" not in installer.run("--check", repo).stdout
+
+
 def test_one_event_wired_only_locally_is_named_alone(installer, repo):
     installer.ok("--project", repo)
     shared = path_in(repo, ".claude/settings.json")
