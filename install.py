@@ -55,7 +55,9 @@ What it promises
   fails before the file is touched, and a write into the file that fails
   anyway puts the old bytes back; only a crash during that write can leave it
   part old, part new (the temporary file beside it then holds the new
-  version). A hook, command or `.claudeignore` the installer replaces is
+  version). Run as root, such a file that belongs to someone other than its
+  folder's owner is refused: the link may reach a file elsewhere that only
+  its owner may write. A hook, command or `.claudeignore` the installer replaces is
   replaced whole: its other names keep what they held, so --force never
   changes the user's copy elsewhere and each project takes a new version with
   its own --update.
@@ -820,6 +822,15 @@ class Plan(object):
         if whole and existing is not None and existing.st_nlink > 1:
             other = "its other name keeps" if existing.st_nlink == 2 else "its other names keep"
             note = "; ".join(part for part in (note, other + " the old bytes") if part)
+        elif existing is not None and existing.st_nlink > 1 and self.owners.active and \
+                owner_of(existing) != owner_of(os.lstat(os.path.dirname(path))):
+            # Root writes anything: a link the folder's owner made to a file they may not
+            # write would let this run change that file, wherever its other name is.
+            self.refuse("{} has other names (hard links) and belongs to {}:{}, not to its "
+                        "folder's owner; run as root, writing through it could change a file "
+                        "elsewhere: run install.py as the project's owner".format(
+                            shown or rel, *owner_of(existing)))
+            return
         self.change(verb, rel, note, lambda: write_atomically(
             path, data, mode, self.owners, keep_links=not whole), shown)
 

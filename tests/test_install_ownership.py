@@ -442,3 +442,26 @@ def test_a_write_through_a_hard_link_that_stops_half_way_puts_the_old_bytes_back
     assert read(other) == old.encode("utf-8")
     assert os.path.samefile(path_in(project, ".gitignore"), other)
     no_temporary_files(project)
+
+
+@needs_root
+def test_as_root_a_hard_link_to_a_file_of_another_owner_is_refused(installer, project, tmp_path):
+    # The project's owner may link a file they cannot write (root's, another user's) into
+    # their project: root writing through it would change that file, wherever it lives.
+    os.makedirs(path_in(project, ".claude"))
+    give(project, USER)
+    protected = tmp_path / "elsewhere" / "credentials"
+    protected.parent.mkdir()
+    protected.write_bytes(b"root only\n")
+    os.chmod(str(protected), 0o600)
+    os.link(str(protected), path_in(project, ".gitignore"))
+    done = installer.run("--project", project)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == (
+        "install.py: error: .gitignore has other names (hard links) and belongs to 0:0, not to "
+        "its folder's owner; run as root, writing through it could change a file elsewhere: "
+        "run install.py as the project's owner; nothing was changed\n")
+    assert protected.read_bytes() == b"root only\n"
+    os.lchown(str(protected), *USER)  # the project owner's own file: written through
+    installer.ok("--project", project)
+    assert protected.read_bytes().startswith(b"root only\n# memory-context-protocol")
