@@ -783,6 +783,7 @@ class Plan(object):
         self.nothing_installed = False
         self.unshared = False  # outside git, or parts git ignores: said in the last line too
         self.owners = Owners()
+        self.planned = {}  # rel -> the bytes the run writes there
 
     def path(self, rel):
         return os.path.join(self.root, *rel.split("/"))
@@ -831,6 +832,7 @@ class Plan(object):
                         "elsewhere: run install.py as the project's owner".format(
                             shown or rel, *owner_of(existing)))
             return
+        self.planned[rel] = data
         self.change(verb, rel, note, lambda: write_atomically(
             path, data, mode, self.owners, keep_links=not whole), shown)
 
@@ -1258,11 +1260,17 @@ def settings_mean_the_same(data, other_text):
 
 def settings_meaning(settings):
     """The settings as canonical JSON: Python's == takes false for 0 and 30.0
-    for 30, which the harness and the user do not."""
+    for 30, which the harness and the user do not. An empty "hooks" object,
+    event list, "permissions" object or rule list means nothing to the
+    harness, and counts as absent."""
     meaning = dict(settings)
     hooks = {event: groups for event, groups in meaning.pop("hooks", {}).items() if groups}
     if hooks:
         meaning["hooks"] = hooks
+    permissions = {key: rules for key, rules in meaning.pop("permissions", {}).items()
+                   if not (key in ("allow", "deny") and rules == [])}
+    if permissions:
+        meaning["permissions"] = permissions
     return json.dumps(meaning, sort_keys=True)
 
 
@@ -2035,6 +2043,8 @@ def plan_install(source, project, options):
     if options.update:
         plan_session_state_move(plan)
     plan_settings_wiring(plan, options, wirings_of(ours), source, ignore_text)
+    if not options.update:
+        plan_before_install_record(plan, source, ours, ignore_text)
     plan_git_index(plan, project, ours)
     return plan
 
@@ -2349,6 +2359,7 @@ def protocol_is_installed(project):
 def plan_uninstall(source, project):
     plan = Plan(project)
     hook_dir = plan.path(HOOK_DIR)
+    record = read_before_install(project)
     users = []
     for name in HOOKS:
         rel = HOOK_DIR + "/" + name
@@ -2358,6 +2369,9 @@ def plan_uninstall(source, project):
     wirings = wirings_of([name for name in HOOKS if name not in users])
     for name in sorted(leftovers_of_the_hooks(hook_dir)):
         plan.remove(HOOK_DIR + "/" + name, "local file the hooks wrote")
+    if plan.will_be_emptied(HOOK_DIR + "/__pycache__"):
+        plan.remove(HOOK_DIR + "/__pycache__", "now empty")
+    plan_before_install_removal(plan, record)
     pythons = installed_interpreters(plan) + [DEFAULT_PYTHON]
     for name in COMMANDS + tuple(sorted(RETIRED_COMMANDS)):
         rel = COMMAND_DIR + "/" + name
@@ -2370,13 +2384,18 @@ def plan_uninstall(source, project):
     template = source.bytes_of(TEMPLATE_CLAUDEIGNORE)
     plan_remove_if_unmodified(plan, CLAUDEIGNORE, lambda data: same_content(data, template),
                               "differs from the template; left in place")
-    settings = plan_settings_unwiring(plan, wirings, our_deny_rules(source, ignore_text))
+    before = (record or {}).get("files", {})
+    settings = plan_settings_unwiring(plan, wirings, our_deny_rules(source, ignore_text),
+                                      before.get(SETTINGS))
     plan_local_wiring_note(plan, wirings)
     if settings is not None:
         plan_bash_edition_hooks_note(plan, settings)
-    plan_gitignore_unblocking(plan, source.marked_template(TEMPLATE_GITIGNORE))
-    for rel in (HOOK_DIR, COMMAND_DIR, ".claude"):
-        if os.path.isdir(plan.path(rel)) and plan.will_be_emptied(rel):
+    plan_gitignore_unblocking(plan, source.marked_template(TEMPLATE_GITIGNORE),
+                              before.get(GITIGNORE))
+    kept_folders = (record or {}).get("folders", [])
+    for rel in INSTALL_FOLDERS:
+        if rel not in kept_folders and os.path.isdir(plan.path(rel)) and \
+                plan.will_be_emptied(rel):
             plan.remove(rel, "now empty")
     if os.path.isdir(plan.path("memory")):
         plan.keep("memory/", "your memory; never removed")
@@ -2386,12 +2405,56 @@ def plan_uninstall(source, project):
     return plan
 
 
+# A name the hooks give what they write beside themselves: after the baseline's
+# own name, nothing (the baseline shared by sessions without an id), a session
+# id (letters, digits, - and _, at most 128), and for a temporary file a
+# process id and ".tmp" (stop-handoff.py's baseline_path and
+# write_inside_claude_folder). A file holds what they write when it starts as
+# every state does, or is a temporary file still empty.
+BASELINE_NAME = re.compile(re.escape(BASELINE_PREFIX) +
+                           r"(?:\.[A-Za-z0-9_-]{1,128})?(?P<temporary>\.[0-9]+\.tmp)?\Z")
+BASELINE_START = b"head "
+# The bytecode Python caches for a hook loaded by its path, in __pycache__
+# beside it: <hook>.<interpreter tag>[.opt-N].pyc.
+HOOK_BYTECODE = re.compile(r"(?:{})\.[\w.-]+\.pyc\Z".format(
+    "|".join(re.escape(name[:-len(".py")]) for name in HOOKS)))
+
+
 def leftovers_of_the_hooks(hook_dir):
+    """What the hooks wrote beside themselves: their baselines and their cached
+    bytecode (as names under hook_dir). A file of the user's that only looks
+    like one (another name, other contents, a cache folder that is a link)
+    stays."""
     try:
         names = os.listdir(hook_dir)
     except OSError:
         return []
-    return [name for name in names if name.startswith(BASELINE_PREFIX) or name == "__pycache__"]
+    found = [name for name in names if is_a_baseline(os.path.join(hook_dir, name))]
+    cache = os.path.join(hook_dir, "__pycache__")
+    if "__pycache__" in names and os.path.isdir(cache) and not os.path.islink(cache):
+        try:
+            found += ["__pycache__/" + name for name in os.listdir(cache)
+                      if HOOK_BYTECODE.match(name)]
+        except OSError:
+            pass
+    return found
+
+
+def is_a_baseline(path):
+    """Whether path is a baseline the hooks wrote: its name, and what it holds.
+    A symbolic link under that name goes too (never what it points to): the
+    hooks themselves replace one planted there."""
+    match = BASELINE_NAME.match(os.path.basename(path))
+    if match is None:
+        return False
+    if os.path.islink(path):
+        return True
+    try:
+        with open(path, "rb") as stream:
+            head = stream.read(len(BASELINE_START))
+    except OSError:  # a folder, or unreadable: not the hooks'
+        return False
+    return head == BASELINE_START or (match.group("temporary") is not None and head == b"")
 
 
 def plan_remove_if_unmodified(plan, rel, unmodified, kept_note):
@@ -2407,7 +2470,7 @@ def plan_remove_if_unmodified(plan, rel, unmodified, kept_note):
     return True
 
 
-def plan_settings_unwiring(plan, wirings, deny):
+def plan_settings_unwiring(plan, wirings, deny, before=None):
     """Take the protocol's entries and rules out of the shared settings; returns
     the settings as the run leaves them (None when they cannot be read)."""
     try:
@@ -2415,10 +2478,25 @@ def plan_settings_unwiring(plan, wirings, deny):
     except SettingsError as error:
         plan.refuse(str(error))
         return None
-    created = is_as_the_installer_creates_it(original, settings, wirings, deny)
+    if original is None:
+        return settings
+    outcome, notes = settings_after_uninstall(plan.root, original, settings, wirings, deny,
+                                              before)
+    if outcome is not None:
+        plan_what_is_left(plan, SETTINGS, outcome, "; ".join(notes),
+                          "held only the protocol's entries")
+    return settings
+
+
+def settings_after_uninstall(root, text, settings, wirings, deny, before):
+    """(what --uninstall leaves of a settings text, see what_uninstall_leaves;
+    notes on what it took out), taking the protocol's parts out of settings,
+    the text's settings. (None, []) when the text holds nothing of the
+    protocol's."""
+    created = is_as_the_installer_creates_it(text, settings, wirings, deny)
     changed = unwire(settings, wirings)
     notes = ["unwired " + " and ".join(changed)] if changed else []
-    gone = unwire_the_bash_editions_missing_hooks(settings, plan.root)
+    gone = unwire_the_bash_editions_missing_hooks(settings, root)
     if gone:
         notes.append("unwired the bash edition's {} entry, whose script is gone".format(
             " and ".join(gone)))
@@ -2427,12 +2505,11 @@ def plan_settings_unwiring(plan, wirings, deny):
     dropped = revoke(settings, "deny", deny)
     if dropped:
         notes.append("removed {} .claudeignore deny rule(s)".format(len(dropped)))
-    if notes:
-        plan_what_is_left(plan, SETTINGS, original, settings_bytes(settings, original),
-                          created and settings == {},
-                          lambda head: settings_mean_the_same(settings, head),
-                          "; ".join(notes), "held only the protocol's entries")
-    return settings
+    if not notes:
+        return None, []
+    return what_uninstall_leaves(
+        root, SETTINGS, text, settings_bytes(settings, text), created and settings == {},
+        lambda other: settings_mean_the_same(settings, other), before), notes
 
 
 def is_as_the_installer_creates_it(original, settings, wirings, deny):
@@ -2472,36 +2549,139 @@ def plan_local_wiring_note(plan, wirings):
                   "entries".format(LOCAL_SETTINGS, " and ".join(gone)))
 
 
-def plan_gitignore_unblocking(plan, block):
+def plan_gitignore_unblocking(plan, block, before=None):
     text = read_text(plan.path(GITIGNORE), GITIGNORE)
-    new_text = None if text is None else without_block(text, block)
+    outcome = None if text is None else gitignore_after_uninstall(plan.root, text, block, before)
+    if outcome is not None:
+        plan_what_is_left(plan, GITIGNORE, outcome, "removed the local-only lines",
+                          "held only the local-only lines")
+
+
+def gitignore_after_uninstall(root, text, block, before):
+    """What --uninstall leaves of a .gitignore text (see what_uninstall_leaves);
+    None when it holds no block."""
+    new_text = without_block(text, block)
     if new_text is None:
-        return
+        return None
     new_text = with_final_newline_as(text, new_text)
-    created = text == appended("", block, gap=False)
-    plan_what_is_left(plan, GITIGNORE, text, encode_text(new_text), created,
-                      lambda head: head.splitlines() == new_text.splitlines(),
-                      "removed the local-only lines", "held only the local-only lines")
+    return what_uninstall_leaves(root, GITIGNORE, text, encode_text(new_text),
+                                 text == appended("", block, gap=False),
+                                 lambda other: other.splitlines() == new_text.splitlines(),
+                                 before)
 
 
-def plan_what_is_left(plan, rel, original, data, only_ours, as_committed, note, removed_note):
-    """Write what is left of a file (its text was original) once the protocol's
-    parts are out. Only a file that held nothing but what the installer
-    writes into a new one (only_ours) is removed, and never while git tracks
-    it (committed or only staged) or cannot say; a tracked file gets HEAD's
-    bytes back, in the file's line endings, when what is left means the same
-    (as_committed, given HEAD's text, says so)."""
-    tracked = is_tracked_by_git(plan.root, rel)
-    head = committed_version(plan.root, rel, newline_of(original)) if tracked else None
-    if head is not None and as_committed(head.decode("utf-8", "surrogateescape")):
-        plan.write("merge", rel, head, note)
-    elif only_ours and tracked is False:
+def what_uninstall_leaves(root, rel, original, data, only_ours, same_as, before):
+    """(bytes, note) for what is left of a file (its text was original) once
+    the protocol's parts are out, which come to data; (None, note) when the
+    file goes. The file's text from before the install (before, when --project
+    wrote it down) comes back when what is left means the same (same_as says
+    so); else HEAD's bytes, in the file's line endings, likewise. Only a file
+    that held nothing but what the installer writes into a new one (only_ours)
+    is removed, and never one that was there before, nor while git tracks it
+    (committed or only staged) or cannot say."""
+    if before is not None and same_as(before):
+        return encode_text(before), ""
+    tracked = is_tracked_by_git(root, rel)
+    head = committed_version(root, rel, newline_of(original)) if tracked else None
+    if head is not None and same_as(head.decode("utf-8", "surrogateescape")):
+        return head, ""
+    if only_ours and before is None and tracked is False:
+        return None, ""
+    if only_ours and before is None and tracked is None:
+        return data, "; kept, since git could not say whether it tracks the file"
+    return data, ""
+
+
+def plan_what_is_left(plan, rel, outcome, note, removed_note):
+    data, how = outcome
+    if data is None:
         plan.remove(rel, removed_note)
-    elif only_ours and tracked is None:
-        plan.write("merge", rel, data, note + "; kept, since git could not say whether it "
-                   "tracks the file")
     else:
-        plan.write("merge", rel, data, note)
+        plan.write("merge", rel, data, note + how)
+
+
+# ------------------------------------------------------ before the install
+
+# What the install's own writes leave no trace of: whether a folder it filled
+# was there, empty, before it, and the bytes of a settings.json or .gitignore
+# that the uninstall could not work out from what is left (an empty object or
+# list the protocol's entries went into, a blank file, a layout HEAD does not
+# have). Everything else is read from the files themselves. --project writes
+# these down, only when there are any, in this local file; --uninstall reads
+# it and removes it.
+BEFORE_INSTALL = HOOK_DIR + "/.before-install.json"
+INSTALL_FOLDERS = (HOOK_DIR, COMMAND_DIR, ".claude")
+
+
+def read_before_install(project):
+    """{"folders": [...], "files": {rel: text}} as --project wrote it down;
+    None when there is no such record, or the file is not one (it is then the
+    user's, and stays)."""
+    path = os.path.join(project, *BEFORE_INSTALL.split("/"))
+    if os.path.islink(path):
+        return None
+    try:
+        data = read_bytes(path, BEFORE_INSTALL)
+        record = json.loads(data.decode("utf-8")) if data is not None else None
+    except (Refusal, ValueError):
+        return None
+    if not isinstance(record, dict) or set(record) != {"folders", "files"}:
+        return None
+    folders, files = record["folders"], record["files"]
+    if not isinstance(folders, list) or not set(folders) <= set(INSTALL_FOLDERS) or \
+            not isinstance(files, dict) or not set(files) <= {SETTINGS, GITIGNORE} or \
+            not all(isinstance(text, str) for text in files.values()):
+        return None
+    return record
+
+
+def plan_before_install_removal(plan, record):
+    if record is not None:
+        plan.remove(BEFORE_INSTALL, "what was here before the install")
+    elif os.path.lexists(plan.path(BEFORE_INSTALL)):
+        plan.keep(BEFORE_INSTALL, "not a record the installer wrote; left in place")
+
+
+def plan_before_install_record(plan, source, ours, ignore_text):
+    """Write down what the uninstall could not tell once this run's changes
+    are made (see BEFORE_INSTALL): folders there and empty, and the bytes of a
+    file the uninstall would not give back. An earlier record keeps what it
+    says: it was written before that install."""
+    record = read_before_install(plan.root) or {"folders": [], "files": {}}
+    folders = [rel for rel in INSTALL_FOLDERS
+               if rel not in record["folders"] and is_an_empty_folder(plan.path(rel))]
+    block = source.marked_template(TEMPLATE_GITIGNORE)
+    deny = our_deny_rules(source, ignore_text)
+    uninstall = {
+        SETTINGS: lambda text: settings_after_uninstall(
+            plan.root, text, parse_settings(text.lstrip("\ufeff"), SETTINGS), wirings_of(ours),
+            deny, None)[0],
+        GITIGNORE: lambda text: gitignore_after_uninstall(plan.root, text, block, None),
+    }
+    files = {}
+    for rel in (SETTINGS, GITIGNORE):
+        if rel in record["files"] or rel not in plan.planned:
+            continue
+        original = read_bytes(plan.path(rel), rel)
+        if original is None:
+            continue
+        installed = plan.planned[rel].decode("utf-8", "surrogateescape")
+        if (uninstall[rel](installed) or (None,))[0] != original:
+            files[rel] = original.decode("utf-8", "surrogateescape")
+    if not folders and not files:
+        return
+    record["folders"] += folders
+    record["files"].update(files)
+    plan.write("write" if not os.path.lexists(plan.path(BEFORE_INSTALL)) else "merge",
+               BEFORE_INSTALL, encode_text(json.dumps(record, indent=2, sort_keys=True) + "\n"),
+               "what --uninstall must leave as it was: " + ", ".join(folders + sorted(files)))
+
+
+def is_an_empty_folder(path):
+    try:
+        return os.path.isdir(path) and not os.path.islink(path) and not os.listdir(path)
+    except OSError:
+        return False
 
 
 # ------------------------------------------------------------------- global

@@ -185,7 +185,7 @@ def test_a_settings_file_the_user_had_outside_git_is_kept(installer, project, tm
     write(path_in(project, ".claude/settings.json"), text)
     installer.ok("--project", project)
     done = installer.ok("--uninstall", project, env=without_git(tmp_path))
-    assert json.loads(read(path_in(project, ".claude/settings.json"))) == {}
+    assert read(path_in(project, ".claude/settings.json")) == text.encode("utf-8")
     assert ("  merged   .claude/settings.json (unwired SessionStart and Stop; removed the "
             "protocol's Skill permissions; removed 10 .claudeignore deny rule(s))") in done.stdout
 

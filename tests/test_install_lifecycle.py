@@ -134,8 +134,8 @@ def test_update_marks_tracked_hooks_executable_in_the_index(installer, repo):
 # ------------------------------------------------------------------ --uninstall
 
 def make_the_hooks_leave_local_files(project):
-    write(path_in(project, ".claude/hooks/.session-baseline"), "abc\n")
-    write(path_in(project, ".claude/hooks/.session-baseline.1234-session"), "abc\n")
+    write(path_in(project, ".claude/hooks/.session-baseline"), b"head 1234abcd\0state\n")
+    write(path_in(project, ".claude/hooks/.session-baseline.1234-session"), b"head 1234abcd\0state\n")
     write(path_in(project, ".claude/hooks/__pycache__/stop-handoff.cpython-311.pyc"), b"\0\0")
     write(path_in(project, ".claude/session-state.md"), "# Session state\nworking on X\n")
 

@@ -1,0 +1,287 @@
+"""--project then --uninstall gives the folder back byte for byte: every file the user had keeps
+its bytes and mode, every folder the user had stays, and only what the install created goes.
+memory/ is the one exception, by promise: what the install wrote there is the user's memory."""
+
+import os
+import stat
+import subprocess
+
+import pytest
+
+from installtools import (  # noqa: F401  (fixtures are used by name)
+    git, installer, make_repo, path_in, project, read, template_text, write,
+)
+
+COMPACT = b'{"model":"x","note":"caf\\u00e9","n":1e2,"url":"a\\/b"}'
+
+
+def state_of(root, env=None):
+    """{relative path: (bytes, or None for a folder, mode)} of everything under root but .git/,
+    and git's index as `ls-files --stage` reads it."""
+    state = {}
+    for folder, folders, files in os.walk(root):
+        folders[:] = [name for name in folders if name != ".git"]
+        for name in folders + files:
+            path = os.path.join(folder, name)
+            info = os.lstat(path)
+            content = read(path) if stat.S_ISREG(info.st_mode) else None
+            state[os.path.relpath(path, root).replace(os.sep, "/")] = (content, info.st_mode)
+    if os.path.isdir(os.path.join(root, ".git")):
+        state[".git/index"] = git(root, "ls-files", "--stage", env=env)
+    return state
+
+
+def round_trip(installer, folder):
+    """The state before, and after --project then --uninstall, with memory/ as the install
+    left it set apart (a memory index the install wrote is the user's memory from then on)."""
+    before = state_of(folder, installer.env)
+    installer.ok("--project", folder)
+    installer.ok("--uninstall", folder)
+    after = state_of(folder, installer.env)
+    if "memory/MEMORY.md" not in before:
+        assert after.pop("memory/MEMORY.md")[0] == template_text(installer, "MEMORY.md").encode()
+    if "memory" not in before:
+        assert after.pop("memory")[0] is None
+    return before, after
+
+
+def mkdirs(root, *rels):
+    for rel in rels:
+        os.makedirs(path_in(root, rel))
+
+
+# ------------------------------------------------------------- settings.json
+
+@pytest.mark.parametrize("data", [
+    b"{}", b"{}\n", b"{ }\n", b"{\n}\n", b'{"hooks":{}}', b'{"hooks":{}}\n',
+    b'{\n  "hooks": {}\n}\n', b'{"permissions":{}}\n', b'{"permissions": {"allow": []}}\n',
+    b'{"hooks": {"Stop": []}}\n', b"", b"\n", COMPACT, b'{\r\n  "model": "x"\r\n}',
+])
+def test_a_settings_file_the_user_had_comes_back_byte_for_byte(installer, project, data):
+    write(path_in(project, ".claude/settings.json"), data)
+    installer.ok("--project", project)
+    installer.ok("--uninstall", project)
+    assert read(path_in(project, ".claude/settings.json")) == data
+
+
+def test_a_settings_file_the_install_created_goes(installer, project):
+    installer.ok("--project", project)
+    done = installer.ok("--uninstall", project)
+    assert not os.path.lexists(path_in(project, ".claude/settings.json"))
+    assert "  removed  .claude/settings.json (held only the protocol's entries)" in done.stdout
+
+
+def test_an_uncommitted_layout_change_wins_over_heads_bytes(installer, tmp_path):
+    """HEAD holds the settings indented; the working copy, the same settings compact and not yet
+    committed. Giving HEAD's bytes back would undo the user's change."""
+    repo = make_repo(str(tmp_path / "r"), installer.env,
+                     {".claude/settings.json": '{\n  "model": "x"\n}\n'})
+    write(path_in(repo, ".claude/settings.json"), b'{"model":"x"}')
+    installer.ok("--project", repo)
+    installer.ok("--uninstall", repo)
+    assert read(path_in(repo, ".claude/settings.json")) == b'{"model":"x"}'
+
+
+def test_a_later_edit_of_the_settings_is_kept_over_the_bytes_from_before(installer, project):
+    write(path_in(project, ".claude/settings.json"), b"{}\n")
+    installer.ok("--project", project)
+    path = path_in(project, ".claude/settings.json")
+    write(path, read(path).replace(b"{\n", b'{\n  "model": "opus",\n', 1))
+    installer.ok("--uninstall", project)
+    assert read(path) == b'{\n  "model": "opus"\n}\n'
+
+
+# ------------------------------------------------------------------ .gitignore
+
+@pytest.mark.parametrize("data", [b"", b"\n", b"build/", b"build/\n", b"build/\r\n*.log\r\n"])
+def test_a_gitignore_the_user_had_comes_back_byte_for_byte(installer, project, data):
+    write(path_in(project, ".gitignore"), data)
+    installer.ok("--project", project)
+    installer.ok("--uninstall", project)
+    assert read(path_in(project, ".gitignore")) == data
+
+
+# --------------------------------------------------------------------- folders
+
+@pytest.mark.parametrize("folders", [
+    [".claude"], [".claude/hooks"], [".claude/commands"], [".claude/hooks", ".claude/commands"],
+    ["memory"],
+])
+def test_empty_folders_the_user_had_stay(installer, project, folders):
+    mkdirs(project, *folders)
+    before, after = round_trip(installer, project)
+    assert after == before
+
+
+def test_folders_the_install_created_go(installer, project):
+    installer.ok("--project", project)
+    done = installer.ok("--uninstall", project)
+    for rel in (".claude/hooks", ".claude/commands", ".claude"):
+        assert not os.path.lexists(path_in(project, rel))
+        assert "  removed  {} (now empty)".format(rel) in done.stdout
+
+
+def test_a_second_install_does_not_take_the_protocols_folders_for_the_users(installer, project):
+    installer.ok("--project", project)
+    installer.ok("--project", project)
+    installer.ok("--uninstall", project)
+    assert sorted(os.listdir(project)) == ["memory"]
+
+
+# ---------------------------------------------------------------- the baseline
+
+BASELINE = b"head 0123456789abcdef\0state 1 2 3\n"
+
+
+@pytest.mark.parametrize("name, data", [
+    (".session-baseline-notes.txt", b"my notes\n"),
+    (".session-baseline.bak", b"a copy I keep\n"),
+    (".session-baseline.", BASELINE),
+    (".session-baseline.a b", BASELINE),
+    (".session-baseline.x.tmp", BASELINE),
+    (".session-baselines", BASELINE),
+    (".session-baseline.123.tmp", b"not a state"),
+])
+def test_a_users_file_named_like_a_baseline_stays(installer, project, name, data):
+    """Only a name the hooks write (the shared baseline, `.<session id>`, a temporary
+    `.<pid>.tmp` or `.<session id>.<pid>.tmp`) holding what they write goes."""
+    installer.ok("--project", project)
+    write(path_in(project, ".claude/hooks/" + name), data)
+    done = installer.ok("--uninstall", project)
+    assert read(path_in(project, ".claude/hooks/" + name)) == data
+    assert ".claude/hooks/" + name not in done.stdout
+
+
+@pytest.mark.parametrize("name, data", [
+    (".session-baseline", BASELINE),
+    (".session-baseline.0f3c2a1e-9b7d-4c1a-8e2f-5a6b7c8d9e0f", BASELINE),
+    (".session-baseline.my_session-1", BASELINE),
+    (".session-baseline.4242.tmp", b""),
+    (".session-baseline.4242.tmp", BASELINE),
+    (".session-baseline.abc.4242.tmp", b""),
+])
+def test_the_baselines_the_hooks_write_go(installer, project, name, data):
+    installer.ok("--project", project)
+    write(path_in(project, ".claude/hooks/" + name), data)
+    done = installer.ok("--uninstall", project)
+    assert not os.path.lexists(path_in(project, ".claude/hooks/" + name))
+    assert "  removed  .claude/hooks/{} (local file the hooks wrote)".format(name) in done.stdout
+    assert not os.path.lexists(path_in(project, ".claude"))
+
+
+def test_the_bytecode_of_the_hooks_goes_and_other_bytecode_stays(installer, project):
+    installer.ok("--project", project)
+    cache = ".claude/hooks/__pycache__/"
+    write(path_in(project, cache + "stop-handoff.cpython-311.pyc"), b"\x00compiled")
+    write(path_in(project, cache + "my_hook.cpython-311.pyc"), b"\x00mine")
+    installer.ok("--uninstall", project)
+    assert not os.path.lexists(path_in(project, cache + "stop-handoff.cpython-311.pyc"))
+    assert read(path_in(project, cache + "my_hook.cpython-311.pyc")) == b"\x00mine"
+
+
+def test_a_cache_of_the_hooks_alone_goes_with_its_folder(installer, project):
+    installer.ok("--project", project)
+    write(path_in(project, ".claude/hooks/__pycache__/session-start.cpython-38.opt-1.pyc"), b"x")
+    installer.ok("--uninstall", project)
+    assert not os.path.lexists(path_in(project, ".claude"))
+
+
+# ------------------------------------------------------------ the whole folder
+
+def starting_folders():
+    """name -> a function that builds the folder's starting state in a folder."""
+    def files(entries, folders=()):
+        def build(root, env):
+            mkdirs(root, *folders)
+            for rel, data in entries.items():
+                write(path_in(root, rel), data)
+        return build
+
+    def committed(entries):
+        def build(root, env):
+            make_repo(root, env, entries)
+        return build
+
+    return {
+        "empty": files({}),
+        "empty settings": files({".claude/settings.json": b"{}"}),
+        "settings with an empty hooks object": files({".claude/settings.json": b'{"hooks":{}}\n'}),
+        "compact settings": files({".claude/settings.json": COMPACT}),
+        "indented CRLF settings": files({".claude/settings.json":
+                                         b'{\r\n    "model": "opus"\r\n}\r\n'}),
+        "blank settings": files({".claude/settings.json": b""}),
+        "gitignore with a final newline": files({".gitignore": b"build/\n"}),
+        "gitignore without one": files({".gitignore": b"build/"}),
+        "CRLF gitignore": files({".gitignore": b"build/\r\n*.log\r\n"}),
+        "empty gitignore": files({".gitignore": b""}),
+        "empty folders": files({}, [".claude/hooks", ".claude/commands", "memory"]),
+        "an empty .claude": files({}, [".claude"]),
+        "a mode of its own": files({".claude/settings.json": b"{}\n"}),
+        "committed settings": committed({".claude/settings.json": '{"model": "x"}\n',
+                                         ".gitignore": "build/\n", "README.md": "hi\n"}),
+        "committed empty settings": committed({".claude/settings.json": "{}",
+                                               "README.md": "hi\n"}),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(starting_folders()))
+def test_project_then_uninstall_leaves_every_file_and_folder_as_it_was(installer, tmp_path, name):
+    folder = str(tmp_path / "start")
+    os.makedirs(folder)
+    starting_folders()[name](folder, installer.env)
+    if name == "a mode of its own":
+        os.chmod(path_in(folder, ".claude/settings.json"), 0o600)
+    before, after = round_trip(installer, folder)
+    assert after == before
+
+
+def test_the_snapshot_sees_a_changed_byte_a_mode_and_a_new_folder(tmp_path, installer):
+    """The comparison above would pass on anything if the snapshot missed these."""
+    folder = str(tmp_path / "f")
+    write(path_in(folder, "a"), b"x")
+    first = state_of(folder)
+    write(path_in(folder, "a"), b"y")
+    assert state_of(folder) != first
+    write(path_in(folder, "a"), b"x")
+    os.chmod(path_in(folder, "a"), 0o600)
+    assert state_of(folder) != first
+    os.chmod(path_in(folder, "a"), stat.S_IMODE(first["a"][1]))
+    assert state_of(folder) == first
+    os.makedirs(path_in(folder, "b"))
+    assert state_of(folder) != first
+    subprocess.run(["git", "init", "-q", folder], env=installer.env, check=True)
+    assert ".git/index" in state_of(folder, installer.env)
+
+
+# ------------------------------------------------- what the install writes down
+
+RECORD = ".claude/hooks/.before-install.json"
+
+
+def test_a_second_install_changes_nothing_where_the_first_wrote_down_the_folder(
+        installer, project):
+    mkdirs(project, ".claude")
+    done = installer.ok("--project", project)
+    assert "  wrote    {} (what --uninstall must leave as it was: .claude)".format(
+        RECORD) in done.stdout
+    before = state_of(project)
+    done = installer.ok("--project", project)
+    assert state_of(project) == before
+    assert done.stdout.splitlines()[-1] == "nothing to do: already up to date"
+
+
+def test_nothing_is_written_down_where_everything_can_be_told_from_the_files(
+        installer, project):
+    write(path_in(project, ".claude/settings.json"), b'{"model": "x"}\n')
+    write(path_in(project, ".gitignore"), b"build/\n")
+    installer.ok("--project", project)
+    assert not os.path.lexists(path_in(project, RECORD))
+
+
+def test_a_file_of_the_users_under_the_records_name_stays(installer, project):
+    installer.ok("--project", project)
+    write(path_in(project, RECORD), b'{"mine": true}\n')
+    done = installer.ok("--uninstall", project)
+    assert read(path_in(project, RECORD)) == b'{"mine": true}\n'
+    assert "  keep     {} (not a record the installer wrote; left in place)".format(
+        RECORD) in done.stdout
