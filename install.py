@@ -836,10 +836,10 @@ class Plan(object):
         self.change(verb, rel, note, lambda: write_atomically(
             path, data, mode, self.owners, keep_links=not whole), shown)
 
-    def remove(self, rel, note=""):
+    def remove(self, rel, note="", shown=None):
         path = self.path(rel)
         self.removed.add(os.path.normpath(path))
-        self.change("remove", rel, note, lambda: remove_path(path))
+        self.change("remove", rel, note, lambda: remove_path(path), shown)
 
     def will_be_emptied(self, rel):
         """Whether the run removes everything in the folder (one already empty
@@ -1658,12 +1658,10 @@ def lines_not_in_block(lines, block):
     return kept
 
 
-def appended(text, block, gap):
-    """The text with the block added at its end, set off by a blank line with gap."""
+def appended(text, block):
+    """The text with the block added at its end, on lines of its own."""
     newline = newline_of(text)
     if text and not text.endswith("\n"):
-        text += newline
-    if gap and text and not text.endswith(newline * 2):
         text += newline
     return text + "".join(line + newline for line in block)
 
@@ -1676,7 +1674,7 @@ def with_block(text, block):
     lines = text.splitlines(True)
     span = find_marked_block(lines, block, repairable=True, also=BASH_EDITION_GITIGNORE)
     if span is None:
-        return appended(text, block, gap=False), "append"
+        return appended(text, block), "append"
     start, stop = span
     texts = line_texts(lines[start:stop])
     left = what_the_bash_edition_left(line_texts(lines[stop:]), block) \
@@ -1731,21 +1729,53 @@ def without_block(text, block):
 
 def with_section(text, section, shown):
     """(new text, 'append' | 'replace' | None) for a CLAUDE.md holding the
-    section once. It must hold both markers or neither: a lone marker is the
-    user's to repair."""
+    section once (text None: there is no file yet). A section added to text
+    is set off so that without_section() can give the text back exactly."""
+    span = section_span(text or "", section, shown)
+    if span is None:
+        return with_section_appended(text, section), "append"
+    lines = (text or "").splitlines(True)
+    if line_texts(lines[span[0]:span[1]]) == section:
+        return text, None
+    return replaced(text, span, section, []), "replace"
+
+
+def section_span(text, section, shown):
+    """(start, stop) of the section's lines in text; None when it has none. It
+    must hold both markers or neither: a lone marker is the user's to repair."""
     begin, end = section[0], section[-1]
-    lines = text.splitlines(True)
-    texts = line_texts(lines)
+    texts = line_texts(text.splitlines(True))
     if (begin in texts) != (end in texts) or \
             (begin in texts and texts.index(end) < texts.index(begin)):
         raise Refusal("{} has only one of the protocol's markers ({} / {}); "
                       "repair it by hand".format(shown, begin, end))
-    span = find_marked_block(lines, section, repairable=False)
+    return find_marked_block(text.splitlines(True), section, repairable=False)
+
+
+def with_section_appended(text, section):
+    """The section alone for a new file; else after the text and one line
+    break more than it ends with: a blank line after a final line break, the
+    missing line break otherwise (an empty file gets a blank line)."""
+    newline = newline_of(text or "")
+    body = "".join(line + newline for line in section)
+    if text is None:
+        return body
+    return text + newline + body
+
+
+def without_section(text, section, shown):
+    """(the text without the section and what with_section_appended() set it
+    off with, the section's text); None when there is no section. '' for a
+    file --global created: it held the section alone."""
+    span = section_span(text, section, shown)
     if span is None:
-        return appended(text, section, gap=True), "append"
-    if texts[span[0]:span[1]] == section:
-        return text, None
-    return replaced(text, span, section, []), "replace"
+        return None
+    lines = text.splitlines(True)
+    before, after = "".join(lines[:span[0]]), "".join(lines[span[1]:])
+    newline = newline_of(text)
+    if not after and before.endswith(newline):
+        before = before[:-len(newline)]
+    return before + after, "".join(lines[span[0]:span[1]])
 
 
 # ------------------------------------------------------------------- git
@@ -2565,7 +2595,7 @@ def gitignore_after_uninstall(root, text, block, before):
         return None
     new_text = with_final_newline_as(text, new_text)
     return what_uninstall_leaves(root, GITIGNORE, text, encode_text(new_text),
-                                 text == appended("", block, gap=False),
+                                 text == appended("", block),
                                  lambda other: other.splitlines() == new_text.splitlines(),
                                  before)
 
@@ -2727,7 +2757,7 @@ def plan_global(source, config_dir, force):
     plan = Plan(config_dir)
     shown = os.path.join(config_dir, name)
     section = source.marked_template(TEMPLATE_SECTION)
-    text = read_text(plan.path(name), shown) or ""
+    text = read_text(plan.path(name), shown)
     new_text, verb = with_section(text, section, shown)
     if verb is None:
         plan.keep(shown, "protocol section up to date")
@@ -2735,7 +2765,37 @@ def plan_global(source, config_dir, force):
         plan.hold(shown, "protocol section edited by you; --force replaces it")
     else:
         notes = {"append": "added the protocol section", "replace": "updated the protocol section"}
-        plan.write("write" if not text else verb, name, encode_text(new_text), notes[verb], shown=shown)
+        plan.write("write" if text is None else verb, name, encode_text(new_text), notes[verb],
+                   shown=shown)
+    return plan
+
+
+def plan_global_removal(source, config_dir, force):
+    """--uninstall --global: the user's CLAUDE.md as it was before --global,
+    byte for byte; the file goes only when it held the section alone. A
+    section the user edited stays unless --force."""
+    name = "CLAUDE.md"
+    plan = Plan(config_dir)
+    shown = os.path.join(config_dir, name)
+    section = source.marked_template(TEMPLATE_SECTION)
+    text = read_text(plan.path(name), shown)
+    found = None if text is None else without_section(text, section, shown)
+    if found is None:
+        if text is not None:
+            plan.keep(shown, "holds no protocol section")
+        plan.nothing_installed = True
+        return plan
+    new_text, old_section = found
+    if not force and line_texts(old_section.splitlines()) != section and \
+            not section_is_released(source, section, text):
+        plan.hold(shown, "protocol section edited by you; --force removes it")
+    elif os.path.islink(plan.path(name)):  # removing the link would lose where it points
+        plan.refuse("{} is a symbolic link; refusing to write through it".format(shown))
+    elif new_text == "" and text.startswith(section[0]):
+        plan.remove(name, "held only the protocol section", shown=shown)
+    else:
+        plan.write("merge", name, encode_text(new_text), "removed the protocol section",
+                   shown=shown)
     return plan
 
 
@@ -3552,6 +3612,8 @@ def parse_arguments(argv):
         raise UsageError("unknown option: " + " ".join(unknown))
     modes = [flag for flag in ("project", "update", "uninstall", "global", "check")
              if getattr(args, flag)]
+    if modes == ["uninstall", "global"]:  # one mode: take out what --global put in
+        modes = ["global"]
     if args.help or args.version:
         # Asked for beside anything else, they would silently drop the rest of the line.
         given = [arg for arg in argv if arg not in ("-h", "--help", "--version")]
@@ -3580,13 +3642,15 @@ def parse_arguments(argv):
     if args.python is not None and args.mode not in ("project", "update"):
         raise UsageError("--python works only with --project or --update")
     if args.force and args.mode not in ("project", "update", "global"):
-        raise UsageError("--force works only with --project, --update or --global")
+        raise UsageError("--force works only with --project, --update or --global "
+                         "(also --uninstall --global)")
     if args.python is not None:
         check_interpreter(args.python)
         args.python = args.python.strip()
     if args.mode == "global":
         if args.target is not None:
-            raise UsageError("--global takes no directory (got {})".format(args.target))
+            raise UsageError("--{}global takes no directory (got {})".format(
+                "uninstall --" if args.uninstall else "", args.target))
         args.target = user_config_dir()
         return args
     if args.mode == "check" and args.target is None:
@@ -3663,6 +3727,10 @@ def run(argv, out=print):
 
 def make_plan(source, args):
     """(plan, heading) for a writing mode."""
+    if args.mode == "global" and args.uninstall:
+        plan = plan_global_removal(source, args.target, args.force)
+        return plan, "removing the protocol section from {}".format(
+            os.path.join(args.target, "CLAUDE.md"))
     if args.mode == "global":
         return plan_global(source, args.target, args.force), "protocol section for {}".format(
             os.path.join(args.target, "CLAUDE.md"))

@@ -16,6 +16,11 @@ USAGE = 2
     (["--help", "--version"], "--help"),
     (["--project", "{project}", "--update", "{project}"], "one mode at a time"),
     (["--project", "--update", "{project}"], "one mode at a time"),
+    (["--uninstall", "--global", "--project", "{project}"], "one mode at a time"),
+    (["--uninstall", "{project}", "--global", "--check"], "one mode at a time"),
+    (["--uninstall", "--global", "{project}"], "--uninstall --global takes no directory"),
+    (["--uninstall", "--global", "--python", "python3"], "--python works only"),
+    (["--uninstall", "{project}", "--force"], "--force works only"),
 ])
 def test_a_conflict_is_one_line_and_exit_2(installer, project, words, named):
     done = installer.run(*[word.format(project=project) for word in words])
@@ -42,3 +47,12 @@ def test_global_with_a_home_that_does_not_exist_creates_nothing(installer, tmp_p
     assert done.returncode == USAGE and done.stdout == ""
     assert len(done.stderr.strip().splitlines()) == 1 and "does not exist" in done.stderr
     assert not home.exists()
+
+
+@pytest.mark.parametrize("words", [["--uninstall", "--global"], ["--global", "--uninstall"],
+                                   ["--uninstall", "--global", "--dry-run", "--force"]])
+def test_uninstall_with_global_is_one_mode(installer, tmp_path, words):
+    done = installer.run(*words, env={"CLAUDE_CONFIG_DIR": str(tmp_path / "config")})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0].endswith(
+        "removing the protocol section from " + str(tmp_path / "config" / "CLAUDE.md"))

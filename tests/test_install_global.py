@@ -59,9 +59,11 @@ def test_appends_after_user_text_which_stays_byte_identical(installer, config_di
 
 
 def test_appends_after_text_without_a_final_newline(installer, config_dir):
+    """The missing line break, and no blank line: text that ended in one gets the blank line,
+    and --uninstall --global must tell the two apart."""
     write(os.path.join(config_dir, "CLAUDE.md"), "no newline at the end")
     run_global(installer, config_dir)
-    assert claude_md(config_dir) == "no newline at the end\n\n" + section(installer)
+    assert claude_md(config_dir) == "no newline at the end\n" + section(installer)
 
 
 def test_an_edited_section_is_kept_unless_force(installer, config_dir):
@@ -166,3 +168,114 @@ def test_force_with_global_is_no_usage_error(installer, config_dir):
     done = run_global(installer, config_dir, "--force")
     assert done.returncode == 0, done.stderr
     assert claude_md(config_dir) == section(installer)
+
+
+
+# ------------------------------------------------------- --uninstall --global
+
+def remove_global(installer, config_dir, *args):
+    return installer.run("--uninstall", "--global", *args, env={"CLAUDE_CONFIG_DIR": config_dir})
+
+
+@pytest.mark.parametrize("user", [
+    "# My rules\n", "# My rules", "# My rules\n\n", "# My rules\r\nmore\r\n", "\n", "",
+    "  \n\n\n", "# A\n\n## B\n- one\n- two\n",
+])
+def test_global_then_uninstall_global_gives_the_file_back_byte_for_byte(
+        installer, config_dir, user):
+    path = os.path.join(config_dir, "CLAUDE.md")
+    write(path, user)
+    installer.ok("--global", env={"CLAUDE_CONFIG_DIR": config_dir})
+    assert BEGIN in claude_md(config_dir)
+    done = remove_global(installer, config_dir)
+    assert done.returncode == 0, done.stderr
+    assert read(path) == user.encode("utf-8")
+    assert "  merged   {} (removed the protocol section)".format(path) in done.stdout
+
+
+def test_uninstall_global_removes_a_file_that_held_the_section_alone(installer, config_dir):
+    run_global(installer, config_dir)
+    done = remove_global(installer, config_dir)
+    assert done.returncode == 0, done.stderr
+    assert os.listdir(config_dir) == []
+    path = os.path.join(config_dir, "CLAUDE.md")
+    assert "  removed  {} (held only the protocol section)".format(path) in done.stdout
+    assert done.stdout.splitlines()[0] == "removing the protocol section from " + path
+
+
+def test_uninstall_global_keeps_what_the_user_wrote_around_the_section(installer, config_dir):
+    path = os.path.join(config_dir, "CLAUDE.md")
+    write(path, "above\n")
+    run_global(installer, config_dir)
+    write(path, claude_md(config_dir) + "below, written later\n")
+    remove_global(installer, config_dir)
+    assert claude_md(config_dir) == "above\n\nbelow, written later\n"
+
+
+def test_uninstall_global_keeps_an_edited_section_unless_force(installer, config_dir):
+    path = os.path.join(config_dir, "CLAUDE.md")
+    edited = "mine\n\n" + BEGIN + "\nmy own protocol notes\n" + END + "\n"
+    write(path, edited)
+    done = remove_global(installer, config_dir)
+    assert done.returncode == 0, done.stderr
+    assert claude_md(config_dir) == edited
+    assert "  keep     {} (protocol section edited by you; --force removes it)".format(
+        path) in done.stdout
+    done = remove_global(installer, config_dir, "--force")
+    assert done.returncode == 0, done.stderr
+    assert claude_md(config_dir) == "mine\n"
+
+
+def test_uninstall_global_removes_a_section_an_earlier_release_wrote(installer, config_dir):
+    run_global(installer, config_dir)
+    lines = section(installer).splitlines(True)
+    release_a_new_version(installer, "templates/CLAUDE.md-section.md", "RELEASED_SECTION_DIGESTS")
+    write(installer.source_file("templates/CLAUDE.md-section.md"),
+          "".join(lines[:1] + ["A new first rule.\n"] + lines[1:]))
+    done = remove_global(installer, config_dir)
+    assert done.returncode == 0, done.stderr
+    assert not os.path.exists(os.path.join(config_dir, "CLAUDE.md"))
+
+
+def test_uninstall_global_dry_run_changes_nothing(installer, config_dir):
+    write(os.path.join(config_dir, "CLAUDE.md"), "# Mine\n")
+    run_global(installer, config_dir)
+    before = snapshot(config_dir)
+    done = remove_global(installer, config_dir, "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert snapshot(config_dir) == before
+    assert "  would merge" in done.stdout
+    assert done.stdout.splitlines()[-1].startswith("dry run: 1 change(s) planned")
+
+
+@pytest.mark.parametrize("existing", [None, "# Mine\n"])
+def test_uninstall_global_without_a_section_changes_nothing(installer, config_dir, existing):
+    if existing is not None:
+        write(os.path.join(config_dir, "CLAUDE.md"), existing)
+    else:
+        os.makedirs(config_dir)
+    before = snapshot(config_dir)
+    done = remove_global(installer, config_dir)
+    assert done.returncode == 0, done.stderr
+    assert snapshot(config_dir) == before
+    assert done.stdout.splitlines()[-1] == "nothing to remove: the protocol is not installed here"
+
+
+@pytest.mark.parametrize("damaged", [BEGIN + "\nhalf a section\n", "text\n" + END + "\n"])
+def test_uninstall_global_refuses_a_lone_marker(installer, config_dir, damaged):
+    write(os.path.join(config_dir, "CLAUDE.md"), damaged)
+    done = remove_global(installer, config_dir)
+    assert done.returncode == 1
+    assert len(done.stderr.splitlines()) == 1 and "repair it by hand" in done.stderr
+    assert claude_md(config_dir) == damaged
+
+
+def test_uninstall_global_refuses_a_symlinked_claude_md(installer, config_dir, tmp_path):
+    target = tmp_path / "dotfiles-CLAUDE.md"
+    os.makedirs(config_dir)
+    run_global(installer, str(tmp_path / "elsewhere"))
+    target.write_bytes(read(os.path.join(str(tmp_path / "elsewhere"), "CLAUDE.md")))
+    os.symlink(str(target), os.path.join(config_dir, "CLAUDE.md"))
+    done = remove_global(installer, config_dir)
+    assert done.returncode == 1 and "symbolic link" in done.stderr
+    assert BEGIN in target.read_text()
