@@ -21,9 +21,16 @@ What it promises
   with `--force`. A command the user edited, a hook file of the user's under
   one of the hook names and an edited protocol section in the global CLAUDE.md
   stay unless `--force` (for a hook, `--update --force`) says otherwise.
-* --uninstall removes only what --project created: a command the user edited
-  or a hook of the user's stays, and so do `memory/` and the session-state
-  file. A settings entry that runs a hook of the user's is the user's too:
+* --uninstall removes only what --project created, and gives back every file
+  and folder the user had byte for byte: a command the user edited or a hook
+  of the user's stays, and so do `memory/` (never removed, even when the
+  install created it) and the session-state file. Of the hooks' local files
+  only what they write goes: a baseline (`.session-baseline`, then `.<session
+  id>` and/or `.<pid>.tmp`) holding a state or, when temporary, nothing, and
+  the hooks' bytecode in `__pycache__`; a file of the user's that merely looks
+  like one stays. `.claude/hooks`, `.claude/commands` and `.claude` go only
+  when the run empties them and they were not there, empty, before the
+  install. A settings entry that runs a hook of the user's is the user's too:
   no mode adds, changes or removes it, except --update --force, which
   replaces the hook and so brings its entry up to date. The protocol's own hooks, commands and `.claudeignore` go even when
   committed (git shows them as deleted). `.claude/settings.json` and
@@ -32,6 +39,14 @@ What it promises
   tracks them, committed or staged, or cannot say whether it does; when what
   is left means the same as HEAD's version, HEAD's bytes come back in the
   file's line endings.
+* What an install's own writes leave no trace of is written down by
+  --project in `.claude/hooks/.before-install.json`, and only when there is
+  such a thing: a folder above that was there and empty, and the bytes of a
+  settings.json or .gitignore the uninstall could not work out from what is
+  left (`{}`, `{"hooks": {}}`, a blank or 0-byte file, a layout HEAD does not
+  have). --uninstall gives those bytes back when what is left means the same
+  (a later edit of the user's wins), keeps those folders, and removes the
+  record; everything else is read from the files.
 * An existing settings.json is edited, not written out anew: only the
   protocol's entries change (with the comma that joins them to the user's),
   each added in the layout of the object or list it joins; every other byte
@@ -93,6 +108,10 @@ Modes (exactly one)
                     bash edition
   --uninstall DIR   remove what --project added; memory/ and the handoff stay
   --global          add the protocol section to the user's CLAUDE.md
+  --uninstall --global   take that section out again: the file as it was
+                    before --global, byte for byte (an edited section stays
+                    unless --force); the file goes only if it held the
+                    section alone
   --check [DIR]     budgets, memory health, hooks, wiring and drift for DIR (default ".")
   --check --json [DIR]         the same as one JSON document, for scripts and CI
   --check --recursive [ROOT]   the same for every git repository under ROOT
@@ -340,6 +359,8 @@ modes (exactly one):
   --uninstall DIR      remove what --project added (never memory/ or the handoff)
   --global             add the protocol section to ~/.claude/CLAUDE.md
                        ($CLAUDE_CONFIG_DIR/CLAUDE.md when that is set)
+  --uninstall --global remove that section (and the line break --global set
+                       it off with), giving the file back as it was
   --check [DIR]        report budgets, memory health, what loads before the
                        first turn, and whether the hooks are installed, wired
                        and current in DIR (default: .)
@@ -354,7 +375,8 @@ options:
   --force              with --project/--update: replace commands that differ,
                        including ones you edited; with --update, also hooks
                        that are not a version this installer shipped; with
-                       --global, a protocol section you edited (never
+                       --global, a protocol section you edited, and with
+                       --uninstall --global removes one (never
                        memory/, your settings or your .gitignore lines)
   --python CMD         interpreter in the hook commands and the commands'
                        text (default: python3;
