@@ -25,6 +25,7 @@ GITIGNORE_BLOCK = (
     ".claude/session-state.md\n"
     ".claude/hooks/.session-baseline*\n"
     ".claude/hooks/__pycache__/\n"
+    ".claude/hooks/.before-install.json\n"
     ".claude/settings.local.json\n"
     ".claude/worktrees/\n"
     "# memory-context-protocol \u2014 end\n"

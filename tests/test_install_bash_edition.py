@@ -33,6 +33,7 @@ BASH_SNIPPET = (MARKER + "\n.claude/session-state.md\n.claude/hooks/.session-bas
                 ".claude/settings.local.json\n.claude/worktrees/\n")
 OUR_BLOCK = (MARKER + "\n/.session-state.md\n.claude/session-state.md\n"
              ".claude/hooks/.session-baseline*\n.claude/hooks/__pycache__/\n"
+             ".claude/hooks/.before-install.json\n"
              ".claude/settings.local.json\n.claude/worktrees/\n"
              "# memory-context-protocol \u2014 end\n")
 
