@@ -503,12 +503,7 @@ def read_bytes(path, shown):
             raise Refusal("{} is a directory, not a file".format(shown))
         if not stat.S_ISREG(mode):
             raise Refusal("{} is not a regular file".format(shown))
-        chunks = []
-        while True:
-            chunk = os.read(descriptor, 1 << 20)
-            if not chunk:
-                return b"".join(chunks)
-            chunks.append(chunk)
+        return read_all(descriptor)
     except OSError as error:
         raise Refusal("cannot read {}: {}".format(shown, error.strerror or error))
     finally:
@@ -601,6 +596,7 @@ def write_through_links(path, data):
 
 
 def read_all(descriptor):
+    """Every byte of the open file, from its start."""
     os.lseek(descriptor, 0, os.SEEK_SET)
     chunks = []
     while True:

@@ -105,10 +105,11 @@ def test_a_changed_template_is_picked_up_on_the_next_run(installer, config_dir):
     assert "A new first rule." in claude_md(config_dir)
 
 
+@pytest.mark.parametrize("mode", ["--global", "--uninstall --global"])
 @pytest.mark.parametrize("damaged", [BEGIN + "\nhalf a section\n", "text\n" + END + "\n"])
-def test_a_lone_marker_is_refused_and_the_file_untouched(installer, config_dir, damaged):
+def test_a_lone_marker_is_refused_and_the_file_untouched(installer, config_dir, damaged, mode):
     write(os.path.join(config_dir, "CLAUDE.md"), damaged)
-    done = run_global(installer, config_dir)
+    done = (run_global if mode == "--global" else remove_global)(installer, config_dir)
     assert done.returncode == 1
     assert len(done.stderr.splitlines()) == 1 and "repair it by hand" in done.stderr
     assert claude_md(config_dir) == damaged
@@ -259,15 +260,6 @@ def test_uninstall_global_without_a_section_changes_nothing(installer, config_di
     assert done.returncode == 0, done.stderr
     assert snapshot(config_dir) == before
     assert done.stdout.splitlines()[-1] == "nothing to remove: the protocol is not installed here"
-
-
-@pytest.mark.parametrize("damaged", [BEGIN + "\nhalf a section\n", "text\n" + END + "\n"])
-def test_uninstall_global_refuses_a_lone_marker(installer, config_dir, damaged):
-    write(os.path.join(config_dir, "CLAUDE.md"), damaged)
-    done = remove_global(installer, config_dir)
-    assert done.returncode == 1
-    assert len(done.stderr.splitlines()) == 1 and "repair it by hand" in done.stderr
-    assert claude_md(config_dir) == damaged
 
 
 def test_uninstall_global_refuses_a_symlinked_claude_md(installer, config_dir, tmp_path):

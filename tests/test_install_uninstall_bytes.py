@@ -3,29 +3,23 @@ its bytes and mode, every folder the user had stays, and only what the install c
 memory/ is the one exception, by promise: what the install wrote there is the user's memory."""
 
 import os
-import stat
 import subprocess
 
 import pytest
 
 from installtools import (  # noqa: F401  (fixtures are used by name)
-    git, installer, make_repo, path_in, project, read, template_text, write,
+    git, installer, make_repo, path_in, project, read, snapshot, template_text, write,
 )
 
 COMPACT = b'{"model":"x","note":"caf\\u00e9","n":1e2,"url":"a\\/b"}'
 
 
 def state_of(root, env=None):
-    """{relative path: (bytes, or None for a folder, mode)} of everything under root but .git/,
-    and git's index as `ls-files --stage` reads it."""
-    state = {}
-    for folder, folders, files in os.walk(root):
-        folders[:] = [name for name in folders if name != ".git"]
-        for name in folders + files:
-            path = os.path.join(folder, name)
-            info = os.lstat(path)
-            content = read(path) if stat.S_ISREG(info.st_mode) else None
-            state[os.path.relpath(path, root).replace(os.sep, "/")] = (content, info.st_mode)
+    """{relative path: (bytes, None for a folder or "-> target" for a link, permission bits)} of
+    everything under root but .git/ (not the times: a rewrite of the same bytes counts as the
+    same), and git's index as `ls-files --stage` reads it."""
+    state = {rel.replace(os.sep, "/"): (content, mode)
+             for rel, (content, mode, _) in snapshot(root).items()}
     if os.path.isdir(os.path.join(root, ".git")):
         state[".git/index"] = git(root, "ls-files", "--stage", env=env)
     return state
@@ -245,7 +239,7 @@ def test_the_snapshot_sees_a_changed_byte_a_mode_and_a_new_folder(tmp_path, inst
     write(path_in(folder, "a"), b"x")
     os.chmod(path_in(folder, "a"), 0o600)
     assert state_of(folder) != first
-    os.chmod(path_in(folder, "a"), stat.S_IMODE(first["a"][1]))
+    os.chmod(path_in(folder, "a"), first["a"][1])
     assert state_of(folder) == first
     os.makedirs(path_in(folder, "b"))
     assert state_of(folder) != first
