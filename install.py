@@ -44,9 +44,14 @@ What it promises
   such a thing: a folder above that was there and empty, and the bytes of a
   settings.json or .gitignore the uninstall could not work out from what is
   left (`{}`, `{"hooks": {}}`, a blank or 0-byte file, a layout HEAD does not
-  have). --uninstall gives those bytes back when what is left means the same
-  (a later edit of the user's wins), keeps those folders, and removes the
-  record; everything else is read from the files.
+  have or will not have once the installed file is committed, a rule or an
+  entry the user had that the protocol also writes). --uninstall leaves the
+  rules and entries the user had, gives those bytes back when what is left
+  means the same (a later edit of the user's that changes the meaning wins;
+  one that changes only the layout does not), keeps those folders, and
+  removes the record; everything else is read from the files. The record is
+  readable by its owner alone (it may copy a settings "env"), and a file of
+  another kind under its name stops an install that needs one.
 * An existing settings.json is edited, not written out anew: only the
   protocol's entries change (with the comma that joins them to the user's),
   each added in the layout of the object or list it joins; every other byte
@@ -830,13 +835,14 @@ class Plan(object):
             return
         self.steps.append(Step(verb, shown or rel, note, change))
 
-    def write(self, verb, rel, data, note="", executable=False, shown=None, whole=False):
+    def write(self, verb, rel, data, note="", executable=False, shown=None, whole=False,
+              mode=None):
         """A file the run edits keeps its other names (hard links); one the
         installer owns whole (a hook, a command) is replaced, and its other
         names keep what they held, so that --force never changes a copy of the
         user's elsewhere and each project takes a new version by its own --update."""
         path = self.path(rel)
-        mode = file_mode_for(path, executable)
+        mode = file_mode_for(path, executable) if mode is None else mode
         existing = lstat_or_none(path)
         if whole and existing is not None and existing.st_nlink > 1:
             other = "its other name keeps" if existing.st_nlink == 2 else "its other names keep"
@@ -2536,28 +2542,47 @@ def plan_settings_unwiring(plan, wirings, deny, before=None):
     return settings
 
 
-def settings_after_uninstall(root, text, settings, wirings, deny, before):
+def settings_after_uninstall(root, text, settings, wirings, deny, before, use_head=True):
     """(what --uninstall leaves of a settings text, see what_uninstall_leaves;
     notes on what it took out), taking the protocol's parts out of settings,
     the text's settings. (None, []) when the text holds nothing of the
-    protocol's."""
+    protocol's. What the settings held before the install (before) stays:
+    a rule or an entry the user had is theirs, even where it is the
+    protocol's too."""
     created = is_as_the_installer_creates_it(text, settings, wirings, deny)
+    had = settings_before(before)
+    had_rules = had.get("permissions") if isinstance(had.get("permissions"), dict) else {}
+    wirings = [wiring for wiring in wirings if not our_handlers(had, wiring)]
     changed = unwire(settings, wirings)
     notes = ["unwired " + " and ".join(changed)] if changed else []
     gone = unwire_the_bash_editions_missing_hooks(settings, root)
     if gone:
         notes.append("unwired the bash edition's {} entry, whose script is gone".format(
             " and ".join(gone)))
-    if revoke(settings, "allow", SKILL_PERMISSIONS):
+    if revoke(settings, "allow", [rule for rule in SKILL_PERMISSIONS
+                                  if rule not in (had_rules.get("allow") or [])]):
         notes.append("removed the protocol's Skill permissions")
-    dropped = revoke(settings, "deny", deny)
+    dropped = revoke(settings, "deny", [rule for rule in deny
+                                        if rule not in (had_rules.get("deny") or [])])
     if dropped:
         notes.append("removed {} .claudeignore deny rule(s)".format(len(dropped)))
     if not notes:
         return None, []
     return what_uninstall_leaves(
         root, SETTINGS, text, settings_bytes(settings, text), created and settings == {},
-        lambda other: settings_mean_the_same(settings, other), before), notes
+        lambda other: settings_mean_the_same(settings, other), before, use_head), notes
+
+
+def settings_before(before):
+    """The settings the text from before the install held ({} when there is
+    none, or it cannot be read as settings)."""
+    if before is None:
+        return {}
+    try:
+        settings = parse_settings(before.lstrip("\ufeff"), SETTINGS)
+    except Refusal:
+        return {}
+    return settings if isinstance(settings, dict) else {}
 
 
 def is_as_the_installer_creates_it(original, settings, wirings, deny):
@@ -2605,7 +2630,7 @@ def plan_gitignore_unblocking(plan, block, before=None):
                           "held only the local-only lines")
 
 
-def gitignore_after_uninstall(root, text, block, before):
+def gitignore_after_uninstall(root, text, block, before, use_head=True):
     """What --uninstall leaves of a .gitignore text (see what_uninstall_leaves);
     None when it holds no block."""
     new_text = without_block(text, block)
@@ -2615,10 +2640,10 @@ def gitignore_after_uninstall(root, text, block, before):
     return what_uninstall_leaves(root, GITIGNORE, text, encode_text(new_text),
                                  text == appended("", block),
                                  lambda other: other.splitlines() == new_text.splitlines(),
-                                 before)
+                                 before, use_head)
 
 
-def what_uninstall_leaves(root, rel, original, data, only_ours, same_as, before):
+def what_uninstall_leaves(root, rel, original, data, only_ours, same_as, before, use_head=True):
     """(bytes, note) for what is left of a file (its text was original) once
     the protocol's parts are out, which come to data; (None, note) when the
     file goes. The file's text from before the install (before, when --project
@@ -2626,10 +2651,11 @@ def what_uninstall_leaves(root, rel, original, data, only_ours, same_as, before)
     so); else HEAD's bytes, in the file's line endings, likewise. Only a file
     that held nothing but what the installer writes into a new one (only_ours)
     is removed, and never one that was there before, nor while git tracks it
-    (committed or only staged) or cannot say."""
+    (committed or only staged) or cannot say. Without use_head, git is not
+    asked: what the file alone gives back, as when HEAD moves on."""
     if before is not None and same_as(before):
         return encode_text(before), ""
-    tracked = is_tracked_by_git(root, rel)
+    tracked = is_tracked_by_git(root, rel) if use_head else False
     head = committed_version(root, rel, newline_of(original)) if tracked else None
     if head is not None and same_as(head.decode("utf-8", "surrogateescape")):
         return head, ""
@@ -2695,16 +2721,20 @@ def plan_before_install_record(plan, source, ours, ignore_text):
     are made (see BEFORE_INSTALL): folders there and empty, and the bytes of a
     file the uninstall would not give back. An earlier record keeps what it
     says: it was written before that install."""
-    record = read_before_install(plan.root) or {"folders": [], "files": {}}
+    earlier = read_before_install(plan.root)
+    record = earlier or {"folders": [], "files": {}}
     folders = [rel for rel in INSTALL_FOLDERS
                if rel not in record["folders"] and is_an_empty_folder(plan.path(rel))]
     block = source.marked_template(TEMPLATE_GITIGNORE)
     deny = our_deny_rules(source, ignore_text)
+    # What the uninstall would give back with HEAD as it is now, and without
+    # it, as once the user commits the installed file: both must be the original.
     uninstall = {
-        SETTINGS: lambda text: settings_after_uninstall(
+        SETTINGS: lambda text, use_head: settings_after_uninstall(
             plan.root, text, parse_settings(text.lstrip("\ufeff"), SETTINGS), wirings_of(ours),
-            deny, None)[0],
-        GITIGNORE: lambda text: gitignore_after_uninstall(plan.root, text, block, None),
+            deny, None, use_head)[0],
+        GITIGNORE: lambda text, use_head: gitignore_after_uninstall(plan.root, text, block, None,
+                                                                    use_head),
     }
     files = {}
     for rel in (SETTINGS, GITIGNORE):
@@ -2714,15 +2744,22 @@ def plan_before_install_record(plan, source, ours, ignore_text):
         if original is None:
             continue
         installed = plan.planned[rel].decode("utf-8", "surrogateescape")
-        if (uninstall[rel](installed) or (None,))[0] != original:
+        if any((uninstall[rel](installed, use_head) or (None,))[0] != original
+               for use_head in (True, False)):
             files[rel] = original.decode("utf-8", "surrogateescape")
     if not folders and not files:
+        return
+    if earlier is None and os.path.lexists(plan.path(BEFORE_INSTALL)):
+        plan.refuse("{} is there and is not a record the installer wrote; move it away, so the "
+                    "install can write down what --uninstall must leave as it was"
+                    .format(BEFORE_INSTALL))
         return
     record["folders"] += folders
     record["files"].update(files)
     plan.write("write" if not os.path.lexists(plan.path(BEFORE_INSTALL)) else "merge",
                BEFORE_INSTALL, encode_text(json.dumps(record, indent=2, sort_keys=True) + "\n"),
-               "what --uninstall must leave as it was: " + ", ".join(folders + sorted(files)))
+               "what --uninstall must leave as it was: " + ", ".join(folders + sorted(files)),
+               mode=0o600)  # it may hold a copy of settings with secrets in their "env"
 
 
 def is_an_empty_folder(path):

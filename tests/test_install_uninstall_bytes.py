@@ -3,6 +3,7 @@ its bytes and mode, every folder the user had stays, and only what the install c
 memory/ is the one exception, by promise: what the install wrote there is the user's memory."""
 
 import os
+import stat
 import subprocess
 
 import pytest
@@ -279,3 +280,63 @@ def test_a_file_of_the_users_under_the_records_name_stays(installer, project):
     assert read(path_in(project, RECORD)) == b'{"mine": true}\n'
     assert "  keep     {} (not a record the installer wrote; left in place)".format(
         RECORD) in done.stdout
+
+
+# ------------------------------------------- what the user had of the protocol's own
+
+@pytest.mark.parametrize("data", [
+    b'{"permissions": {"allow": ["Skill(catchup)"]}}\n',
+    b'{"permissions": {"deny": ["Read(./.env)"], "allow": ["Bash(ls)"]}}\n',
+    b'{"permissions":{"allow":["Skill(dream)","Bash(ls)"]}}',
+])
+def test_a_rule_the_user_had_that_the_protocol_also_writes_stays(installer, project, data):
+    write(path_in(project, ".claude/settings.json"), data)
+    installer.ok("--project", project)
+    installer.ok("--uninstall", project)
+    assert read(path_in(project, ".claude/settings.json")) == data
+
+
+def test_a_committed_rule_the_user_had_stays(installer, tmp_path):
+    data = '{"permissions": {"allow": ["Skill(dream)", "Bash(ls)"]}}\n'
+    repo = make_repo(str(tmp_path / "r"), installer.env, {".claude/settings.json": data})
+    installer.ok("--project", repo)
+    installer.ok("--uninstall", repo)
+    assert read(path_in(repo, ".claude/settings.json")) == data.encode()
+    assert git(repo, "status", "--porcelain", "--", ".claude/settings.json", env=installer.env) == ""
+
+
+@pytest.mark.parametrize("data", ['{"hooks": {}}\n', "", "\n", '{"permissions": {"allow": []}}\n'])
+def test_settings_committed_after_the_install_come_back_byte_for_byte(installer, tmp_path, data):
+    # HEAD gives the bytes back at install time, not once the installed file is committed.
+    repo = make_repo(str(tmp_path / "r"), installer.env, {".claude/settings.json": data})
+    installer.ok("--project", repo)
+    git(repo, "add", "-A", env=installer.env)
+    git(repo, "commit", "-q", "-m", "the protocol", env=installer.env)
+    installer.ok("--uninstall", repo)
+    assert read(path_in(repo, ".claude/settings.json")) == data.encode()
+
+
+@pytest.mark.parametrize("thing", ["file", "folder"])
+def test_the_records_name_taken_by_something_else_refuses_the_install(installer, project, thing):
+    write(path_in(project, ".claude/settings.json"), b'{"hooks":{}}')
+    if thing == "file":
+        write(path_in(project, RECORD), b"my notes\n")
+    else:
+        os.makedirs(path_in(project, RECORD))
+    before = state_of(project)
+    done = installer.run("--project", project)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == (
+        "install.py: error: .claude/hooks/.before-install.json is there and is not a record the "
+        "installer wrote; move it away, so the install can write down what --uninstall must "
+        "leave as it was; nothing was changed\n")
+    assert state_of(project) == before
+
+
+@pytest.mark.skipif(os.name == "nt", reason="Windows keeps no such permission bits")
+def test_the_record_is_readable_by_its_owner_alone(installer, project):
+    # It may hold a copy of settings whose "env" holds a secret.
+    write(path_in(project, ".claude/settings.json"), b'{"env": {"TOKEN": "s3cret"}, "hooks": {}}')
+    os.chmod(path_in(project, ".claude/settings.json"), 0o600)
+    installer.ok("--project", project)
+    assert stat.S_IMODE(os.lstat(path_in(project, RECORD)).st_mode) == 0o600
