@@ -2721,6 +2721,8 @@ def plan_before_install_record(plan, source, ours, ignore_text):
     are made (see BEFORE_INSTALL): folders there and empty, and the bytes of a
     file the uninstall would not give back. An earlier record keeps what it
     says: it was written before that install."""
+    if protocol_is_installed(plan.root):  # what is here now is an install's, not the user's
+        return
     earlier = read_before_install(plan.root)
     record = earlier or {"folders": [], "files": {}}
     folders = [rel for rel in INSTALL_FOLDERS

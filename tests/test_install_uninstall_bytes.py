@@ -340,3 +340,15 @@ def test_the_record_is_readable_by_its_owner_alone(installer, project):
     os.chmod(path_in(project, ".claude/settings.json"), 0o600)
     installer.ok("--project", project)
     assert stat.S_IMODE(os.lstat(path_in(project, RECORD)).st_mode) == 0o600
+
+
+def test_an_install_over_an_install_writes_nothing_down(installer, project):
+    # What is there then is the first install's: neither its settings nor a folder it emptied
+    # of commands the user deleted are the user's to keep.
+    installer.ok("--project", project)
+    for name in os.listdir(path_in(project, ".claude/commands")):
+        os.remove(path_in(project, ".claude/commands/" + name))
+    installer.ok("--project", project)
+    assert not os.path.lexists(path_in(project, RECORD))
+    installer.ok("--uninstall", project)
+    assert sorted(os.listdir(project)) == ["memory"]
