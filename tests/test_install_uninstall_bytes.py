@@ -51,6 +51,10 @@ def mkdirs(root, *rels):
     b"{}", b"{}\n", b"{ }\n", b"{\n}\n", b'{"hooks":{}}', b'{"hooks":{}}\n',
     b'{\n  "hooks": {}\n}\n', b'{"permissions":{}}\n', b'{"permissions": {"allow": []}}\n',
     b'{"hooks": {"Stop": []}}\n', b"", b"\n", COMPACT, b'{\r\n  "model": "x"\r\n}',
+    # rules the user had that the protocol writes too: theirs, and they stay
+    b'{"permissions": {"allow": ["Skill(catchup)"]}}\n',
+    b'{"permissions": {"deny": ["Read(./.env)"], "allow": ["Bash(ls)"]}}\n',
+    b'{"permissions":{"allow":["Skill(dream)","Bash(ls)"]}}',
 ])
 def test_a_settings_file_the_user_had_comes_back_byte_for_byte(installer, project, data):
     write(path_in(project, ".claude/settings.json"), data)
@@ -283,18 +287,6 @@ def test_a_file_of_the_users_under_the_records_name_stays(installer, project):
 
 
 # ------------------------------------------- what the user had of the protocol's own
-
-@pytest.mark.parametrize("data", [
-    b'{"permissions": {"allow": ["Skill(catchup)"]}}\n',
-    b'{"permissions": {"deny": ["Read(./.env)"], "allow": ["Bash(ls)"]}}\n',
-    b'{"permissions":{"allow":["Skill(dream)","Bash(ls)"]}}',
-])
-def test_a_rule_the_user_had_that_the_protocol_also_writes_stays(installer, project, data):
-    write(path_in(project, ".claude/settings.json"), data)
-    installer.ok("--project", project)
-    installer.ok("--uninstall", project)
-    assert read(path_in(project, ".claude/settings.json")) == data
-
 
 def test_a_committed_rule_the_user_had_stays(installer, tmp_path):
     data = '{"permissions": {"allow": ["Skill(dream)", "Bash(ls)"]}}\n'
