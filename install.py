@@ -1435,8 +1435,7 @@ def bash_edition_wiring(project):
     found = []
     if not the_bash_edition_is_here(project):
         return found
-    for rel in (SETTINGS, LOCAL_SETTINGS):
-        settings, _ = load_settings(os.path.join(project, *rel.split("/")), rel)
+    for rel, settings in project_settings(project):
         events = [wiring.event for wiring in WIRINGS if bash_edition_handlers(settings, wiring)]
         if events:
             found.append((rel, events))
@@ -1508,13 +1507,17 @@ def drop_emptied_groups(settings, event, touched):
         del hooks[event]
 
 
+def project_settings(project, files=(SETTINGS, LOCAL_SETTINGS)):
+    """[(file, settings)] of the project's settings files, shared then local
+    ({} for one that does not exist); an invalid one raises SettingsError."""
+    return [(rel, load_settings(os.path.join(project, *rel.split("/")), rel)[0])
+            for rel in files]
+
+
 def wired_events(project, files=(SETTINGS, LOCAL_SETTINGS)):
     """Events whose hooks are wired in the project's settings (shared or local)."""
-    events = set()
-    for rel in files:
-        settings, _ = load_settings(os.path.join(project, *rel.split("/")), rel)
-        events.update(wiring.event for wiring in WIRINGS if our_handlers(settings, wiring))
-    return events
+    return set(wiring.event for _, settings in project_settings(project, files)
+               for wiring in WIRINGS if our_handlers(settings, wiring))
 
 
 def grant(settings, key, rules):
@@ -1555,11 +1558,18 @@ def new_settings(python, wirings, deny):
 def rules_in_force(project, files=(SETTINGS, LOCAL_SETTINGS)):
     """{"allow": rules, "deny": rules} of the project's settings, shared and local."""
     rules = {"allow": [], "deny": []}
-    for rel in files:
-        settings, _ = load_settings(os.path.join(project, *rel.split("/")), rel)
+    for _, settings in project_settings(project, files):
         for key in rules:
-            rules[key] += settings.get("permissions", {}).get(key, [])
+            rules[key] += rules_of(settings, key)
     return rules
+
+
+def rules_of(settings, key):
+    """The settings' permissions[key] rules ([] where there are none, or the
+    settings hold something else there)."""
+    permissions = settings.get("permissions")
+    rules = permissions.get(key) if isinstance(permissions, dict) else None
+    return rules if isinstance(rules, list) else []
 
 
 # ------------------------------------------------------------ the ignore list
@@ -2551,7 +2561,6 @@ def settings_after_uninstall(root, text, settings, wirings, deny, before, use_he
     protocol's too."""
     created = is_as_the_installer_creates_it(text, settings, wirings, deny)
     had = settings_before(before)
-    had_rules = had.get("permissions") if isinstance(had.get("permissions"), dict) else {}
     wirings = [wiring for wiring in wirings if not our_handlers(had, wiring)]
     changed = unwire(settings, wirings)
     notes = ["unwired " + " and ".join(changed)] if changed else []
@@ -2560,10 +2569,10 @@ def settings_after_uninstall(root, text, settings, wirings, deny, before, use_he
         notes.append("unwired the bash edition's {} entry, whose script is gone".format(
             " and ".join(gone)))
     if revoke(settings, "allow", [rule for rule in SKILL_PERMISSIONS
-                                  if rule not in (had_rules.get("allow") or [])]):
+                                  if rule not in rules_of(had, "allow")]):
         notes.append("removed the protocol's Skill permissions")
     dropped = revoke(settings, "deny", [rule for rule in deny
-                                        if rule not in (had_rules.get("deny") or [])])
+                                        if rule not in rules_of(had, "deny")])
     if dropped:
         notes.append("removed {} .claudeignore deny rule(s)".format(len(dropped)))
     if not notes:
@@ -2598,7 +2607,7 @@ def is_as_the_installer_creates_it(original, settings, wirings, deny):
     fresh = {}
     wire(fresh, pythons.pop(), False, wirings)
     for key, ours in (("allow", SKILL_PERMISSIONS), ("deny", deny)):
-        grant(fresh, key, [rule for rule in settings.get("permissions", {}).get(key, [])
+        grant(fresh, key, [rule for rule in rules_of(settings, key)
                            if rule in ours])
     return original == settings_text(fresh, None)
 
@@ -2607,7 +2616,7 @@ def plan_local_wiring_note(plan, wirings):
     """The local settings file is the user's, never changed; but hooks it still
     wires would fail at every session once the hook files are gone."""
     try:
-        local, _ = load_settings(plan.path(LOCAL_SETTINGS), LOCAL_SETTINGS)
+        [(_, local)] = project_settings(plan.root, (LOCAL_SETTINGS,))
     except Refusal:
         return
     events = [wiring.event for wiring in wirings if our_handlers(local, wiring)]
@@ -3032,7 +3041,7 @@ def local_only_wiring_findings(project, wired):
     if not local_only:
         return []
     try:
-        local, _ = load_settings(os.path.join(project, *LOCAL_SETTINGS.split("/")), LOCAL_SETTINGS)
+        [(_, local)] = project_settings(project, (LOCAL_SETTINGS,))
     except Refusal:
         local = {}
     others = [wiring.event for wiring in local_only
@@ -3060,13 +3069,14 @@ def permission_findings(source, project):
     """The protocol's Skill permissions missing from the project's settings,
     and deny rules out of step with its .claudeignore."""
     findings = []
-    rules = rules_in_force(project)
+    shared = rules_in_force(project, (SETTINGS,))
+    local = rules_in_force(project, (LOCAL_SETTINGS,))
+    rules = {key: shared[key] + local[key] for key in shared}
     missing = [rule for rule in SKILL_PERMISSIONS if rule not in rules["allow"]]
     if missing:
         findings.append(Finding("unwired", "not allowed in settings.json: {} (the CLI asks "
                                 "before the model runs that command)".format(", ".join(missing)),
                                 "--update"))
-    shared = rules_in_force(project, (SETTINGS,))
     text = claudeignore_text(project)
     wanted = deny_rules(text)[0]
     denied = rules["deny"]
@@ -3453,8 +3463,7 @@ def interpreter_findings(project, env):
     environment): one that is missing, too old or rejects the flags fails the
     hook at every session."""
     prefixes = []
-    for rel in (SETTINGS, LOCAL_SETTINGS):
-        settings, _ = load_settings(os.path.join(project, *rel.split("/")), rel)
+    for _, settings in project_settings(project):
         for wiring in WIRINGS:
             for group, handler in our_handlers(settings, wiring):
                 if why_handler_never_does_its_job(wiring, group, handler):
@@ -3506,9 +3515,7 @@ def check_one(source, project, out, as_json=False):
         out("ok: {} - hooks installed, wired and current; every budget within its limit".format(
             project))
         return EXIT_OK
-    out("{} - {} finding(s):".format(project, len(findings)))
-    for finding in findings:
-        out("  {:<9}{}".format(LABELS[finding.kind], finding.text))
+    print_findings(out, project, findings)
     if points:
         out(budget.format_report(points).rstrip("\n"))
     if health:
@@ -3532,12 +3539,16 @@ def check_memory(source, project, out, as_json=False):
     if not findings:
         out("ok: {} - memory healthy".format(project))
         return code
-    out("{} - {} finding(s):".format(project, len(findings)))
-    for finding in findings:
-        out("  {:<8} {}".format(LABELS[finding.kind], finding.text))
+    print_findings(out, project, findings)
     if health:
         out(health_module.format_health(health).rstrip("\n"))
     return code
+
+
+def print_findings(out, project, findings):
+    out("{} - {} finding(s):".format(project, len(findings)))
+    for finding in findings:
+        out("  {:<8} {}".format(LABELS[finding.kind], finding.text))
 
 
 def invocation():
