@@ -1,4 +1,4 @@
-"""The body of install.py: one module per responsibility, so a maintainer finds each behaviour in one place.
+"""The body of install.py: one module per responsibility, so each behaviour has one home.
 
 Why a package folder, not modules beside install.py: the repository's top level is what a user
 sees (install.py, hooks/, commands/, templates/, memory_health.py), and the installer's dozen

@@ -13,6 +13,7 @@ from .protocol import DEFAULT_PYTHON, HOOKS, HOOK_DIR, SETTINGS, WIRINGS, bash_e
 from .settings import harness_settings, project_settings
 from .wiring import drop_handlers, handlers_where, our_handlers
 
+
 def bash_edition_handlers(settings, wiring):
     """(group, handler) for every handler of the bash edition's under the wiring's event."""
     return handlers_where(settings, wiring.event, wiring.is_the_bash_editions)

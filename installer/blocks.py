@@ -10,6 +10,7 @@ takes over the bash edition's snippet in place, so no line is listed twice.
 from .errors import Refusal
 from .files import newline_of
 
+
 def line_texts(lines):
     return [line.strip() for line in lines]
 

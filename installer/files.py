@@ -18,6 +18,7 @@ import tempfile
 
 from .errors import Refusal
 
+
 def same_content(data, other):
     """Whether two files hold the same text; a checkout with core.autocrlf=true
     (the default on Windows) holds every file with CRLF line endings."""

@@ -13,6 +13,7 @@ from .releases import RELEASED_SECTION_DIGESTS, is_a_release_of
 from .plan import Plan
 from .blocks import find_marked_block, line_texts, with_section, without_section
 
+
 def plan_global(source, config_dir, force):
     name = "CLAUDE.md"
     plan = Plan(config_dir)

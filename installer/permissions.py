@@ -13,6 +13,7 @@ from .files import read_text
 from .protocol import CLAUDEIGNORE, LOCAL_SETTINGS, SETTINGS, TEMPLATE_CLAUDEIGNORE
 from .settings import project_settings
 
+
 def grant(settings, key, rules):
     """Add the rules missing from permissions[key] after the ones there, in
     order; returns the rules added."""

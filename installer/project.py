@@ -43,6 +43,7 @@ from .repository import (
 from .before_install import BEFORE_INSTALL, INSTALL_FOLDERS, read_before_install
 from .uninstall import gitignore_after_uninstall, settings_after_uninstall
 
+
 class Options(object):
     def __init__(self, force=False, update=False, python=None):
         self.force = force

@@ -13,6 +13,7 @@ from .errors import Refusal
 from .git import GIT_TIMEOUT_SECONDS, git, git_bytes, run_git
 from .files import lf_endings
 
+
 def is_tracked_by_git(project, rel):
     """Whether git's index holds the file (committed, or staged only); None
     when the project is in a repository but git gives no answer (git missing

@@ -16,6 +16,7 @@ from .files import newline_of, read_bytes
 from .protocol import LOCAL_SETTINGS, SETTINGS
 from .json_edit import SettingsEdit
 
+
 class SettingsError(Refusal):
     pass
 

@@ -34,6 +34,7 @@ from .bash_edition import (
 from .repository import committed_version, is_tracked_by_git
 from .before_install import INSTALL_FOLDERS, plan_before_install_removal, read_before_install
 
+
 def plan_uninstall(source, project):
     plan = Plan(project)
     hook_dir = plan.path(HOOK_DIR)

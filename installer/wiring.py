@@ -18,6 +18,7 @@ from .settings import SettingsError, load_settings, project_settings
 from .interpreter import interpreter_in
 from .permissions import grant
 
+
 def our_handlers(settings, wiring):
     """(group, handler) for every handler of ours under the wiring's event."""
     return handlers_where(settings, wiring.event, wiring.is_ours)
