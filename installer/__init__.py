@@ -28,7 +28,7 @@ The modules, from the ground up (each imports only modules above it in this list
   blocks.py          marked blocks: the .gitignore block, the CLAUDE.md section
   bash_edition.py    moving a project from the bash edition
   repository.py      what the installer asks git about a project
-  before_install.py  the local record of what an install leaves no trace of
+  record.py          what the protocol owns in a project, written down (shared and local)
   uninstall.py       --uninstall
   project.py         --project and --update
   global_section.py  --global and --uninstall --global

@@ -23,6 +23,10 @@ MEMORY_INDEX = "memory/MEMORY.md"
 CLAUDEIGNORE = ".claudeignore"
 GITIGNORE = ".gitignore"
 BASELINE_PREFIX = ".session-baseline"
+# What the protocol added here (shared, committed) and what was here before the first install
+# on this machine (local, ignored by git): record.py.
+RECORD = ".claude/memory-context-protocol.json"
+BEFORE_INSTALL = HOOK_DIR + "/.before-install.json"
 TEMPLATE_MEMORY = "templates/MEMORY.md"
 TEMPLATE_CLAUDEIGNORE = "templates/claudeignore"
 TEMPLATE_GITIGNORE = "templates/gitignore"
@@ -45,6 +49,13 @@ SOURCE_PYTHON = re.compile(br"(?<![\w./-])python3(?![\w.-])")
 # model runs a command whose frontmatter lists allowed-tools unless the
 # project allows Skill(<name>); nothing broader is granted.
 SKILL_PERMISSIONS = ("Skill(catchup)", "Skill(handoff)", "Skill(dream)")
+
+
+def skill_rule(command):
+    """The rule that lets the model run a command (catchup.md: Skill(catchup)) without asking."""
+    return "Skill({})".format(command[:-len(".md")])
+
+
 HOOK_TIMEOUT_SECONDS = 15
 
 

@@ -203,7 +203,10 @@ def test_project_installs_every_file(installer, project):
     assert lines[0] == "installing into " + project
     assert lines[-1].startswith("done: ")
     wrote = [line for line in lines if line.startswith("  wrote")]
-    assert len(wrote) == len(HOOKS) + len(COMMANDS) + 4
+    # the hooks, the commands, the memory index, .claudeignore, .gitignore, settings.json, and
+    # first of all the record of what the protocol added
+    assert len(wrote) == len(HOOKS) + len(COMMANDS) + 5
+    assert wrote[0] == "  wrote    .claude/memory-context-protocol.json (what the protocol added here)"
 
 
 def test_settings_are_two_space_json_with_a_final_newline(installer, project):
@@ -291,8 +294,7 @@ def test_user_memory_and_claudeignore_survive_force(installer, project):
 
 @pytest.mark.parametrize("mode, rel, kept, replaced", [
     ("--update", ".claude/hooks/stop-handoff.py",
-     "  keep     .claude/hooks/stop-handoff.py (not a version the installer shipped; "
-     "--update --force replaces it)",
+     "  keep     .claude/hooks/stop-handoff.py (edited by you; --update --force replaces it)",
      "  replaced .claude/hooks/stop-handoff.py (--force)"),
     ("--update", ".claude/commands/dream.md",
      "  keep     .claude/commands/dream.md (edited by you; --force replaces it)",
@@ -551,7 +553,8 @@ def test_settings_write_is_atomic_and_leaves_no_temporary_files(installer, proje
     write_settings(project, USER_SETTINGS)
     os.chmod(path_in(project, ".claude/settings.json"), 0o600)
     installer.ok("--project", project)
-    assert sorted(os.listdir(path_in(project, ".claude"))) == ["commands", "hooks", "settings.json"]
+    assert sorted(os.listdir(path_in(project, ".claude"))) == [
+        "commands", "hooks", "memory-context-protocol.json", "settings.json"]
     assert stat.S_IMODE(os.stat(path_in(project, ".claude/settings.json")).st_mode) == 0o600
 
 
@@ -696,20 +699,30 @@ def test_a_hook_of_the_users_is_kept_with_its_index_mode(installer, repo_with_my
     done = installer.ok(*(args + [repo]))
     assert read(path_in(repo, ".claude/hooks/session-start.py")) == MY_HOOK
     assert index_mode(repo, installer.env, ".claude/hooks/session-start.py") == "100644"
-    assert ("  keep     .claude/hooks/session-start.py (not a version the installer shipped; "
-            "--update --force replaces it)") in done.stdout
+    assert ("  keep     .claude/hooks/session-start.py (your own hook, not the protocol's: it "
+            "stays, and the protocol's session-start.py is not installed (see --check))"
+            ) in done.stdout
+    assert "SessionStart" not in settings_of(repo)["hooks"]
 
 
-def test_update_force_replaces_a_hook_of_the_users(installer, repo_with_my_hook):
+def test_a_hook_of_the_users_is_a_clash_no_mode_takes_over(installer, repo_with_my_hook):
+    """Not drift, and no --force: --check names the clash and the way out, renaming it."""
     repo = repo_with_my_hook
     installer.ok("--project", repo)
     done = installer.run("--check", repo)
-    assert "hooks differ from this version: session-start.py" in done.stdout
-    assert fix_line(installer, "--update --force", repo) in done.stdout
+    assert done.returncode == 1
+    assert "differ" not in done.stdout and "fix:" not in done.stdout
+    [line] = [line for line in done.stdout.splitlines() if "session-start.py" in line]
+    assert line.startswith("  CLASH    .claude/hooks/session-start.py is your own file") and \
+        "rename yours" in line
     installer.ok("--update", "--force", repo)
+    assert read(path_in(repo, ".claude/hooks/session-start.py")) == MY_HOOK
+    git(repo, "mv", ".claude/hooks/session-start.py", ".claude/hooks/my-session-start.py",
+        env=installer.env)
+    installer.ok("--update", repo)
     assert read(path_in(repo, ".claude/hooks/session-start.py")) == \
         read(installer.source_file("hooks/session-start.py"))
-    assert index_mode(repo, installer.env, ".claude/hooks/session-start.py") == "100755"
+    assert "SessionStart" in settings_of(repo)["hooks"]
 
 
 def test_uninstall_leaves_a_hook_of_the_users(installer, repo_with_my_hook):
@@ -717,7 +730,7 @@ def test_uninstall_leaves_a_hook_of_the_users(installer, repo_with_my_hook):
     installer.ok("--project", repo)
     done = installer.ok("--uninstall", repo)
     assert read(path_in(repo, ".claude/hooks/session-start.py")) == MY_HOOK
-    assert "  keep     .claude/hooks/session-start.py (not a version the installer shipped; " \
+    assert "  keep     .claude/hooks/session-start.py (your own hook, not the protocol's; " \
         "left in place)" in done.stdout
     assert not os.path.exists(path_in(repo, ".claude/hooks/stop-handoff.py"))
 

@@ -1,0 +1,325 @@
+"""What the protocol owns in a project, written down, so that ownership is a lookup, never a guess.
+
+Why it exists: the installer must never take over, grant, call drift or remove what is the user's,
+and neither names nor bytes can tell: a project's own /dream, its own deny rule for .env, a hook of
+its own named session-start.sh all look like the protocol's. So every writing run writes down
+what it added, before it changes anything else, in two files:
+
+- .claude/memory-context-protocol.json, the shared record, committed beside the settings it
+  speaks of: each file the installer wrote (hooks, commands, .claudeignore, the memory index) with
+  the digest of the bytes it wrote, the events whose hook entry it added to .claude/settings.json,
+  the Skill rules it allowed, each deny rule it added with the .claudeignore line it came from,
+  and which of settings.json and .gitignore it created. These are facts about the repository, the
+  same in every clone, so a teammate's --update and --uninstall read them too.
+- .claude/hooks/.before-install.json, the local record, which git ignores: what was there before
+  the first install on this machine (the install's folders that were there, empty, and the bytes
+  of settings.json and .gitignore), so --uninstall gives them back byte for byte. One person's
+  facts, and a copy of settings whose "env" may hold a secret: readable by its owner alone.
+
+Both hold what the run will leave, and are its first changes: a run stopped half-way (a full
+disk, a closed terminal) leaves a record that claims what it was about to add, which the next run
+completes, never one that lost what was there before. --uninstall removes them last.
+
+A file is the protocol's while it holds the bytes the record gives; edited, it is still the
+protocol's file, kept as the user's edit unless --force. An install made before the record (a
+release's, or one the init prompt made) is adopted: its hooks, commands and .claudeignore by the
+digests of the versions releases shipped, its hook entries by the protocol's one reading of a
+handler, and its rules only where the whole settings file is exactly what a release writes into a
+new one; any other rule may be the user's, and stays theirs.
+"""
+
+import hashlib
+import json
+import os
+
+from .errors import Refusal
+from .files import encode_text, is_an_empty_folder, lf_endings, read_bytes
+from .protocol import (
+    BEFORE_INSTALL, CLAUDEIGNORE, COMMAND_DIR, DEFAULT_PYTHON, GITIGNORE, HOOK_DIR, RECORD,
+    SETTINGS, SKILL_PERMISSIONS, TEMPLATE_CLAUDEIGNORE, TEMPLATE_GITIGNORE, WIRINGS,
+)
+from .releases import RELEASED_CLAUDEIGNORE_DIGESTS, is_a_release_of, is_the_installers
+from .settings import SettingsError, load_settings, settings_text
+from .interpreter import interpreter_in
+from .permissions import claudeignore_text, deny_rule_lines, grant, rules_of
+from .wiring import our_handlers, protocol_is_installed, wire
+from .blocks import appended
+from .bash_edition import the_bash_edition_is_here
+
+
+# The folders an install fills; one that was there, empty, before it stays when the uninstall
+# empties it again.
+INSTALL_FOLDERS = (HOOK_DIR, COMMAND_DIR, ".claude", "memory")
+# The files an install edits rather than owns: their bytes before it are the local record's.
+EDITED_FILES = (SETTINGS, GITIGNORE)
+RECORD_FORMAT = 1
+ABOUT = ("What install.py of the Memory Context Protocol added to this project; it reads this "
+         "file to update and uninstall. Commit it with .claude/settings.json.")
+
+
+def digest(data):
+    """The digest a file is known by: of its text, a CRLF checkout reading as LF."""
+    return hashlib.sha256(lf_endings(data)).hexdigest()
+
+
+class Record(object):
+    """The shared record's facts: files {path: digest}, hooks [event], allow [Skill rule],
+    deny {rule: .claudeignore line}, created [settings.json and/or .gitignore]."""
+
+    def __init__(self, files=(), hooks=(), allow=(), deny=(), created=()):
+        self.files = dict(files)
+        self.hooks = list(hooks)
+        self.allow = list(allow)
+        self.deny = dict(deny)
+        self.created = list(created)
+
+    def copy(self):
+        return Record(self.files, self.hooks, self.allow, self.deny, self.created)
+
+    def as_json(self):
+        """The record as the file holds it: the same facts always give the same bytes, so two
+        clones that install alike write the same file, and it merges like code."""
+        events = [wiring.event for wiring in WIRINGS]
+        return {
+            "about": ABOUT,
+            "format": RECORD_FORMAT,
+            "files": self.files,
+            "hooks": sorted(set(self.hooks), key=events.index),
+            "allow": sorted(set(self.allow), key=SKILL_PERMISSIONS.index),
+            "deny": self.deny,
+            "created": sorted(set(self.created)),
+        }
+
+    def bytes(self):
+        return encode_text(json.dumps(self.as_json(), indent=2, sort_keys=True,
+                                      ensure_ascii=False) + "\n")
+
+    def __eq__(self, other):
+        return isinstance(other, Record) and self.as_json() == other.as_json()
+
+    def __ne__(self, other):
+        return not self == other
+
+
+def record_from(data):
+    """The Record a file's bytes hold; None when they hold something else."""
+    try:
+        found = json.loads(data.decode("utf-8"))
+    except ValueError:
+        return None
+    if not isinstance(found, dict) or found.get("format") != RECORD_FORMAT:
+        return None
+    files, hooks, allow = found.get("files"), found.get("hooks"), found.get("allow")
+    deny, created = found.get("deny"), found.get("created")
+    events = [wiring.event for wiring in WIRINGS]
+    if not (isinstance(files, dict) and all(isinstance(value, str) for value in files.values())
+            and isinstance(hooks, list) and set(hooks) <= set(events)
+            and isinstance(allow, list) and set(allow) <= set(SKILL_PERMISSIONS)
+            and isinstance(deny, dict) and all(isinstance(rule, str) and isinstance(line, str)
+                                               for rule, line in deny.items())
+            and isinstance(created, list) and set(created) <= set(EDITED_FILES)):
+        return None
+    return Record(files, hooks, allow, deny, created)
+
+
+def read_file_of_the_installers(project, rel):
+    """(bytes, True) of the file at rel; (None, False) when there is none; (None, True) for
+    something there that cannot be read (a folder, a link, a FIFO): not the installer's."""
+    path = os.path.join(project, *rel.split("/"))
+    if os.path.islink(path):
+        return None, True
+    try:
+        return read_bytes(path, rel), os.path.lexists(path)
+    except Refusal:  # a folder, a FIFO, unreadable
+        return None, True
+
+
+def read_before_install(project):
+    """{"folders": [...], "files": {rel: text}} as the first install wrote it down; None when
+    there is no such record, or the file is not one (it is then the user's, and stays)."""
+    data, _ = read_file_of_the_installers(project, BEFORE_INSTALL)
+    try:
+        before = json.loads(data.decode("utf-8")) if data is not None else None
+    except ValueError:
+        return None
+    if not isinstance(before, dict) or set(before) != {"folders", "files"}:
+        return None
+    folders, files = before["folders"], before["files"]
+    if not isinstance(folders, list) or not set(folders) <= set(INSTALL_FOLDERS) or \
+            not isinstance(files, dict) or not set(files) <= set(EDITED_FILES) or \
+            not all(isinstance(text, str) for text in files.values()):
+        return None
+    return before
+
+
+class Ownership(object):
+    """What the protocol owns in one project: the shared record as read (or an install made
+    before it, adopted), the local record, and `after`, the record this run leaves, which the
+    plan keeps current as it decides each change."""
+
+    def __init__(self, project, source):
+        self.project = project
+        self.source = source
+        data, there = read_file_of_the_installers(project, RECORD)
+        self.record = record_from(data) if data is not None else None
+        self.foreign = there and self.record is None  # a file of the user's under its name
+        self.before = read_before_install(project)
+        self.foreign_before = os.path.lexists(os.path.join(project, *BEFORE_INSTALL.split("/"))) \
+            and self.before is None
+        self.adopted = None
+        self.bash_edition = None  # whether the bash edition is here, once asked
+        if self.record is None and protocol_is_installed(project):
+            self.adopted = self.adopt()
+        self.after = (self.record or self.adopted or Record()).copy()
+
+    @property
+    def known(self):
+        """The record as read, or the one made from an install before the record."""
+        return self.record or self.adopted or Record()
+
+    @property
+    def is_first_install(self):
+        """Whether nothing of the protocol's is here yet: what is here is the user's."""
+        return self.record is None and self.adopted is None
+
+    # ---- files
+
+    def owns(self, rel, data, pythons=(DEFAULT_PYTHON,)):
+        """Whether the file at rel, holding data (bytes), is the protocol's and as it wrote it:
+        its bytes are those the record gives; with no record, a version a release shipped."""
+        if data is None:
+            return False
+        if self.record is not None:
+            return self.record.files.get(rel) == digest(data)
+        return self.adopted is not None and self.is_a_release(rel, data, pythons)
+
+    def wrote(self, rel):
+        """Whether the file at rel is one the protocol wrote, since edited or not: by the
+        record, or, for a command, by an install of the bash edition (its marks), which
+        installed its own commands under the protocol's names."""
+        if rel in self.known.files:
+            return True
+        if rel.startswith(COMMAND_DIR + "/"):
+            if self.bash_edition is None:
+                self.bash_edition = the_bash_edition_is_here(self.project)
+            return self.bash_edition
+        return False
+
+    def is_a_release(self, rel, data, pythons):
+        """Whether data is a version of the file at rel that a release shipped."""
+        if rel == CLAUDEIGNORE:
+            template = self.source.bytes_of(TEMPLATE_CLAUDEIGNORE)
+            return is_a_release_of(template, RELEASED_CLAUDEIGNORE_DIGESTS, data)
+        if rel.startswith((HOOK_DIR + "/", COMMAND_DIR + "/")):
+            return is_the_installers(self.source, rel, data, pythons)
+        return False  # the memory index is the user's memory once it is there
+
+    def own(self, rel, data):
+        self.after.files[rel] = digest(data)
+
+    def disown(self, rel):
+        self.after.files.pop(rel, None)
+
+    # ---- settings and .gitignore
+
+    def owns_event(self, event):
+        return event in self.known.hooks
+
+    def owns_rule(self, key, rule):
+        return rule in (self.known.allow if key == "allow" else self.known.deny)
+
+    def created(self, rel):
+        return rel in self.known.created
+
+    def before_text(self, rel):
+        """The text of an edited file before the first install here; None when not known."""
+        return (self.before or {}).get("files", {}).get(rel)
+
+    def folders_before(self):
+        return (self.before or {}).get("folders", [])
+
+    # ---- adopting an install made before the record
+
+    def adopt(self):
+        """The Record an install made before the record amounts to (see the module's text)."""
+        adopted = Record()
+        try:
+            settings, original = load_settings(os.path.join(self.project, *SETTINGS.split("/")),
+                                               SETTINGS)
+        except SettingsError:
+            settings, original = {}, None
+        adopted.hooks = [wiring.event for wiring in WIRINGS if our_handlers(settings, wiring)]
+        try:
+            ignore_text = claudeignore_text(self.project)
+        except Refusal:
+            ignore_text = None
+        template = self.source.bytes_of(TEMPLATE_CLAUDEIGNORE).decode("utf-8")
+        lines = deny_rule_lines(template)[0]
+        lines.update(deny_rule_lines(ignore_text)[0])
+        deny = dict((rule, lines[rule]) for rule in rules_of(settings, "deny") if rule in lines)
+        if original is not None and is_as_a_release_creates_it(original, settings, deny):
+            adopted.created.append(SETTINGS)
+            adopted.allow = [rule for rule in rules_of(settings, "allow")
+                             if rule in SKILL_PERMISSIONS]
+            adopted.deny = deny
+        data, _ = read_file_of_the_installers(self.project, GITIGNORE)
+        block = self.source.marked_template(TEMPLATE_GITIGNORE)
+        if data is not None and data.decode("utf-8", "surrogateescape") == appended("", block):
+            adopted.created.append(GITIGNORE)
+        return adopted
+
+    # ---- writing
+
+    def plan_writes(self, plan):
+        """The record's changes as the run's first ones: the local record of what was here,
+        on a first install, then the shared record as the run leaves it."""
+        if self.foreign:
+            plan.refuse("{} is there and is not the record the installer writes; move it away, "
+                        "so the install can write down what it adds".format(RECORD))
+        if self.is_first_install and self.before is None:
+            before = self.what_is_here()
+            if before["folders"] or before["files"]:
+                if self.foreign_before:
+                    plan.refuse("{} is there and is not a record the installer wrote; move it "
+                                "away, so the install can write down what --uninstall must "
+                                "leave as it was".format(BEFORE_INSTALL))
+                else:
+                    plan.write("write", BEFORE_INSTALL, encode_text(
+                        json.dumps(before, indent=2, sort_keys=True) + "\n"),
+                        "what --uninstall must leave as it was: " + ", ".join(
+                            before["folders"] + sorted(before["files"])),
+                        mode=0o600, first=True)  # it may copy settings with secrets in "env"
+        if self.record is None or self.after != self.record:
+            plan.write("write" if self.record is None else "merge", RECORD, self.after.bytes(),
+                       "what the protocol added here", first=True)
+
+    def what_is_here(self):
+        """What the first install must leave as it was: the install's folders that are here,
+        empty, and the text of the files it edits."""
+        folders = [rel for rel in INSTALL_FOLDERS
+                   if is_an_empty_folder(os.path.join(self.project, *rel.split("/")))]
+        files = {}
+        for rel in EDITED_FILES:
+            data, _ = read_file_of_the_installers(self.project, rel)
+            if data is not None:
+                files[rel] = data.decode("utf-8", "surrogateescape")
+        return {"folders": folders, "files": files}
+
+
+def is_as_a_release_creates_it(original, settings, deny):
+    """Whether a settings text is exactly what --project writes where there was no settings
+    file, with the interpreter its entries name and those of the installer's permission rules
+    it holds (0.1.0 wrote none; deny: the rules a .claudeignore line of the project or the
+    template gives)."""
+    pythons = set(interpreter_in(str(handler.get("command", "")))
+                  for wiring in WIRINGS for _, handler in our_handlers(settings, wiring))
+    if len(pythons) != 1 or None in pythons:
+        return False
+    fresh = {}
+    wire(fresh, pythons.pop(), False, WIRINGS)
+    grant(fresh, "allow", [rule for rule in rules_of(settings, "allow")
+                           if rule in SKILL_PERMISSIONS])
+    grant(fresh, "deny", [rule for rule in rules_of(settings, "deny") if rule in deny])
+    return original == settings_text(fresh, None)
+
+
