@@ -51,12 +51,13 @@ options:
                        not the hooks are installed; the exit code is about the
                        memory only (for repositories and CI without the hooks)
   --dry-run            print what would change; change nothing
-  --force              with --project/--update: replace commands that differ,
-                       including ones you edited; with --update, also hooks
-                       that are not a version this installer shipped; with
-                       --global, a protocol section you edited, and with
-                       --uninstall --global removes one (never
-                       memory/, your settings or your .gitignore lines)
+  --force              with --project/--update: replace the protocol's commands
+                       that differ, including ones you edited; with --update,
+                       also its hooks you edited; with --global, a protocol
+                       section you edited, and with --uninstall --global
+                       removes one (never a command or hook of your own under
+                       one of the protocol's names, memory/, your settings or
+                       your .gitignore lines)
   --python CMD         interpreter in the hook commands and the commands'
                        text (default: python3;
                        e.g. python, or "py -3" on Windows; a path with spaces
