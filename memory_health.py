@@ -131,6 +131,8 @@ LOG_TYPES = frozenset("log logs session sessions session-log session_log journal
 CLAIM_TYPES = frozenset(("user", "feedback", "project", "reference"))  # Claude Code's own
 LOG_NAMES = frozenset("log logs journal diary changelog history sessions devlog worklog "
                       "minutes".split())
+LOG_HEADINGS = frozenset("log logs changelog journal diary history devlog worklog minutes "
+                         "timeline".split())
 DATE_KEYS = ("date", "updated", "last_updated", "last-updated", "lastupdated", "modified",
              "created", "last_verified", "verified")
 
@@ -403,8 +405,12 @@ def lint_index(project, index, folder, topics, findings):
                      "close it with `-->`, or delete the stray `<!--`")
     index_links(project, index, folder, findings)
     reached = reachable_memory(index, topics, folder)
-    for topic in topics:
-        if not topic.log and os.path.normcase(os.path.normpath(topic.path)) not in reached:
+    unreached = [t for t in topics if os.path.normcase(os.path.normpath(t.path)) not in reached]
+    # Logs need no pointer, unless the memory keeps pointers to its logs: then one left out is
+    # a log nobody will find, as any other topic would be.
+    logs_are_indexed = any(t.log for t in topics if t not in unreached)
+    for topic in unreached:
+        if not topic.log or logs_are_indexed:
             findings.add("orphan", topic, 1,
                          "nothing in %s leads to this file, so no session learns it exists"
                          % index.shown,
@@ -848,7 +854,9 @@ def opens_with_date(text):
 
 
 def names_a_log(title):
-    return any(word in LOG_NAMES or word == "session" for word in
+    """A heading that names a log (`## Progress log`, `## Changelog`, `## History`); a heading
+    that merely mentions sessions (`## Session start checklist`) does not."""
+    return any(word in LOG_HEADINGS for word in
                (m.group(0).lower() for m in patterns()["word"].finditer(title)))
 
 

@@ -279,3 +279,22 @@ def test_a_home_folder_path_in_the_index_is_found(repo, env):
     [found] = findings(health(repo, env), "machine-local-path")
     assert (found["file"], found["line"]) == ("memory/MEMORY.md", 13)
     assert "`~/k3s-manifests/apps`" in found["message"]
+
+
+def test_a_log_the_index_leaves_out_is_an_orphan_only_where_the_index_keeps_its_logs(repo, env):
+    write(repo / "memory" / "2026-10-01.md", DAILY_LOG)
+    write(repo / "memory" / "meeting-2026-10-02-review.md", "# Review\n- agreed\n")
+    commit(repo, "a log and minutes, linked from nowhere")
+    assert findings(health(repo, env), "orphan") == []
+    append(repo, "MEMORY.md", "\n## Meetings\n| [2026-10-02](meeting-2026-10-02-review.md) |\n")
+    [found] = findings(health(repo, env), "orphan")
+    assert found["file"] == "memory/2026-10-01.md"
+
+
+def test_a_heading_that_only_mentions_sessions_is_not_a_log(repo, env):
+    write(repo / "scripts" / "start.sh", "first\n")
+    write(repo / "memory" / "start.md", "# Start\n<!-- Last updated: 2026-10-01 -->\n\n"
+                                        "## Session start checklist\n- Run `scripts/start.sh`.\n")
+    commit(repo, "checklist")
+    delete(repo, "scripts/start.sh")
+    assert len(findings(health(repo, env), "missing-path")) == 1
