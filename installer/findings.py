@@ -22,7 +22,8 @@ from .releases import RETIRED_COMMANDS
 from .plan import VERBS
 from .settings import harness_settings, is_managed, project_settings
 from .interpreter import (
-    a_working_python, instead, interpreter_and_flags, shell_word, why_interpreter_fails,
+    NOT_RUN, a_working_python, instead, interpreter_and_flags, shell_word,
+    why_interpreter_fails,
 )
 from .permissions import claudeignore_text, deny_rules, rules_in_force
 from .wiring import handlers_where, our_handlers, wired_events
@@ -86,7 +87,7 @@ def hook_findings(source, project, env):
     findings += local_only_wiring_findings(project, wired)
     findings += double_wiring_findings(project)
     findings += repair_findings(plan) + silenced_findings(project, wired) + \
-        interpreter_findings(project, env) + sharing_findings(project) + \
+        interpreter_findings(project) + sharing_findings(project) + \
         unattended_save_findings(project, env)
     if unwired:  # --update writes the permissions with the entries; one finding says so
         return findings
@@ -532,11 +533,12 @@ def without_shell_comment(command):
     return command
 
 
-def interpreter_findings(project, env):
-    """The interpreters the wired hook commands start, each run as the harness
-    would run it (through sh, with the command's flags, in the session's
-    environment): one that is missing, too old or rejects the flags fails the
-    hook at every session."""
+def interpreter_findings(project):
+    """The interpreters the wired hook commands start, each probed (interpreter.py: only a
+    Python found on the user's PATH, never a program the project chooses, in a minimal
+    environment): one that is missing, too old or rejects the flags fails the hook at every
+    session. A command in a form the probe does not run is the user's own, and a warning says
+    it was not checked."""
     prefixes = []
     for _, settings in project_settings(project):
         for wiring in WIRINGS:
@@ -548,10 +550,14 @@ def interpreter_findings(project, env):
                     prefixes.append(prefix)
     findings = []
     for prefix in prefixes:
-        problem = why_interpreter_fails(prefix, env, project)
-        if problem:
-            python = a_working_python(env)
+        problem = why_interpreter_fails(prefix, project)
+        if problem and problem.startswith(NOT_RUN):
+            findings.append(Finding("warn", "the hooks' command starts with {}, which {}; "
+                                    "whether it runs the hooks is not checked".format(
+                                        json.dumps(prefix), problem)))
+        elif problem:
+            python = a_working_python()
             repair = "--update --python {}".format(shell_word(python)) if python else None
             findings.append(Finding("broken", "the hooks' interpreter ({}) {}; {}".format(
-                prefix, problem, instead(env)), repair))
+                prefix, problem, instead()), repair))
     return findings
