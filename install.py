@@ -98,13 +98,18 @@ What it promises
 * Standard library only, Python 3.8 or newer (an older Python gets one line),
   no network.
 * An install never ends in a silent misconfiguration: an interpreter that
-  cannot run the hooks (run as the harness runs it: `sh -c`, with the hooks'
-  flags) is refused before any write, with one to pass instead; a folder
-  outside git or parts git ignores are named in a note, and the last line
-  says the install is not complete until it is dealt with. --check reports
-  hooks the harness would never run or would run twice, what --update would
-  repair, and parts teammates would not get, in the environment a session
-  has (the settings files' "env" applied).
+  cannot run the hooks (run with the hooks' flags) is refused before any
+  write, with one to pass instead; a folder outside git or parts git ignores
+  are named in a note, and the last line says the install is not complete
+  until it is dealt with. --check reports hooks the harness would never run
+  or would run twice, what --update would repair, and parts teammates would
+  not get, reading the settings files' "env" as a session has it.
+* Nothing a repository carries makes a mode run a program of its choosing:
+  --check probes only an interpreter it reads as a Python and finds on the
+  PATH of the user running it, outside the project, directly and in a
+  minimal environment (the settings' "env" is handed to no process; another
+  form of hook command is named, not run), and every git command switches
+  off what the repository's configuration could make git start.
 * A project moves from the bash edition in place: --project and --update
   make its hook entries and its .gitignore snippet this edition's, so nothing
   runs or is listed twice; its .sh hooks stay (they are that edition's files),
