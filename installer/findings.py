@@ -23,7 +23,7 @@ from .plan import VERBS
 from .settings import harness_settings, is_managed, project_settings
 from .interpreter import (
     NOT_RUN, a_working_python, instead, interpreter_and_flags, shell_word,
-    why_interpreter_fails,
+    why_interpreter_fails, why_the_settings_path_lacks_it,
 )
 from .permissions import claudeignore_text, deny_rules, rules_in_force
 from .wiring import handlers_where, our_handlers, wired_events
@@ -87,7 +87,7 @@ def hook_findings(source, project, env):
     findings += local_only_wiring_findings(project, wired)
     findings += double_wiring_findings(project)
     findings += repair_findings(plan) + silenced_findings(project, wired) + \
-        interpreter_findings(project) + sharing_findings(project) + \
+        interpreter_findings(project, env) + sharing_findings(project) + \
         unattended_save_findings(project, env)
     if unwired:  # --update writes the permissions with the entries; one finding says so
         return findings
@@ -533,12 +533,13 @@ def without_shell_comment(command):
     return command
 
 
-def interpreter_findings(project):
+def interpreter_findings(project, env):
     """The interpreters the wired hook commands start, each probed (interpreter.py: only a
     Python found on the user's PATH, never a program the project chooses, in a minimal
     environment): one that is missing, too old or rejects the flags fails the hook at every
-    session. A command in a form the probe does not run is the user's own, and a warning says
-    it was not checked."""
+    session, and so does a PATH in the settings' env (env, as a session has it) that holds no
+    program of that name, which is looked up without running anything. A command in a form
+    the probe does not run is the user's own, and a warning says it was not checked."""
     prefixes = []
     for _, settings in project_settings(project):
         for wiring in WIRINGS:
@@ -551,6 +552,8 @@ def interpreter_findings(project):
     findings = []
     for prefix in prefixes:
         problem = why_interpreter_fails(prefix, project)
+        if problem is None:
+            problem = why_the_settings_path_lacks_it(prefix, project, env)
         if problem and problem.startswith(NOT_RUN):
             findings.append(Finding("warn", "the hooks' command starts with {}, which {}; "
                                     "whether it runs the hooks is not checked".format(

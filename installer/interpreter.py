@@ -135,6 +135,26 @@ def is_inside(path, project):
     return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
 
 
+def why_the_settings_path_lacks_it(prefix, project, env):
+    """Why the interpreter of prefix, named without a folder, would not be found on the PATH
+    the settings' env gives a session (its relative folders are the project's, where the
+    harness runs hooks), or why what it finds there is not run; None when that PATH is this
+    process's own or holds it outside the project. Nothing is run: the PATH is read for what
+    it says."""
+    path = env.get("PATH")
+    words = shlex.split(prefix) if INTERPRETER.match(prefix) else []
+    if not words or not path or path == os.environ.get("PATH") or re.search(r"[/\\]", words[0]):
+        return None
+    folders = [os.path.join(project, folder) for folder in path.split(os.pathsep) if folder]
+    found = shutil.which(words[0], path=os.pathsep.join(folders))
+    if found is None:
+        return "is not found on the PATH the settings' env gives ({})".format(path)
+    if is_inside(found, project):
+        return NOT_RUN + "the PATH the settings' env gives finds it in the project ({})".format(
+            os.path.relpath(found, project))
+    return None
+
+
 def minimal_environment():
     """What an interpreter needs to start, from this process's environment and nothing more:
     PATH, and on Windows the folders it finds its system in."""

@@ -128,8 +128,11 @@ def test_the_probe_looks_the_interpreter_up_on_your_path_not_the_settings_env(
         sys.executable))
     installed_with(installer, repo, settings)
     for args in (["--check", repo], ["--check", "--recursive", str(tmp_path)]):
-        installer.run(*args)
+        done = installer.run(*args)
     assert ran(marker) == ""
+    done = installer.run("--check", repo)  # and what the harness would run there is named
+    [line] = [line for line in done.stdout.splitlines() if "tools/python3" in line]
+    assert line.startswith("  WARN     ") and "not run" in line
 
 
 @pytest.mark.parametrize("program", ["tools/python3", '"$CLAUDE_PROJECT_DIR/tools/python3"',
