@@ -118,6 +118,13 @@ CHANGE_MARKS_WITHOUT_SPACES = (
     "删除", "删掉", "移除", "重命名", "改名", "迁移", "移到", "移至", "合并到", "合并至",
     "废弃", "弃用", "替换为", "替换成", "已删", "去掉", "下线", "削除", "廃止", "移動", "移行",
     "名前変更", "置き換", "삭제", "제거", "이동", "이름 변경", "폐기", "대체", "통합", "폐지")
+# Home paths that are not one machine's (is_placeholder_home, on_a_server).
+PLACEHOLDER_MARKS = ("path/to", "...", "\u2026", "your", "<", "{", "$")
+STANDARD_HOME_FOLDERS = ("desktop", "documents", "downloads", "pictures", "music", "videos",
+                         "movies", "applications", "projects", "src", "code", "repos")
+SERVER_WORDS = frozenset("server servers vm vms vps host hosts hypervisor droplet container "
+                         "containers docker remote".split())
+LOCAL_WORDS = frozenset("local laptop desktop".split())
 # A command in a code span that moves or removes files records a change, not a claim.
 COMMANDS_OF_CHANGE = frozenset("rm mv rmdir unlink del rd ren rename move Remove-Item "
                                "Move-Item Rename-Item".split())
@@ -243,6 +250,7 @@ def patterns():
             "word": re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?"),
             "clause-mark": re.compile(r"[.;!?](?=\s|$)|[。；！？]"),
             "name-word": re.compile(r"[-_. ]+"),
+            "ip-address": re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])"),
             "import": re.compile(r"(?:^|\s)@(\S+)"),
             "extension": re.compile(r"\.[A-Za-z0-9_]{1,10}$"),
             "file-name": re.compile(r"^(?:[A-Za-z0-9_][A-Za-z0-9_.-]*\.[A-Za-z][A-Za-z0-9]{0,9}"
@@ -628,10 +636,13 @@ def labelled_parts(topic):
 
 def machine_local_paths(memory, findings):
     """Absolute paths on one person's machine (a home folder), in a file the team shares."""
+    server_note = names_a_server(memory.name.replace("_", " "))
     for number, line in enumerate(memory.lines, start=1):
         for match in patterns()["machine-path"].finditer(line):
-            path = match.group(1).rstrip(".,;:")
-            if is_placeholder_home(path):
+            written = match.group(1)
+            path = written.rstrip(".,;:")
+            if is_placeholder_home(written) or on_a_server(path, line, match.start(), server_note) \
+                    or says_it_changed(line, match.start()):
                 continue
             findings.add("machine-local-path", memory, number,
                          "names `%s`, a path on one machine: it does not exist for anyone else "
@@ -642,13 +653,48 @@ def machine_local_paths(memory, findings):
 
 
 def is_placeholder_home(path):
-    """`~/.config/...` is every user's; `/home/user/...` and `/Users/<you>/` are examples."""
-    if path.startswith("~/"):
-        return path.startswith("~/.") or path == "~/"
-    parts = path.replace("\\", "/").split("/")  # ['', 'home', name, ...] or ['C:', 'Users', name, ...]
+    """Not one machine's path: an example (`~/path/to/data`, `~/Documents/...`,
+    `/home/user/...`, `/Users/<you>/`), an application's folder every account has (`~/.config/`,
+    macOS's `~/Library/`), or a standard folder alone (`~/Downloads`)."""
+    lowered = path.lower().rstrip("/\\")
+    if any(mark in lowered for mark in PLACEHOLDER_MARKS):
+        return True
+    if lowered.startswith("~"):
+        parts = lowered[1:].strip("/").split("/")
+        return parts[0].startswith(".") or parts[0] in ("", "library") or (
+            len(parts) == 1 and parts[0] in STANDARD_HOME_FOLDERS)
+    parts = lowered.replace("\\", "/").split("/")  # ['', 'home', name, ...] or ['c:', 'users', name, ...]
     user = parts[2] if len(parts) > 2 else ""
-    return user.lower().strip("<>{}$") in ("user", "username", "you", "me", "name", "yourname",
-                                           "your-name", "your_name", "someone", "example", "")
+    return user.strip("<>{}$") in ("user", "username", "you", "me", "name", "yourname",
+                                   "your-name", "your_name", "someone", "example", "")
+
+
+def on_a_server(path, line, at, server_note):
+    """Whether the memory puts this home folder on a server, where whoever runs the server finds
+    it: the file is named for a server or VM (`pteachlab_server.md`, `app_on_vm120.md`), or an
+    account's home is written out (`/home/app/...`) on a line that names a server (a server, VM,
+    VPS, host, container or Docker, or an IP address); unless a word next to the path calls it
+    local (`rsynced from local `~/Projects/app``, `~/backups/db.sql` on laptop`). `~/...` elsewhere is the reader's
+    own home, wherever it is written."""
+    words = [(m.start(), m.group(0).lower()) for m in patterns()["word"].finditer(line)]
+    before = [word for offset, word in words if offset < at][-2:]
+    after = [word for offset, word in words if offset >= at + len(path)][:2]
+    if any(word in LOCAL_WORDS for word in before + after):
+        return False
+    return server_note or (not path.startswith("~") and names_a_server(line))
+
+
+def names_a_server(text):
+    return bool(patterns()["ip-address"].search(text)) or any(
+        m.group(0).lower() in SERVER_WORDS for m in patterns()["word"].finditer(text))
+
+
+def says_it_changed(line, at):
+    """Whether the clause around offset `at` says a change happened (removed, replaced ...):
+    then the path is what was, not what is."""
+    start, end = clause_around(line, at)
+    return any(m.group(0).lower() in CHANGED_WORDS
+               for m in patterns()["word"].finditer(line, start, end))
 
 
 # --- references to repository paths -----------------------------------------------------------
@@ -912,6 +958,18 @@ def records_change(citation, spans, existing):
         and other in existing for other in citation.siblings)
 
 
+def names_another_place(citation):
+    """Whether the clause of a citation names a place outside the repository, a home folder or
+    an absolute path (`the app in `~/Projects/app`: `install.sh` builds it`): a bare file name
+    there is that place's file, not the one of the same name the repository once held."""
+    line = citation.memory.lines[citation.line - 1]
+    start, end = clause_around(masked(line, citation.spans), citation.span[0])
+    if patterns()["machine-path"].search(line, start, end):
+        return True
+    return any(kind == "code" and text.strip().startswith(("/", "~")) and start <= at < end
+               for at, _, kind, text in citation.spans)
+
+
 def leads_to(before, text_before):
     """Whether the words just before a path make it where a change leads: `renamed to`,
     `merged into`, `replaced by`, `in favour of`, an arrow; not `such as`."""
@@ -1101,7 +1159,8 @@ def check_citations(project, citations, history, findings):
         elif known:
             candidates.append((citation, known))
     gone = [(citation, known) for citation, known in candidates
-            if not records_change(citation, citation.spans, existing)]
+            if not records_change(citation, citation.spans, existing)
+            and not (citation.bare and names_another_place(citation))]
     ignored = ignored_paths(project, sorted(set(known for _, known in gone)))
     for citation, known in gone:
         if known in ignored:

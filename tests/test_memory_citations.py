@@ -298,3 +298,41 @@ def test_a_heading_that_only_mentions_sessions_is_not_a_log(repo, env):
     commit(repo, "checklist")
     delete(repo, "scripts/start.sh")
     assert len(findings(health(repo, env), "missing-path")) == 1
+
+
+# --- home folders that are not one person's machine --------------------------------------------
+
+@pytest.mark.parametrize("name, line, found", [
+    ("data.md", "- Put the raster at `~/path/to/GEBCO_2025.nc`.", []),
+    ("data.md", "- The old hardcoded `~/Documents/...` paths.", []),
+    ("data.md", "- Save it under `~/Downloads` first.", []),
+    ("data.md", "- LaunchAgent `~/Library/LaunchAgents/com.lab.display.plist` pins it.", []),
+    ("data.md", "- Removed the stray copy at `C:\\Users\\adam\\.codex\\skills\\grill`.", []),
+    ("data.md", "- Cached data: `~/Documents/LargeData`.", ["~/Documents/LargeData"]),
+    ("data.md", "- App at `/home/app/current` on the VM at 10.0.0.5.", []),
+    ("data.md", "- App at `/home/alice/current`, built by hand.", ["/home/alice/current"]),
+    ("data.md", "- Source `~/Projects/app` is deployed to the VM.", ["~/Projects/app"]),
+    ("app_server.md", "- Deployment source = `~/app`, rebuilt by cron.", []),
+    ("app_server.md", "- Backup `~/backups/db.sql` on laptop.", ["~/backups/db.sql"]),
+    ("app_on_vm120.md", "- Code at `/home/app/code` (rsynced from local `~/Projects/app`).",
+     ["~/Projects/app"]),
+])
+def test_a_home_folder_is_one_persons_only_where_the_memory_puts_it_there(repo, env, name, line,
+                                                                           found):
+    write(repo / "memory" / name, "# Notes\n<!-- Last updated: 2026-10-01 -->\n" + line + "\n")
+    commit(repo, "notes")
+    paths = [f["message"].split("`")[1] for f in findings(health(repo, env), "machine-local-path")]
+    assert paths == found
+
+
+@pytest.mark.parametrize("line, reported", [
+    ("- The app lives in `~/Projects/other-app`; `install.sh` builds it.", True),
+    ("- The app lives in `~/Projects/other-app`, and `install.sh` builds it.", False),
+    ("- `install.sh` builds the site.", True),
+])
+def test_a_bare_name_beside_another_place_is_that_places_file(repo, env, line, reported):
+    write(repo / "scripts" / "install.sh", "echo first\n")
+    commit(repo, "installer")
+    delete(repo, "scripts/install.sh")
+    append(repo, "retry.md", line + "\n")
+    assert bool(findings(health(repo, env), "missing-path")) == reported
