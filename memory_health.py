@@ -27,8 +27,12 @@ HOOKS = os.path.join(ROOT, "hooks")
 def load_hook(file_name, module_name):
     """A hook file beside this one (hooks/<file_name>), imported by its path, writing no
     bytecode beside the hooks, which are the project's files once installed."""
+    return load_by_path(os.path.join(HOOKS, file_name), module_name)
+
+
+def load_by_path(path, module_name):
+    """The Python file at path, imported as a module of that name, writing no bytecode."""
     from importlib.machinery import SourceFileLoader
-    path = os.path.join(HOOKS, file_name)
     module = type(sys)(module_name)
     module.__file__ = path
     writes_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True
@@ -40,6 +44,10 @@ def load_hook(file_name, module_name):
 
 
 BUDGET = load_hook("context-budget.py", "mcp_context_budget_for_health")
+# The installer's one way to run git, hardened against what a repository's configuration could
+# make it start (its fsmonitor, hooks, pager, diff programs): the memory is checked in
+# repositories nobody has trusted yet.
+GIT = load_by_path(os.path.join(ROOT, "installer", "git.py"), "mcp_git_for_health")
 
 # Every finding names a file and a line; a finding about a whole file names its line 1. A line
 # that carries the hook's ignore marker silences every finding at that line; a file that carries
@@ -76,8 +84,6 @@ CHURN_MIN_COMMITS = 10
 MAX_IMPORT_HOPS = 4
 CHARACTERS_PER_TOKEN = 4
 INJECTION_LIMIT = 10000
-GIT = ("git", "--no-pager", "--no-optional-locks", "-c", "core.fsmonitor=false",
-       "-c", "core.quotepath=off", "-c", "log.showSignature=false")
 GIT_SECONDS = 60
 # How a line says that the path it cites changed, or will (records_change): whole words, in the
 # languages memories are kept in. Words that say it happened count anywhere in the clause...
@@ -1025,14 +1031,9 @@ class History(object):
 
 
 def git_output(project, *args):
-    import subprocess
-    command = list(GIT) + ["-C", project] + list(args)
-    try:
-        done = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, timeout=GIT_SECONDS)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout if done.returncode == 0 else None
+    """git's stdout in project, or None when it fails or gives no answer in time."""
+    code, out = GIT.git_bytes(project, *args, timeout=GIT_SECONDS)
+    return out if code == 0 else None
 
 
 def tracked_files(project):
@@ -1048,7 +1049,7 @@ def read_history(project, wanted):
     history = History()
     shallow = git_output(project, "rev-parse", "--is-shallow-repository")
     log = git_output(project, "log", "--first-parent", "-m", "-M", "--relative", "--name-status",
-                     "-z", "--format=%x1e%h%x1f%cI%x1f%s")
+                     "-z", "--format=%x1e%h%x1f%cI%x1f%s", *GIT.NO_DIFF_PROGRAMS)
     if log is None:
         return history
     history.state = "shallow" if shallow and shallow.strip() == b"true" else "checked"
@@ -1095,17 +1096,11 @@ def folders_and_path(name):
 
 def ignored_paths(project, paths):
     """The paths git ignores here: local files, never the repository's to miss."""
-    import subprocess
     if not paths:
         return set()
-    try:
-        done = subprocess.run(list(GIT) + ["-C", project, "check-ignore", "--no-index", "-z",
-                                           "--stdin"],
-                              input="\0".join(paths).encode("utf-8"), stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, timeout=GIT_SECONDS)
-    except (OSError, subprocess.SubprocessError):
-        return set()
-    return set(n for n in done.stdout.decode("utf-8", "replace").split("\0") if n)
+    _, out = GIT.git_bytes(project, "check-ignore", "--no-index", "-z", "--stdin",
+                           stdin="\0".join(paths).encode("utf-8"), timeout=GIT_SECONDS)
+    return set(n for n in out.decode("utf-8", "replace").split("\0") if n)
 
 
 def resolve(project, citation, history):

@@ -744,6 +744,8 @@ def test_the_report_writes_no_bytecode_beside_the_hooks(repo, tmp_path):
     copy = tmp_path / "installer"
     shutil.copytree(os.path.join(ROOT, "hooks"), str(copy / "hooks"))
     shutil.copy(os.path.join(ROOT, "memory_health.py"), str(copy / "memory_health.py"))
+    shutil.copytree(os.path.join(ROOT, "installer"), str(copy / "installer"),
+                    ignore=shutil.ignore_patterns("__pycache__"))
     environment = clean_environment(tmp_path / "home")
     environment.pop("PYTHONDONTWRITEBYTECODE", None)
     script = ("import json, sys; sys.path.insert(0, sys.argv[1]); import memory_health; "
@@ -754,6 +756,7 @@ def test_the_report_writes_no_bytecode_beside_the_hooks(repo, tmp_path):
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["characters"] > 0  # the injection was previewed
     assert sorted(os.listdir(str(copy / "hooks"))) == sorted(os.listdir(os.path.join(ROOT, "hooks")))
+    assert not os.path.exists(str(copy / "installer" / "__pycache__"))
 
 
 def test_the_load_table_marks_an_injection_the_protocol_would_add(repo, env):
