@@ -538,14 +538,6 @@ def lint_topics(project, index, topics, findings, tracked, env):
                          "split it into topic files a task can open one at a time, and move "
                          "what is history into the git log")
         if topic.log:
-            findings.add("session-log", topic, 1,
-                         "is a session log or a dated record (%s): it tells what happened, so "
-                         "the paths it names are history and are not checked against git"
-                         % topic.log,
-                         "nothing is wrong with the record; but a log among the topic files is "
-                         "read as memory, so let /dream carry what is still true into topic "
-                         "files, and keep logs where memory is not read (memory/logs/, or git "
-                         "history)")
             continue
         if not topic.in_auto_memory_format() and file_date(topic) is None \
                 and not patterns()["date"].search(topic.text):
@@ -560,6 +552,9 @@ def lint_topics(project, index, topics, findings, tracked, env):
                          "is a feedback file without labelled parts: the lesson, then why "
                          "(**Why:**) and how to apply it (**How to apply:**)",
                          "state the lesson, then add the **Why:** and **How to apply:** parts")
+    logs = [topic for topic in topics if topic.log]
+    if logs:
+        report_session_logs(logs, findings)
     # The index is committed memory too, and the one file every session is shown.
     shared = [m for m in ([index] if index else []) + topics if not m.log]
     committed = [m for m in shared if BUDGET.shown_path(project, m.path) in tracked] \
@@ -569,6 +564,22 @@ def lint_topics(project, index, topics, findings, tracked, env):
 
 
 # --- session logs -------------------------------------------------------------------------------
+
+def report_session_logs(logs, findings):
+    """One advice for all the logs among the topic files, at the first one's line 1 (the oldest,
+    for logs named by their dates), so a folder of a log a day is one line, not one a day."""
+    first = logs[0]
+    others = "" if len(logs) == 1 else " and %d more" % (len(logs) - 1)
+    findings.add("session-log", first, 1,
+                 "%s%s %s session log%s or dated record%s (this one %s): %s what happened, so the "
+                 "paths %s name%s are history and are not checked against git"
+                 % (first.name, others, "are" if others else "is a", "s" if others else "",
+                    "s" if others else "", first.log, "they tell" if others else "it tells",
+                    "they" if others else "it", "" if others else "s"),
+                 "nothing in a record needs fixing; but a log among the topic files is read as "
+                 "memory, so let /dream carry what is still true into topic files, and keep logs "
+                 "where memory is not read (memory/logs/, or git history)")
+
 
 def session_log_reason(memory):
     """Why a topic file is a session log, a record of what happened rather than claims about
@@ -1479,6 +1490,7 @@ def memory_health(project, env, preview=True, installed=None):
         "findings": items,
         "index": index_summary,
         "topic_files": len(topics),
+        "session_logs": [{"file": t.shown, "reason": t.log} for t in topics if t.log],
         "citations": {"paths": len(citations), "dated_facts": facts["dated_facts"],
                       "git": history.state if citations else "not needed",
                       "commits": history.commits, "churning": facts["churning"]},

@@ -69,6 +69,20 @@ def test_a_daily_log_is_history_one_advice_and_no_finding_per_line(repo, env):
     assert report["status"] == "ok"
 
 
+def test_a_log_a_day_is_one_advice_for_the_folder_and_each_log_is_listed(repo, env):
+    for day in ("2026-09-29", "2026-09-30", "2026-10-01"):
+        write(repo / "memory" / ("%s.md" % day), DAILY_LOG)
+    write(repo / "memory" / "meeting-2026-09-15-kickoff.md", "# Kickoff\n- agreed\n")
+    commit(repo, "three logs and minutes")
+    report = health(repo, env)
+    [advice] = findings(report, "session-log")
+    assert (advice["file"], advice["line"]) == ("memory/2026-09-29.md", 1)
+    assert advice["message"].startswith("2026-09-29.md and 3 more are session logs")
+    assert [log["file"] for log in report["session_logs"]] == [
+        "memory/2026-09-29.md", "memory/2026-09-30.md", "memory/2026-10-01.md",
+        "memory/meeting-2026-09-15-kickoff.md"]
+
+
 @pytest.mark.parametrize("name, text, reason", [
     ("2026-08-15-deploy.md", "# Deploy\n- shipped `scripts/build.ts`\n", "named by its date"),
     ("meeting-2026-08-09-review.md", "# Review\n- Delete `scripts/build.ts`\n",
