@@ -322,9 +322,12 @@ def is_table_rule(text, next_text):
     return separator(text) or (text.strip().startswith("|") and separator(next_text or ""))
 
 
-def is_stamp(comment_body):
-    lowered = comment_body.strip().lower()
-    return lowered.startswith(("last dream", "last updated", "last-updated"))
+def is_stamp(text):
+    """A dated stamp, in a comment or on a line of its own (`*Last consolidated: 2026-05-21*`):
+    it says when the index was last kept, which is not content."""
+    lowered = text.strip().strip("*_> ").lower()
+    return lowered.startswith(("last dream", "last updated", "last-updated", "last consolidated",
+                               "last reviewed"))
 
 
 def index_line_kinds(index):
@@ -355,6 +358,8 @@ def index_line_kinds(index):
             kind = "pointer"
         elif is_table_rule(rest, following):
             kind = "table"
+        elif is_stamp(rest):
+            kind = "prose"
         elif patterns()["list-item"].match(rest) or rest.strip().startswith("|") \
                 or patterns()["date"].search(rest):
             kind = "content"
