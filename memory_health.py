@@ -134,6 +134,9 @@ LOCAL_WORDS = frozenset("local laptop desktop".split())
 # A command in a code span that moves or removes files records a change, not a claim.
 COMMANDS_OF_CHANGE = frozenset("rm mv rmdir unlink del rd ren rename move Remove-Item "
                                "Move-Item Rename-Item".split())
+# Words of a stamp's label (is_stamp): when the index was last kept, in the languages memories use.
+STAMP_WORDS = ("updated", "update", "consolidated", "reviewed", "dream", "atualizad", "actualizad",
+               "mis à jour", "aktualisiert", "aggiornat", "обновлен", "更新", "업데이트", "갱신")
 # Headings of sections that talk about the index rather than hold memory.
 GUIDANCE_HEADINGS = ("usage", "how to use", "how this works", "conventions", "rules", "format",
                      "about", "meta", "guidelines", "instructions", "legend", "maintenance")
@@ -323,11 +326,15 @@ def is_table_rule(text, next_text):
 
 
 def is_stamp(text):
-    """A dated stamp, in a comment or on a line of its own (`*Last consolidated: 2026-05-21*`):
-    it says when the index was last kept, which is not content."""
+    """A dated stamp, in a comment or on a line of its own (`*Last consolidated: 2026-05-21*`,
+    `*Atualizado: 2026-06-22*`): it says when the index was last kept, which is not content. A
+    label of a few words that says so, then the date, and nothing else."""
     lowered = text.strip().strip("*_> ").lower()
-    return lowered.startswith(("last dream", "last updated", "last-updated", "last consolidated",
-                               "last reviewed"))
+    if lowered.startswith(("last dream", "last updated", "last-updated")):
+        return True
+    label, _, rest = lowered.partition(":") if ":" in lowered else lowered.partition("：")
+    return bool(patterns()["date"].match(rest.strip(" *_"))) and len(label.split()) <= 3 and any(
+        word in label for word in STAMP_WORDS) and len(rest.strip(" *_")) <= 25
 
 
 def index_line_kinds(index):
