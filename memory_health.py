@@ -125,7 +125,7 @@ CHANGE_MARKS_WITHOUT_SPACES = (
     "废弃", "弃用", "替换为", "替换成", "已删", "去掉", "下线", "削除", "廃止", "移動", "移行",
     "名前変更", "置き換", "삭제", "제거", "이동", "이름 변경", "폐기", "대체", "통합", "폐지")
 # Home paths that are not one machine's (is_placeholder_home, on_a_server).
-PLACEHOLDER_MARKS = ("path/to", "...", "\u2026", "your", "<", "{", "$")
+PLACEHOLDER_MARKS = ("path/to", "...", "\u2026", "your", "<", "$")
 STANDARD_HOME_FOLDERS = ("desktop", "documents", "downloads", "pictures", "music", "videos",
                          "movies", "applications", "projects", "src", "code", "repos")
 SERVER_WORDS = frozenset("server servers vm vms vps host hosts hypervisor droplet container "
@@ -259,6 +259,7 @@ def patterns():
             "word": re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?"),
             "clause-mark": re.compile(r"[.;!?](?=\s|$)|[。；！？]"),
             "name-word": re.compile(r"[-_. ]+"),
+            "brace-word": re.compile(r"\{[^{},]*\}"),  # `{name}`; `{a,b}` is a shell's list
             "ip-address": re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])"),
             "import": re.compile(r"(?:^|\s)@(\S+)"),
             "extension": re.compile(r"\.[A-Za-z0-9_]{1,10}$"),
@@ -665,7 +666,7 @@ def labelled_parts(topic):
 
 def machine_local_paths(memory, findings):
     """Absolute paths on one person's machine (a home folder), in a file the team shares."""
-    server_note = names_a_server(memory.name.replace("_", " "))
+    server_note = is_named_for_a_server(memory.name)
     for number, line in enumerate(memory.lines, start=1):
         for match in patterns()["machine-path"].finditer(line):
             written = match.group(1)
@@ -686,7 +687,7 @@ def is_placeholder_home(path):
     `/home/user/...`, `/Users/<you>/`), an application's folder every account has (`~/.config/`,
     macOS's `~/Library/`), or a standard folder alone (`~/Downloads`)."""
     lowered = path.lower().rstrip("/\\")
-    if any(mark in lowered for mark in PLACEHOLDER_MARKS):
+    if any(mark in lowered for mark in PLACEHOLDER_MARKS) or patterns()["brace-word"].search(lowered):
         return True
     if lowered.startswith("~"):
         parts = lowered[1:].strip("/").split("/")
@@ -713,17 +714,26 @@ def on_a_server(path, line, at, server_note):
     return server_note or (not path.startswith("~") and names_a_server(line))
 
 
+def is_named_for_a_server(name):
+    """A note named for the machine it describes: its name ends in `server`, `vm`, `vps` or
+    `host` (`pteachlab_server.md`, `app_on_vm120.md`), not one that merely mentions one
+    (`proxmox_vm_bot.md`)."""
+    stem = name[:-len(".md")] if name.endswith(".md") else name
+    last = patterns()["name-word"].split(stem.lower())[-1].rstrip("0123456789")
+    return last in ("server", "servers", "vm", "vps", "host", "hosts")
+
+
 def names_a_server(text):
     return bool(patterns()["ip-address"].search(text)) or any(
         m.group(0).lower() in SERVER_WORDS for m in patterns()["word"].finditer(text))
 
 
 def says_it_changed(line, at):
-    """Whether the clause around offset `at` says a change happened (removed, replaced ...):
-    then the path is what was, not what is."""
-    start, end = clause_around(line, at)
-    return any(m.group(0).lower() in CHANGED_WORDS
-               for m in patterns()["word"].finditer(line, start, end))
+    """Whether the clause around offset `at` opens with a word of change (`Removed the stray copy
+    at ...`, `Deprecated: ...`): then the path is what was, not what is."""
+    start, _ = clause_around(line, at)
+    first = patterns()["word"].search(line, start, at)
+    return bool(first) and first.group(0).lower() in CHANGED_WORDS
 
 
 # --- references to repository paths -----------------------------------------------------------

@@ -322,6 +322,11 @@ def test_a_heading_that_only_mentions_sessions_is_not_a_log(repo, env):
     ("data.md", "- Save it under `~/Downloads` first.", []),
     ("data.md", "- LaunchAgent `~/Library/LaunchAgents/com.lab.display.plist` pins it.", []),
     ("data.md", "- Removed the stray copy at `C:\\Users\\adam\\.codex\\skills\\grill`.", []),
+    ("data.md", "- Deployment (migrated off docker), manifest `~/k8s/apps/app.yaml`.",
+     ["~/k8s/apps/app.yaml"]),
+    ("data.md", "- Snapshots: `~/ops/backups/{pre,post}-upgrade.rsc`.",
+     ["~/ops/backups/{pre,post}-upgrade.rsc"]),
+    ("data.md", "- Per person: `~/work/{name}/notes.md`.", []),
     ("data.md", "- Cached data: `~/Documents/LargeData`.", ["~/Documents/LargeData"]),
     ("data.md", "- App at `/home/app/current` on the VM at 10.0.0.5.", []),
     ("data.md", "- App at `/home/alice/current`, built by hand.", ["/home/alice/current"]),
@@ -330,6 +335,7 @@ def test_a_heading_that_only_mentions_sessions_is_not_a_log(repo, env):
     ("app_server.md", "- Backup `~/backups/db.sql` on laptop.", ["~/backups/db.sql"]),
     ("app_on_vm120.md", "- Code at `/home/app/code` (rsynced from local `~/Projects/app`).",
      ["~/Projects/app"]),
+    ("proxmox_vm_bot.md", "- Source: `~/Projects/vm-bot/main.go`.", ["~/Projects/vm-bot/main.go"]),
 ])
 def test_a_home_folder_is_one_persons_only_where_the_memory_puts_it_there(repo, env, name, line,
                                                                            found):
