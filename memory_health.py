@@ -122,7 +122,7 @@ BE_WORDS = frozenset("is are was were be been being am get gets got it's that's"
 # Scripts written without spaces between words: their words of change are matched as text.
 CHANGE_MARKS_WITHOUT_SPACES = (
     "删除", "删掉", "移除", "重命名", "改名", "迁移", "移到", "移至", "合并到", "合并至",
-    "废弃", "弃用", "替换为", "替换成", "已删", "去掉", "下线", "削除", "廃止", "移動", "移行",
+    "废弃", "弃用", "替换为", "替换成", "已删", "去掉", "下线", "清理", "削除", "廃止", "移動", "移行",
     "名前変更", "置き換", "삭제", "제거", "이동", "이름 변경", "폐기", "대체", "통합", "폐지")
 # Home paths that are not one machine's (is_placeholder_home, on_a_server).
 PLACEHOLDER_MARKS = ("path/to", "...", "\u2026", "your", "<", "$")
@@ -131,6 +131,19 @@ STANDARD_HOME_FOLDERS = ("desktop", "documents", "downloads", "pictures", "music
 SERVER_WORDS = frozenset("server servers vm vms vps host hosts hypervisor droplet container "
                          "containers docker remote".split())
 LOCAL_WORDS = frozenset("local laptop desktop".split())
+# Narration of work done (narrates_work): true of its day, never stale. Past tenses of work.
+NARRATION_WORDS = frozenset("""
+added fixed updated changed modified created introduced implemented refactored synced wired
+bumped raised lowered reverted rewired recalibrated reworked tweaked patched corrected resolved
+shipped landed was were had crashed broke built called got ran returned caused excluded failed
+""".split())
+NARRATION_MARKS_WITHOUT_SPACES = ("已执行", "已完成", "已收官", "修复", "已修", "新增", "已更新",
+                                  "修正", "完了", "修正済", "추가", "수정")
+# A line that only points to a document (points_to_a_document): where to read, not what it says.
+DOCUMENT_EXTENSIONS = (".md", ".markdown", ".rst", ".txt", ".adoc", ".pdf", ".html")
+POINTER_WORDS = frozenset("see spec design details documented documentation docs refer reference "
+                          "siehe voir ver veja".split())
+POINTER_MARKS_WITHOUT_SPACES = ("见", "参见", "详见", "参考", "参照", "참고", "참조")
 # A command in a code span that moves or removes files records a change, not a claim.
 COMMANDS_OF_CHANGE = frozenset("rm mv rmdir unlink del rd ren rename move Remove-Item "
                                "Move-Item Rename-Item".split())
@@ -260,6 +273,8 @@ def patterns():
             "clause-mark": re.compile(r"[.;!?](?=\s|$)|[。；！？]"),
             "name-word": re.compile(r"[-_. ]+"),
             "brace-word": re.compile(r"\{[^{},]*\}"),  # `{name}`; `{a,b}` is a shell's list
+            "named-commit": re.compile(r"(?<![\w#])#\d{1,6}\b|(?<![\w/])[0-9a-f]{7,40}(?![\w/])"),
+            "value-change": re.compile(r"\d[\d.,%]*\s*(?:→|->|=>)\s*\d"),
             "ip-address": re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])"),
             "import": re.compile(r"(?:^|\s)@(\S+)"),
             "extension": re.compile(r"\.[A-Za-z0-9_]{1,10}$"),
@@ -366,8 +381,10 @@ def index_line_kinds(index):
             kind = "pointer"
         elif is_table_rule(rest, following):
             kind = "table"
-        elif is_stamp(rest):
+        elif is_stamp(rest) or is_note(rest):
             kind = "prose"
+        elif set(rest.strip()) <= set("-*_ ") and len(rest.strip().replace(" ", "")) >= 3:
+            kind = "blank"  # a thematic break, `---`
         elif patterns()["list-item"].match(rest) or rest.strip().startswith("|") \
                 or patterns()["date"].search(rest):
             kind = "content"
@@ -395,6 +412,11 @@ def history_comments(index):
             continue
         blocks.append((first, last, " ".join(body.split())))
     return blocks
+
+
+def is_note(text):
+    """A note about the memory, set apart as one (`**Note:** …`, `Note: …`): guidance."""
+    return text.strip().lstrip("*_> ").lower().startswith(("note:", "note**:", "notes:"))
 
 
 def is_guidance_section(section):
@@ -573,7 +595,7 @@ def lint_topics(project, index, topics, findings, tracked, env):
     committed = [m for m in shared if BUDGET.shown_path(project, m.path) in tracked] \
         if tracked is not None else []
     for memory in committed:
-        machine_local_paths(memory, findings)
+        machine_local_paths(project, memory, findings)
 
 
 # --- session logs -------------------------------------------------------------------------------
@@ -664,16 +686,18 @@ def labelled_parts(topic):
     return count
 
 
-def machine_local_paths(memory, findings):
+def machine_local_paths(project, memory, findings):
     """Absolute paths on one person's machine (a home folder), in a file the team shares."""
     server_note = is_named_for_a_server(memory.name)
+    checkout = "~/" + os.path.basename(os.path.abspath(project)).lower()
     for number, line in enumerate(memory.lines, start=1):
         for match in patterns()["machine-path"].finditer(line):
             written = match.group(1)
             path = written.rstrip(".,;:")
             if is_placeholder_home(written) or on_a_server(path, line, match.start(), server_note) \
-                    or says_it_changed(line, match.start()):
-                continue
+                    or says_it_changed(line, match.start()) \
+                    or (path.lower() + "/").startswith(checkout + "/"):
+                continue  # an example, a server's, what was, or each reader's own checkout
             findings.add("machine-local-path", memory, number,
                          "names `%s`, a path on one machine: it does not exist for anyone else "
                          "who reads this committed memory" % path,
@@ -748,6 +772,7 @@ class Citation(object):
         self.link = link
         self.bare = bare  # a file name alone, without a folder
         self.span = span  # (start, end) of the code span or link that cites it, in its line
+        self.lookup = written  # the path as it is looked for, read from its list's folder
         self.spans = []  # every code span and link of its line
         self.written_on = None  # the date on its line or over its section, never the file's
         self.siblings = []  # every citation of its line, itself included
@@ -854,13 +879,17 @@ def line_date(words):
 def citations_in(project, memory, is_index):
     """Every repository path the file cites, outside comments, fenced blocks and the parts that
     are a log (read_sections), with the date of the fact that cites it (its line's, else the
-    file's own) and the day it was written, as far as the line or its section says. The index's links are pointers, checked as such (§9.3); a
-    topic file's relative links are citations, read from where they point."""
+    file's own) and the day it was written, as far as the line or its section says. A path in a
+    list item nested under an item that cites a folder is read from that folder first. The
+    index's links are pointers, checked as such (§9.3); a topic file's relative links are
+    citations, read from where they point."""
     found = []
     fallback = file_date(memory)
     sections = read_sections(memory)
     folder = os.path.dirname(memory.path)
-    for number, spans in sorted(spans_by_line(memory, not is_index).items()):
+    by_line = spans_by_line(memory, not is_index)
+    parents = list_parents(memory, by_line)
+    for number, spans in sorted(by_line.items()):
         section_date, history = sections.get(number, (None, False))
         if history:
             continue
@@ -876,19 +905,69 @@ def citations_in(project, memory, is_index):
                         found.append(Citation(memory, number, text, [path], date, True, False,
                                               (start, end)))
                 continue
+            outer, own, after = parents.get(number, (None, None, 0))
+            parent = own if own and start >= after else outer
             for written in paths_in_code(text):
                 bare = "/" not in written
                 bases = [folder] if bare else [project, folder]
+                lookup = written
+                if parent and not written.startswith(parent):
+                    lookup = parent.rstrip("/") + "/" + written  # read from its list's folder
+                    bases, bare = [project], False
                 candidates = [inside_project(project, os.path.normpath(
-                    os.path.join(base, written.rstrip("/")))) for base in bases]
+                    os.path.join(base, lookup.rstrip("/")))) for base in bases]
                 candidates = [c for c in candidates if c]
                 if candidates:
-                    found.append(Citation(memory, number, written, candidates, date, False, bare,
-                                          (start, end)))
+                    citation = Citation(memory, number, written, candidates, date, False, bare,
+                                        (start, end))
+                    citation.lookup = lookup
+                    found.append(citation)
         on_this_line = [c for c in found if c.line == number and c.memory is memory]
         for citation in on_this_line:
             citation.spans, citation.siblings, citation.written_on = spans, on_this_line, written_on
     return found
+
+
+def list_parents(memory, by_line):
+    """{line number: (outer folder, own folder, offset)} for list items whose paths are read
+    from a folder: an item nested under one that cites a folder reads from it (`- `src/tracker/``
+    then `  - `innovation/card.py``), and the description of an item that opens with a folder,
+    past `offset`, reads from that folder (`- `themes/` — a repository of its own, with its own
+    `scripts/browse.py``). A line that is not a list item and not indented ends the list."""
+    parents = {}
+    open_items = []  # (indent, folder the item reads its children from, or None), outermost first
+    for number, line in enumerate(memory.lines, start=1):
+        item = patterns()["list-item"].match(line)
+        if not item:
+            if line.strip() and not line[:1].isspace():
+                open_items = []
+            continue
+        indent = len(line) - len(line.lstrip())
+        while open_items and open_items[-1][0] >= indent:
+            open_items.pop()
+        outer = next((f for _, f in reversed(open_items) if f), None)
+        spans = [(start, end, text.strip()) for start, end, kind, text in by_line.get(number, ())
+                 if kind == "code"]
+        opening = spans[0] if spans and opens_the_item(line, item.end(), spans[0]) else None
+        own = None
+        if opening:
+            own = opening[2] if not outer or opening[2].startswith(outer) else \
+                outer.rstrip("/") + "/" + opening[2]
+        if outer or own:
+            parents[number] = (outer, own, opening[1] if opening else 0)
+        open_items.append((indent, own))
+    return parents
+
+
+def opens_the_item(line, item_start, span):
+    """Whether a list item opens with this code span, a folder, followed by what it is (` — `,
+    ` - `, `:`, `(`): `- `themes/` — BGA themes`."""
+    start, end, text = span
+    if line[item_start:start].strip(" *_") or not text.endswith("/") \
+            or not looks_like_repository_path(text):
+        return False
+    rest = line[end:].lstrip(" *_")
+    return rest.startswith(("—", "–", "- ", ":", "(")) or not rest
 
 
 def read_sections(memory):
@@ -1061,6 +1140,7 @@ class History(object):
         self.touches = {}  # cited path or folder -> [commit, ...], newest first
         self.tracked = None  # files in the index now, relative to the project
         self.tracked_names = {}  # file name -> tracked paths with it
+        self.tracked_stems = set()  # tracked file names without their extensions
 
 
 def git_output(project, *args):
@@ -1127,13 +1207,16 @@ def folders_and_path(name):
     return ["/".join(parts[:end]) for end in range(len(parts), 0, -1)] if name else []
 
 
-def ignored_paths(project, paths):
-    """The paths git ignores here: local files, never the repository's to miss."""
+def ignored_paths(project, paths, history):
+    """The paths git ignores here: local files, never the repository's to miss. A folder is
+    asked about with its trailing `/`, which a folder's pattern (`data/`) needs when the folder
+    is not there to look at."""
     if not paths:
         return set()
+    asked = [p + "/" if p in history.folders and p not in history.seen else p for p in paths]
     _, out = GIT.git_bytes(project, "check-ignore", "--no-index", "-z", "--stdin",
-                           stdin="\0".join(paths).encode("utf-8"), timeout=GIT_SECONDS)
-    return set(n for n in out.decode("utf-8", "replace").split("\0") if n)
+                           stdin="\0".join(asked).encode("utf-8"), timeout=GIT_SECONDS)
+    return set(n.rstrip("/") for n in out.decode("utf-8", "replace").split("\0") if n)
 
 
 def resolve(project, citation, history):
@@ -1142,13 +1225,15 @@ def resolve(project, citation, history):
     for candidate in citation.candidates:
         if os.path.exists(os.path.join(project, candidate)):
             return candidate, None
-    written = citation.written.rstrip("/")
+    written = citation.lookup.rstrip("/")
     name = written.rsplit("/", 1)[-1]
     ending = "/" + written
     now = [p for p in history.tracked_names.get(name, ()) if citation.bare or ("/" + p).endswith(ending)]
     if now:  # a bare name, or a path written relative to another folder, that git tracks now
         return (now[0] if len(now) == 1 else None), None
     if citation.bare:
+        if name.rsplit(".", 1)[0] in history.tracked_stems:
+            return None, None  # `extract.js` beside `src/extract.ts`: that file, or its build
         known = history.names.get(name, set())
         return None, (next(iter(known)) if len(known) == 1 else None)
     for candidate in citation.candidates:
@@ -1167,6 +1252,10 @@ def what_became_of(project, path, history):
         hops += 1
     if last and os.path.exists(os.path.join(project, current)):
         return "renamed to `%s` in %s on %s" % (current, last[0], last[1]), current, last
+    moved = folder_moved_to(project, path, history)
+    if moved:
+        return "renamed to `%s` in %s on %s" % (moved[0], moved[1][0], moved[1][1]), moved[0], \
+            moved[1]
     commit = history.removed.get(current) or history.removed.get(path) or last
     if commit is None:  # a folder: the last of its files to go
         under = [c for gone, c in history.removed.items() if gone.startswith(path + "/")]
@@ -1174,6 +1263,22 @@ def what_became_of(project, path, history):
     if commit:
         return "deleted in %s on %s, \"%s\"" % (commit[0], commit[1], commit[2]), None, commit
     return "gone from the working tree", None, None
+
+
+def folder_moved_to(project, path, history):
+    """(the folder that exists now, the commit) when the files of the folder `path` were renamed
+    into one other folder (`assets/icons/*` to `assets/bga/innovation/icons/*`), else None."""
+    prefix = path + "/"
+    places = {}
+    for old, (new, commit) in history.renamed.items():
+        if old.startswith(prefix) and new.endswith("/" + old[len(prefix):]):
+            place = new[:len(new) - len(old) + len(prefix) - 1]
+            count, newest = places.get(place, (0, commit))
+            places[place] = (count + 1, max(newest, commit, key=lambda c: c[1]))
+    if not places:
+        return None
+    place, (_, commit) = max(places.items(), key=lambda item: item[1][0])
+    return (place, commit) if os.path.isdir(os.path.join(project, place)) else None
 
 
 def check_citations(project, citations, history, findings):
@@ -1189,7 +1294,7 @@ def check_citations(project, citations, history, findings):
     gone = [(citation, known) for citation, known in candidates
             if not records_change(citation, citation.spans, existing)
             and not (citation.bare and names_another_place(citation))]
-    ignored = ignored_paths(project, sorted(set(known for _, known in gone)))
+    ignored = ignored_paths(project, sorted(set(known for _, known in gone)), history)
     for citation, known in gone:
         if known in ignored:
             continue
@@ -1214,13 +1319,18 @@ def check_dated_facts(project, citations, existing, history, findings):
         path = existing[citation]
         if os.path.isdir(os.path.join(project, path)):
             continue  # a folder is a place: stale when gone or renamed, not when its files change
+        if narrates_work(citation) or points_to_a_document(citation) or \
+                heading_level(citation.memory.lines[citation.line - 1]):
+            continue  # history, a pointer, or a heading: none says what the file holds now
         commits = history.touches.get(path, [])
         if history.commits >= CHURN_MIN_COMMITS and len(commits) >= CHURN_SHARE * history.commits:
             churning.add(path)
             continue
         memory = inside_project(project, citation.memory.path)
+        named = commits_named_in(citation.memory.lines[citation.line - 1])
         later = [commit for commit, touched in commits
-                 if commit[1] > citation.date and memory not in touched]
+                 if commit[1] > citation.date and memory not in touched
+                 and not is_named(commit, named)]
         if not later:
             continue
         newest = max(later, key=lambda commit: commit[1])
@@ -1232,6 +1342,54 @@ def check_dated_facts(project, citations, existing, history, findings):
                      "from memory), then correct it and its date",
                      subject=("path", path, citation.date))
     return {"dated_facts": len(dated), "churning": sorted(churning)}
+
+
+def narrates_work(citation):
+    """Whether the clause of the citation tells work done (`added`, `fixed`, `updated`, `was`,
+    `removed` …, or a value changed, `9.0→7.0`) rather than how things are: narration is true of
+    its day, and later commits do not make it stale. A path the work led to (`moved the loop into `src/worker.py``) is what
+    the line says is there now, and is still checked."""
+    line = citation.memory.lines[citation.line - 1]
+    words_line = masked(line, citation.spans)
+    start, end = clause_around(words_line, citation.span[0])
+    words = [(m.start(), m.group(0).lower()) for m in
+             patterns()["word"].finditer(words_line, start, end)]
+    before = [word for at, word in words if at < citation.span[0]]
+    if leads_to(before, words_line[start:citation.span[0]]):
+        return False
+    return any(word in NARRATION_WORDS or word in CHANGED_WORDS for _, word in words) or any(
+        mark in words_line[start:end] for mark in NARRATION_MARKS_WITHOUT_SPACES) or bool(
+        patterns()["value-change"].search(words_line, start, end))
+
+
+def points_to_a_document(citation):
+    """Whether the line only points to a document (`see `docs/design.md``, `Spec: …`, `详见 …`):
+    it says where to read, not what the document says, so a change to it makes nothing stale."""
+    if not citation.lookup.lower().endswith(DOCUMENT_EXTENSIONS):
+        return False
+    line = citation.memory.lines[citation.line - 1]
+    words_line = masked(line, citation.spans)
+    start, end = clause_around(words_line, citation.span[0])
+    clause = words_line[start:end].lower()
+    return any(m.group(0).lower() in POINTER_WORDS
+               for m in patterns()["word"].finditer(clause)) or any(
+        mark in clause for mark in POINTER_MARKS_WITHOUT_SPACES)
+
+
+def commits_named_in(line):
+    """The pull requests (`#22`) and commits (`b8b1eec`) a line names: the work it records."""
+    return set(m.group(0).lower() for m in patterns()["named-commit"].finditer(line))
+
+
+def is_named(commit, named):
+    """Whether a commit is one the fact's line names: its hash, or a pull request its subject
+    merges or mentions (`Merge pull request #22 from …`)."""
+    if not named:
+        return False
+    subject = commit[2].lower()
+    return any(name.startswith("#") and (name + " ") in (subject + " ") or
+               (not name.startswith("#") and commit[0].lower().startswith(name[:len(commit[0])]))
+               for name in named)
 
 
 # --- the auto-memory cap ------------------------------------------------------------------------
@@ -1531,11 +1689,12 @@ def history_for(project, citations):
     wanted = set()
     for citation in citations:
         wanted.update(citation.candidates)
-        written = citation.written.rstrip("/")
+        written = citation.lookup.rstrip("/")
         wanted.update(p for p in names.get(written.rsplit("/", 1)[-1], ())
                       if ("/" + p).endswith("/" + written))
     history = read_history(project, wanted)
     history.tracked, history.tracked_names = tracked, names
+    history.tracked_stems = set(name.rsplit(".", 1)[0] for name in names)
     return history
 
 

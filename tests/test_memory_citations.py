@@ -336,6 +336,7 @@ def test_a_heading_that_only_mentions_sessions_is_not_a_log(repo, env):
     ("app_on_vm120.md", "- Code at `/home/app/code` (rsynced from local `~/Projects/app`).",
      ["~/Projects/app"]),
     ("proxmox_vm_bot.md", "- Source: `~/Projects/vm-bot/main.go`.", ["~/Projects/vm-bot/main.go"]),
+    ("data.md", "- Run it from the checkout: `cd ~/project && make`.", []),
 ])
 def test_a_home_folder_is_one_persons_only_where_the_memory_puts_it_there(repo, env, name, line,
                                                                            found):
@@ -356,3 +357,28 @@ def test_a_bare_name_beside_another_place_is_that_places_file(repo, env, line, r
     delete(repo, "scripts/install.sh")
     append(repo, "retry.md", line + "\n")
     assert bool(findings(health(repo, env), "missing-path")) == reported
+
+
+# --- a dated line that tells history, points to a document, or names the change --------------
+
+@pytest.mark.parametrize("line, stale", [
+    ("- 2026-10-01: `src/worker.py` retries three times.", True),
+    ("- 2026-10-01: fixed the retry in `src/worker.py`.", False),
+    ("- 2026-10-01: `src/worker.py` was the slow part.", False),
+    ("- 2026-10-01: threshold in `src/worker.py` 9.0→7.0.", False),
+    ("- 2026-10-01: moved the retry loop into `src/worker.py`.", True),
+    ("- 2026-10-01: the design: see `docs/design.md`.", False),
+    ("- 2026-10-01: `docs/design.md` says retries are capped at three.", True),
+    ("### 2026-10-01 notes on `src/worker.py`", False),
+    ("- 2026-10-01: `src/worker.py` retries three times (PR #42).", False),
+    ("- 2026-10-01: `src/worker.py` retries three times (PR #4).", True),
+])
+def test_a_dated_line_is_stale_only_when_it_says_how_the_file_is(repo, env, line, stale):
+    write(repo / "docs" / "design.md", "# Design\n")
+    append(repo, "retry.md", line + "\n")
+    commit(repo, "the fact")
+    write(repo / "src" / "worker.py", "RETRIES = 5\n")
+    write(repo / "docs" / "design.md", "# Design, revised\n")
+    commit(repo, "Merge pull request #42 from team/retries", LATER)
+    lines = [f["lines"] for f in findings(health(repo, env), "possibly-stale")]
+    assert any(5 in numbers for numbers in lines) == stale  # line 5 is the one added
