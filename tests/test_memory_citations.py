@@ -382,3 +382,52 @@ def test_a_dated_line_is_stale_only_when_it_says_how_the_file_is(repo, env, line
     commit(repo, "Merge pull request #42 from team/retries", LATER)
     lines = [f["lines"] for f in findings(health(repo, env), "possibly-stale")]
     assert any(5 in numbers for numbers in lines) == stale  # line 5 is the one added
+
+
+# --- where a path in a list is read from, and what a folder became -----------------------------
+
+def test_a_path_nested_under_a_listed_folder_is_read_from_it(repo, env):
+    write(repo / "src" / "tracker" / "innovation" / "card.py", "first\n")
+    write(repo / "scripts" / "browse.py", "first\n")
+    commit(repo, "tracker")
+    renamed = rename(repo, "src/tracker/innovation/card.py", "src/tracker/innovation/cards.py")
+    delete(repo, "scripts/browse.py")
+    append(repo, "retry.md", "- `src/tracker/` — the package\n"
+                             "  - `innovation/card.py` — the Card class\n"
+                             "- `themes/` — a repository of its own, with its own `scripts/browse.py`\n")
+    [found] = findings(health(repo, env), "missing-path")
+    assert "git knew as `src/tracker/innovation/card.py`: renamed to " \
+           "`src/tracker/innovation/cards.py` in %s" % renamed in found["message"]
+
+
+def test_a_folder_whose_files_moved_is_named_by_where_they_went(repo, env):
+    for name in ("a.png", "b.png"):
+        write(repo / "assets" / "icons" / name, name + "\n")
+    commit(repo, "icons")
+    (repo / "assets" / "game").mkdir(parents=True)
+    moved = rename(repo, "assets/icons", "assets/game/icons")
+    append(repo, "retry.md", "- `assets/icons/` — the icons\n")
+    [found] = findings(health(repo, env), "missing-path")
+    assert "renamed to `assets/game/icons` in %s" % moved in found["message"]
+
+
+def test_a_folder_git_ignores_now_is_local_even_when_it_is_not_there(repo, env):
+    write(repo / "data" / "game.json", "{}\n")
+    commit(repo, "data, committed by mistake")
+    git_here(repo, "rm", "-q", "-r", "--cached", "data")
+    write(repo / ".gitignore", "data/\n")
+    (repo / "data" / "game.json").unlink()
+    (repo / "data").rmdir()
+    commit(repo, "ignore the data folder")
+    append(repo, "retry.md", "- `data/` — per-game downloads, not committed\n")
+    assert findings(health(repo, env), "missing-path") == []
+
+
+def test_a_bare_name_that_a_tracked_source_builds_is_not_missing(repo, env):
+    write(repo / "extension" / "extract.js", "old\n")
+    commit(repo, "extension")
+    delete(repo, "extension")
+    write(repo / "src" / "extract.ts", "new\n")
+    commit(repo, "rewrite in TypeScript", LATER)
+    append(repo, "retry.md", "- `extract.js` is injected into every frame.\n")
+    assert findings(health(repo, env), "missing-path") == []
