@@ -142,8 +142,8 @@ NARRATION_MARKS_WITHOUT_SPACES = ("已执行", "已完成", "已收官", "修复
 # A line that only points to a document (points_to_a_document): where to read, not what it says.
 DOCUMENT_EXTENSIONS = (".md", ".markdown", ".rst", ".txt", ".adoc", ".pdf", ".html")
 POINTER_WORDS = frozenset("see spec design details documented documentation docs refer reference "
-                          "siehe voir ver veja".split())
-POINTER_MARKS_WITHOUT_SPACES = ("见", "参见", "详见", "参考", "参照", "참고", "참조")
+                          "recorded tracked listed noted siehe voir ver veja".split())
+POINTER_MARKS_WITHOUT_SPACES = ("见", "参见", "详见", "参考", "参照", "记在", "记录在", "참고", "참조")
 # A command in a code span that moves or removes files records a change, not a claim.
 COMMANDS_OF_CHANGE = frozenset("rm mv rmdir unlink del rd ren rename move Remove-Item "
                                "Move-Item Rename-Item".split())
@@ -695,9 +695,9 @@ def machine_local_paths(project, memory, findings):
             written = match.group(1)
             path = written.rstrip(".,;:")
             if is_placeholder_home(written) or on_a_server(path, line, match.start(), server_note) \
-                    or says_it_changed(line, match.start()) \
+                    or says_it_changed(line, match.start()) or quotes_an_error(line, match.start()) \
                     or (path.lower() + "/").startswith(checkout + "/"):
-                continue  # an example, a server's, what was, or each reader's own checkout
+                continue  # an example, a server's, what was, an error's, or a reader's checkout
             findings.add("machine-local-path", memory, number,
                          "names `%s`, a path on one machine: it does not exist for anyone else "
                          "who reads this committed memory" % path,
@@ -750,6 +750,16 @@ def is_named_for_a_server(name):
 def names_a_server(text):
     return bool(patterns()["ip-address"].search(text)) or any(
         m.group(0).lower() in SERVER_WORDS for m in patterns()["word"].finditer(text))
+
+
+def quotes_an_error(line, at):
+    """Whether the path sits in quoted error output (`FileNotFoundError: ~/config.yaml`, `No
+    such file or directory: ...`): it names what was missing, not a path to use."""
+    before = line[:at]
+    tick = before.rfind("`")
+    quoted = before[tick + 1:] if tick >= 0 and before.count("`") % 2 == 1 else before[-60:]
+    lowered = quoted.lower()
+    return "error" in lowered or "no such file" in lowered or "not found" in lowered
 
 
 def says_it_changed(line, at):

@@ -337,6 +337,7 @@ def test_a_heading_that_only_mentions_sessions_is_not_a_log(repo, env):
      ["~/Projects/app"]),
     ("proxmox_vm_bot.md", "- Source: `~/Projects/vm-bot/main.go`.", ["~/Projects/vm-bot/main.go"]),
     ("data.md", "- Run it from the checkout: `cd ~/project && make`.", []),
+    ("data.md", "- Over ssh it fails: `FileNotFoundError: ~/config.yaml`.", []),
 ])
 def test_a_home_folder_is_one_persons_only_where_the_memory_puts_it_there(repo, env, name, line,
                                                                            found):
@@ -368,6 +369,7 @@ def test_a_bare_name_beside_another_place_is_that_places_file(repo, env, line, r
     ("- 2026-10-01: threshold in `src/worker.py` 9.0→7.0.", False),
     ("- 2026-10-01: moved the retry loop into `src/worker.py`.", True),
     ("- 2026-10-01: the design: see `docs/design.md`.", False),
+    ("- 2026-10-01: the open items are recorded in `docs/design.md`.", False),
     ("- 2026-10-01: `docs/design.md` says retries are capped at three.", True),
     ("### 2026-10-01 notes on `src/worker.py`", False),
     ("- 2026-10-01: `src/worker.py` retries three times (PR #42).", False),
