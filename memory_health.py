@@ -553,12 +553,20 @@ def file_date(memory):
         date = valid_date(value[:10]) if patterns()["date"].match(value) else None
         if date:
             return date
+    headed = date_at_the_head(memory)
+    if headed:
+        return headed
+    named = patterns()["name-date"].search(memory.name)
+    return valid_date(named.group(0)) if named else None
+
+
+def date_at_the_head(memory):
+    """The date of a `**Date:** 2026-03-03` line in the file's first 30 lines, or None."""
     for line in memory.lines[:30]:
         header = patterns()["date-header"].match(line.strip().replace("*", ""))
         if header and valid_date(header.group(1)):
             return valid_date(header.group(1))
-    named = patterns()["name-date"].search(memory.name)
-    return valid_date(named.group(0)) if named else None
+    return None
 
 
 def lint_topics(project, index, topics, findings, tracked, env):
@@ -652,11 +660,7 @@ def dated_at_its_head(memory):
     report) that is not kept current (no `Last updated`), or None."""
     if patterns()["last-updated"].search(memory.text):
         return None
-    for line in memory.lines[:30]:
-        header = patterns()["date-header"].match(line.strip().replace("*", ""))
-        if header and valid_date(header.group(1)):
-            return valid_date(header.group(1))
-    return None
+    return date_at_the_head(memory)
 
 
 def dated_sections(memory):
