@@ -5,9 +5,11 @@ Why it exists: the budgets weigh the memory; this report reads it. It checks the
 cites against the branch's git history (one pass), lints the index and the topic files, and lays
 out everything that loads before the first turn. It is judged on memories people really keep:
 a finding a reasonable owner would dismiss is a bug, so a path is missing only when git knew it,
-a memory in Claude Code's own format is valid, and the protocol's stricter conventions are advice. That costs a walk through every memory
-file and a git log, so it never runs at session start, and it is never copied into a project:
-it lives beside install.py, which loads it by path.
+a memory in a tool's own format is valid, a session log or a line that records a change is
+history rather than a claim, a line is read as a sentence (whole words, in its clause), and the
+protocol's stricter conventions are advice. That costs a walk through every memory file and a
+git log, so it never runs at session start, and it is never copied into a project: it lives
+beside install.py, which loads it by path.
 
 What it promises:
 - `memory_health(project, env)` returns the report as a JSON-able dict, `format_health(report)`
