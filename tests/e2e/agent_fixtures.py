@@ -1,20 +1,15 @@
 """Fixtures of the end-to-end tests that run Codex CLI and Gemini CLI: each real CLI (or a skip that
 says why there is none; a failure under E2E_REQUIRE_CLI=1, as for Claude Code), the mock of its
-model API, a sealed runner, and the protocol's installed fixture repository wired for that CLI.
-The test modules import them by name, as they do e2e_fixtures.
+model API, a sealed runner, and a fixture repository where `install.py --project --agents` wired
+the protocol for that CLI. The test modules import them by name, as they do e2e_fixtures.
 """
-import json
-
 import pytest
 
 import npm_cli
 from agent_session import CodexCli, GeminiCli
 from e2e_fixtures import Fixture, binary_of
-from installtools import write
 from mock_gemini import GeminiApi
 from mock_responses import ResponsesApi
-
-HOOK_SECONDS = 15
 
 
 @pytest.fixture(scope="session")
@@ -55,46 +50,14 @@ def gemini(gemini_binary, gemini_api, tmp_path):
     runner.close()
 
 
-def hook_command(hook, from_top):
-    """The shell command that runs one of the installed hooks: from the top of the repository
-    the CLI was started in (Codex starts hooks where it was started, a subfolder perhaps), and only
-    when the file is there, so that a missing hook never exits 2, which both CLIs read as a block."""
-    relative = ".claude/hooks/" + hook
-    run = "test -f %s && python3 -I -S %s" % (relative, relative)
-    return 'cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)" && ' + run if from_top else run
-
-
-def wire_codex(project):
-    handler = {"type": "command", "timeout": HOOK_SECONDS}
-    write(project.file(".codex/hooks.json"), json.dumps({"hooks": {
-        "SessionStart": [{"hooks": [dict(handler, command=hook_command("session-start.py", True))]}],
-        "Stop": [{"hooks": [dict(handler, command=hook_command("stop-handoff.py", True))]}]}}, indent=2) + "\n")
-
-
-def wire_gemini(project):
-    handler = {"type": "command", "timeout": HOOK_SECONDS * 1000}
-    write(project.file(".gemini/settings.json"), json.dumps({"hooks": {
-        "SessionStart": [{"hooks": [dict(handler, command=hook_command("session-start.py", False))]}],
-        "AfterAgent": [{"hooks": [dict(handler, command=hook_command("stop-handoff.py", False))]}]}},
-        indent=2) + "\n")
-
-
-def wired_fixture(path, wire):
-    project = Fixture(path)
-    wire(project)
-    project.git("add", "-A")
-    project.git("commit", "-q", "-m", "the hooks wired for another agent")
-    return project
-
-
 @pytest.fixture
 def codex_project(tmp_path):
-    return wired_fixture(tmp_path / "repo", wire_codex)
+    return Fixture(tmp_path / "repo", agents="claude,codex")
 
 
 @pytest.fixture
 def gemini_project(tmp_path):
-    return wired_fixture(tmp_path / "repo", wire_gemini)
+    return Fixture(tmp_path / "repo", agents="claude,gemini")
 
 
 def assert_clean(run, cli):

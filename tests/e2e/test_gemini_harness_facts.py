@@ -122,3 +122,4 @@ def test_a_failing_hook_and_a_slow_one_are_problems(gemini, tmp_path):
     problems = gemini.run(repo, "hello", [say("Hello.")]).problems(gemini.HOOK_FAILURE)
     assert any("timed out" in problem for problem in problems), problems
     assert any("failed for event AfterAgent" in problem for problem in problems), problems
+

@@ -1,9 +1,11 @@
 """In the real Gemini CLI, the protocol's hooks (the very files `install.py --project` copies into
-.claude/hooks/, wired in .gemini/settings.json as SessionStart and AfterAgent) do what they do in
-Claude Code: the memory index reaches the model whole at the start; work earns one block whose
+.claude/hooks/, wired by `--agents claude,gemini` in .gemini/settings.json as SessionStart and
+AfterAgent) do what they do in Claude Code: the memory index reaches the model whole at the start; work earns one block whose
 message reaches the model, with no hook reported as failed; the save it asks for needs no person;
 the continuation is let go even when it ran a tool, although Gemini then says
-`stop_hook_active: false`; the next session stops without a block; nothing leaves 127.0.0.1.
+`stop_hook_active: false`; the next session stops without a block; nothing leaves 127.0.0.1. The skills the install made of
+the flow commands are offered to the model and activated whole, and `/handoff` typed in the
+CLI's terminal uses the skill.
 
 The scripted model acts on what reached it: it writes the handoff where the block message says."""
 import os
@@ -95,3 +97,30 @@ def test_a_continuation_that_ran_a_tool_is_not_blocked_again(gemini, gemini_proj
     assert os.path.exists(project.file("notes.txt"))
     assert run.stderr.count(BLOCKED) == 1
     assert len(run.main_requests) == 4
+
+
+def first_body_line(text):
+    body = text.split("\n---\n", 1)[1] if text.startswith("---\n") else text
+    return next(line for line in body.splitlines() if line.strip())
+
+
+def test_the_installed_skills_are_offered_and_activate_whole(gemini, gemini_project):
+    project = gemini_project
+    run = gemini.run(project.path, "save the session", [use("activate_skill", name="handoff"), say("Saved.")])
+    assert_clean(run, gemini)
+    offered = "\n".join(run.texts(0, "system"))
+    for name in ("handoff", "dream", "catchup"):
+        assert "<name>%s</name>" % name in offered
+    handoff = first_body_line(project.read(".agents/skills/handoff/SKILL.md"))
+    assert handoff == first_body_line(project.read(".claude/commands/handoff.md"))
+    assert any(handoff in text for text in run.texts(1, "tool"))
+
+
+def test_slash_name_typed_in_the_terminal_uses_the_installed_skill(gemini, gemini_project):
+    requests = gemini.type_in_the_tui(gemini_project.path, "/handoff", [say("Saved.")],
+                                      ready=("Type your message", "3 skills"))
+    if requests is None:
+        pytest.skip("tmux is needed to type into the CLI's terminal")
+    assert requests, "the CLI sent nothing after /handoff was typed"
+    said = [text for role, text in texts_of(requests[0]) if role == "user"]
+    assert said[-1] == "Use the skill handoff"
