@@ -156,7 +156,8 @@ USER_CODEX_HOOK = {"type": "command", "command": "./scripts/lint.sh", "timeout":
     (".codex/hooks.json", b'{\r\n  "description": "team hooks",\r\n  "hooks": {"Stop": [{"hooks": ['
      + json.dumps(USER_CODEX_HOOK).encode() + b']}]}\r\n}\r\n'),
     (".gemini/settings.json", b'{"theme":"GitHub","ui":{"hideTips":true}}'),
-    (".gemini/settings.json", b'{\n    "hooks": {\n        "AfterAgent": []\n    },\n    "model": {"name": "x"}\n}\n'),
+    (".gemini/settings.json",
+     b'{\n    "hooks": {\n        "AfterAgent": []\n    },\n    "model": {"name": "x"}\n}\n'),
     (".gemini/settings.json", b""),
 ])
 def test_a_hooks_file_the_user_had_keeps_their_part_and_comes_back_byte_for_byte(
@@ -221,7 +222,8 @@ def test_an_entry_in_a_form_of_the_users_is_theirs_to_keep(installer, project):
     installer.ok("--update", project, "--python", sys.executable)
     settings = json_of(project, ".codex/hooks.json")
     assert commands_of(settings, "Stop") == [own]
-    assert commands_of(settings, "SessionStart")[0].endswith(sys.executable + " -I -S .claude/hooks/session-start.py")
+    assert commands_of(settings, "SessionStart")[0].endswith(
+        sys.executable + " -I -S .claude/hooks/session-start.py")
 
 
 def test_update_brings_an_entry_in_the_installers_form_to_the_interpreter_asked_for(installer, project):
