@@ -23,6 +23,8 @@ from mock_api import say, use
 
 pytestmark = pytest.mark.e2e
 
+LIMIT = 10000  # UTF-8 bytes Codex passes on whole from one hook's output
+
 
 def spy(log, *answer):
     return agent_spy(log, 15, *answer)
