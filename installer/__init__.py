@@ -28,8 +28,9 @@ The modules, from the ground up (each imports only modules above it in this list
   blocks.py          marked blocks: the .gitignore block, the CLAUDE.md section
   bash_edition.py    moving a project from the bash edition
   repository.py      what the installer asks git about a project
+  agents.py          the agents besides Claude Code: their hooks files, skills and commands
   record.py          what the protocol owns in a project, written down (shared and local)
-  uninstall.py       --uninstall
+  uninstall.py       --uninstall (Claude Code's parts and the other agents')
   project.py         --project and --update
   global_section.py  --global and --uninstall --global
   findings.py        what --check finds, one function per kind of finding

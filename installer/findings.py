@@ -29,6 +29,7 @@ from .permissions import claudeignore_text, deny_rules, rules_in_force
 from .wiring import handlers_where, our_handlers, wired_events
 from .bash_edition import bash_edition_wiring, the_bash_edition_is_here
 from .repository import ignoring_lines, is_in_a_repository, why_git_gives_no_answer
+from .agents import agents_for, shared_parts_of
 from .record import Ownership
 from .project import Options, plan_install
 
@@ -129,6 +130,10 @@ def clash_findings(project, clashes):
             stops = ("its {} entry is not wired, so the protocol does not run then".format(
                 events[0]) if events else "session start runs it in place of the protocol's")
             what = "your own file, not the protocol's {}: {}".format(name, stops)
+        elif name == "SKILL.md":
+            skill = rel.split("/")[-2]
+            what = "your own skill, so the protocol's {} skill is not installed: Codex CLI and " \
+                "Gemini CLI run yours when the hooks ask for {}".format(skill, skill)
         else:
             rule = skill_rule(name)
             what = "your own command, so the protocol's /{} is not installed: {}".format(
@@ -235,14 +240,16 @@ SHARED_PARTS = (SETTINGS, HOOK_DIR + "/" + HOOKS[0], COMMAND_DIR + "/" + COMMAND
                 RECORD)
 
 
-def sharing_findings(project):
-    """Why the protocol would not reach teammates: no git at all, or parts git ignores."""
+def sharing_findings(project, agents=None):
+    """Why the protocol would not reach teammates: no git at all, or parts git ignores, the
+    other agents' among them (those given, else those wired)."""
     if not is_in_a_repository(project):  # the memory loads, but nothing guards or reaches anyone
         return [Finding("unshared", NOT_A_REPOSITORY)]
     refused = why_git_gives_no_answer(project)
     if refused:  # then every answer below would be a silent "nothing ignored"
         return [Finding("unshared", refused)]
-    ignored = ignoring_lines(project, SHARED_PARTS)
+    ignored = ignoring_lines(project, SHARED_PARTS + shared_parts_of(
+        agents_for(project, ()) if agents is None else agents))
     if not ignored:
         return []
     return [Finding("unshared", "git ignores {} ({}), so teammates never get them; remove or "
@@ -268,8 +275,9 @@ def repair_findings(plan):
                                             step.shown, " ({})".format(step.note) if step.note
                                             else ""))
     retired = [rel for rel in plan.edited if os.path.basename(rel) in RETIRED_COMMANDS]
-    edited = [rel for rel in plan.edited if rel.startswith(COMMAND_DIR + "/")
-              and rel not in retired]
+    edited = [rel for rel in plan.edited if rel.startswith(COMMAND_DIR + "/") or
+              rel.endswith("/SKILL.md")]
+    edited = [rel for rel in edited if rel not in retired]
     findings = []
     if repairs:
         findings.append(Finding("drift", "--update would: " + "; ".join(repairs), "--update"))

@@ -62,6 +62,7 @@ class Plan(object):
         self.first_changes = 0  # how many steps at the start must come before all others
         self.edited = []  # the protocol's files the user edited, kept for want of --force
         self.clashes = []  # files of the user's under the protocol's names, never taken over
+        self.planned = {}  # rel -> the bytes the run writes there
 
     def path(self, rel):
         return os.path.join(self.root, *rel.split("/"))
@@ -118,6 +119,7 @@ class Plan(object):
                         "elsewhere: run install.py as the project's owner".format(
                             shown or rel, *owner_of(existing)))
             return
+        self.planned[rel] = data
         self.change(verb, rel, note, lambda: write_atomically(
             path, data, mode, self.owners, keep_links=not whole), shown, first)
 

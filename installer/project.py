@@ -38,14 +38,18 @@ from .bash_edition import (
 from .repository import (
     ignoring_lines, index_entries, mark_executable_in_index, why_index_cannot_change,
 )
+from .agents import (
+    agent_files, agents_for, interpreters_wired_for, plan_agent_wiring, plan_agents_md,
+)
 from .record import Ownership
 
 
 class Options(object):
-    def __init__(self, force=False, update=False, python=None):
+    def __init__(self, force=False, update=False, python=None, agents=None):
         self.force = force
         self.update = update
         self.python = python
+        self.agents = agents  # the agents asked for besides those already wired
 
 
 def plan_install(source, project, options):
@@ -71,9 +75,23 @@ def plan_install(source, project, options):
     if options.update:
         plan_session_state_move(plan)
     plan_settings_wiring(plan, owned, options, wirings_of(ours), commands, ignore_text)
+    plan_other_agents(plan, owned, source, options, python, known)
     plan_git_index(plan, project, ours)
     owned.plan_writes(plan)
     return plan
+
+
+def plan_other_agents(plan, owned, source, options, python, known):
+    """The agents besides Claude Code asked for or already wired: their skills, then their
+    hooks files, then AGENTS.md. Returns them."""
+    agents = agents_for(plan.root, options.agents)
+    pythons = known + interpreters_wired_for(plan.root) + [python, DEFAULT_PYTHON]
+    for rel, data, is_ours in agent_files(agents, source, python, pythons):
+        plan_owned_file(plan, owned, rel, data, options, hook=False, is_ours=is_ours)
+    for agent in agents:
+        plan_agent_wiring(plan, owned, agent, python, options.update)
+    plan_agents_md(plan, owned, source, "agents-md" in (options.agents or ()), options.force)
+    return agents
 
 
 def command_interpreter(known, options):
@@ -160,13 +178,16 @@ def plan_session_state_move(plan):
                 lambda: move_without_overwriting(old, new))
 
 
-def plan_owned_file(plan, owned, rel, data, options, hook, pythons=(DEFAULT_PYTHON,)):
-    """A hook or command, data being this version's. The protocol's file (the
-    record's, or a copy of this version) is brought up to date by --update or
-    --force; one the user edited stays unless --force (for a hook, --update
+def plan_owned_file(plan, owned, rel, data, options, hook, pythons=(DEFAULT_PYTHON,),
+                    is_ours=None):
+    """A hook, command or skill, data being this version's. The protocol's file
+    (the record's, or a copy of this version) is brought up to date by --update
+    or --force; one the user edited stays unless --force (for a hook, --update
     --force, since a hook runs at every session). A file of the user's under
     the name is never taken over, not even with --force: it is named as a
-    clash. Returns whether the file is the protocol's after the run."""
+    clash. is_ours tells an earlier version's bytes, for a file no release
+    lists (another agent's skill), in an install made before the record.
+    Returns whether the file is the protocol's after the run."""
     path = plan.path(rel)
     existing = read_bytes(path, rel)
     if existing is None:  # absent, or a link to nothing, which the write refuses
@@ -182,7 +203,7 @@ def plan_owned_file(plan, owned, rel, data, options, hook, pythons=(DEFAULT_PYTH
         owned.own(rel, data)
         return True
     forced = options.force and (options.update or not hook)
-    if owned.owns(rel, existing, pythons):
+    if owned.owns(rel, existing, pythons, is_ours):
         if options.update or options.force:
             plan.write("replace", rel, data, "was an older version", executable=hook, whole=True)
             owned.own(rel, data)
@@ -200,9 +221,7 @@ def plan_owned_file(plan, owned, rel, data, options, hook, pythons=(DEFAULT_PYTH
             plan.edited.append(rel)
         return True
     plan.keep(rel, "your own {}, not the protocol's: it stays, and the protocol's {} is not "
-              "installed (see --check)".format(
-                  "hook" if hook else "command",
-                  os.path.basename(rel) if hook else "/" + os.path.basename(rel)[:-3]))
+              "installed (see --check)".format(*what_it_is(rel, hook)))
     plan.clashes.append(rel)
     return False
 
@@ -367,3 +386,13 @@ def plan_kept_interpreter_note(plan, settings, python, wirings):
         shown = '"{}"'.format(python) if " " in python else python
         plan.note("the hooks stay wired to {}; --update --python {} changes that".format(
             " and ".join(kept), shown))
+
+
+def what_it_is(rel, hook):
+    """(what kind of file rel is, how the protocol's is called) for the line that keeps a file of
+    the user's under one of the protocol's names."""
+    if hook:
+        return "hook", os.path.basename(rel)
+    if rel.endswith("/SKILL.md"):
+        return "skill", rel.split("/")[-2]
+    return "command", "/" + os.path.basename(rel)[:-3]

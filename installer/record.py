@@ -6,15 +6,19 @@ its own named session-start.sh all look like the protocol's. So every writing ru
 what it added, before it changes anything else, in two files:
 
 - .claude/memory-context-protocol.json, the shared record, committed beside the settings it
-  speaks of: each file the installer wrote (hooks, commands, .claudeignore, the memory index) with
-  the digest of the bytes it wrote, the events whose hook entry it added to .claude/settings.json,
-  the Skill rules it allowed, each deny rule it added with the .claudeignore line it came from,
-  and which of settings.json and .gitignore it created. These are facts about the repository, the
-  same in every clone, so a teammate's --update and --uninstall read them too.
+  speaks of: each file the installer wrote (hooks, commands, .claudeignore, the memory index, the
+  other agents' skills) with the digest of the bytes it wrote, the events whose hook entry it
+  added to .claude/settings.json and to each other agent's hooks file, the Skill rules it
+  allowed, each deny rule it added with the .claudeignore line it came from, and which of the
+  files it edits (settings.json, .gitignore, the agents' hooks files, AGENTS.md) it created.
+  These are facts about the repository, the same in every clone, so a teammate's --update and
+  --uninstall read them too.
 - .claude/hooks/.before-install.json, the local record, which git ignores: what was there before
   the first install on this machine (the install's folders that were there, empty, and the bytes
-  of settings.json and .gitignore), so --uninstall gives them back byte for byte. One person's
-  facts, and a copy of settings whose "env" may hold a secret: readable by its owner alone.
+  of settings.json and .gitignore; for another agent, its folders and the bytes of its hooks file
+  before the protocol first wired it), so --uninstall gives them back byte for byte. One
+  person's facts, and a copy of settings whose "env" may hold a secret: readable by its owner
+  alone.
 
 Both hold what the run will leave, and are its first changes: a run stopped half-way (a full
 disk, a closed terminal) leaves a record that claims what it was about to add, which the next run
@@ -35,8 +39,9 @@ import os
 from .errors import Refusal
 from .files import encode_text, is_an_empty_folder, lf_endings, read_bytes
 from .protocol import (
-    BEFORE_INSTALL, CLAUDEIGNORE, COMMAND_DIR, DEFAULT_PYTHON, GITIGNORE, HOOK_DIR, RECORD,
-    SETTINGS, SKILL_PERMISSIONS, TEMPLATE_CLAUDEIGNORE, TEMPLATE_GITIGNORE, WIRINGS,
+    AGENTS_MD, AGENT_FOLDERS, BEFORE_INSTALL, CLAUDEIGNORE, CODEX_HOOKS, COMMAND_DIR,
+    DEFAULT_PYTHON, GEMINI_SETTINGS, GITIGNORE, HOOK_DIR, RECORD, SETTINGS, SKILL_PERMISSIONS,
+    TEMPLATE_CLAUDEIGNORE, TEMPLATE_GITIGNORE, WIRINGS,
 )
 from .releases import RELEASED_CLAUDEIGNORE_DIGESTS, is_a_release_of, is_the_installers
 from .settings import SettingsError, load_settings, settings_text
@@ -45,13 +50,18 @@ from .permissions import claudeignore_text, deny_rule_lines, grant, rules_of
 from .wiring import our_handlers, protocol_is_installed, wire
 from .blocks import appended
 from .bash_edition import the_bash_edition_is_here
+from .agents import adopted_wiring
 
 
 # The folders an install fills; one that was there, empty, before it stays when the uninstall
 # empties it again.
 INSTALL_FOLDERS = (HOOK_DIR, COMMAND_DIR, ".claude", "memory")
-# The files an install edits rather than owns: their bytes before it are the local record's.
+# Claude Code's files an install edits rather than owns, and the other agents' hooks files: their
+# bytes before it are the local record's.
 EDITED_FILES = (SETTINGS, GITIGNORE)
+AGENT_FILES = (CODEX_HOOKS, GEMINI_SETTINGS)
+# The files an install may create and later remove, when it left nothing of the user's in them.
+CREATED_FILES = EDITED_FILES + AGENT_FILES + (AGENTS_MD,)
 RECORD_FORMAT = 1
 ABOUT = ("What install.py of the Memory Context Protocol added to this project; it reads this "
          "file to update and uninstall. Commit it with .claude/settings.json.")
@@ -63,18 +73,20 @@ def digest(data):
 
 
 class Record(object):
-    """The shared record's facts: files {path: digest}, hooks [event], allow [Skill rule],
-    deny {rule: .claudeignore line}, created [settings.json and/or .gitignore]."""
+    """The shared record's facts: files {path: digest}, hooks [event of settings.json], allow
+    [Skill rule], deny {rule: .claudeignore line}, created [files of CREATED_FILES], wired
+    {another agent's hooks file: [event]}."""
 
-    def __init__(self, files=(), hooks=(), allow=(), deny=(), created=()):
+    def __init__(self, files=(), hooks=(), allow=(), deny=(), created=(), wired=()):
         self.files = dict(files)
         self.hooks = list(hooks)
         self.allow = list(allow)
         self.deny = dict(deny)
         self.created = list(created)
+        self.wired = dict((rel, list(events)) for rel, events in dict(wired).items())
 
     def copy(self):
-        return Record(self.files, self.hooks, self.allow, self.deny, self.created)
+        return Record(self.files, self.hooks, self.allow, self.deny, self.created, self.wired)
 
     def as_json(self):
         """The record as the file holds it: the same facts always give the same bytes, so two
@@ -88,6 +100,8 @@ class Record(object):
             "allow": sorted(set(self.allow), key=SKILL_PERMISSIONS.index),
             "deny": self.deny,
             "created": sorted(set(self.created)),
+            "wired": dict((rel, sorted(set(events))) for rel, events in self.wired.items()
+                          if events),
         }
 
     def bytes(self):
@@ -110,16 +124,19 @@ def record_from(data):
     if not isinstance(found, dict) or found.get("format") != RECORD_FORMAT:
         return None
     files, hooks, allow = found.get("files"), found.get("hooks"), found.get("allow")
-    deny, created = found.get("deny"), found.get("created")
+    deny, created, wired = found.get("deny"), found.get("created"), found.get("wired", {})
     events = [wiring.event for wiring in WIRINGS]
     if not (isinstance(files, dict) and all(isinstance(value, str) for value in files.values())
             and isinstance(hooks, list) and set(hooks) <= set(events)
             and isinstance(allow, list) and set(allow) <= set(SKILL_PERMISSIONS)
             and isinstance(deny, dict) and all(isinstance(rule, str) and isinstance(line, str)
                                                for rule, line in deny.items())
-            and isinstance(created, list) and set(created) <= set(EDITED_FILES)):
+            and isinstance(created, list) and set(created) <= set(CREATED_FILES)
+            and isinstance(wired, dict) and set(wired) <= set(AGENT_FILES)
+            and all(isinstance(value, list) and all(isinstance(event, str) for event in value)
+                    for value in wired.values())):
         return None
-    return Record(files, hooks, allow, deny, created)
+    return Record(files, hooks, allow, deny, created, wired)
 
 
 def read_file_of_the_installers(project, rel):
@@ -145,8 +162,8 @@ def read_before_install(project):
     if not isinstance(before, dict) or set(before) != {"folders", "files"}:
         return None
     folders, files = before["folders"], before["files"]
-    if not isinstance(folders, list) or not set(folders) <= set(INSTALL_FOLDERS) or \
-            not isinstance(files, dict) or not set(files) <= set(EDITED_FILES) or \
+    if not isinstance(folders, list) or not set(folders) <= set(INSTALL_FOLDERS + AGENT_FOLDERS) \
+            or not isinstance(files, dict) or not set(files) <= set(EDITED_FILES + AGENT_FILES) or \
             not all(isinstance(text, str) for text in files.values()):
         return None
     return before
@@ -184,14 +201,17 @@ class Ownership(object):
 
     # ---- files
 
-    def owns(self, rel, data, pythons=(DEFAULT_PYTHON,)):
+    def owns(self, rel, data, pythons=(DEFAULT_PYTHON,), is_ours=None):
         """Whether the file at rel, holding data (bytes), is the protocol's and as it wrote it:
-        its bytes are those the record gives; with no record, a version a release shipped."""
+        its bytes are those the record gives; with no record, a version a release shipped
+        (is_ours tells it, for a file no release lists)."""
         if data is None:
             return False
         if self.record is not None:
             return self.record.files.get(rel) == digest(data)
-        return self.adopted is not None and self.is_a_release(rel, data, pythons)
+        if self.adopted is None:
+            return False
+        return is_ours(data) if is_ours else self.is_a_release(rel, data, pythons)
 
     def wrote(self, rel):
         """Whether the file at rel is one the protocol wrote, since edited or not: by the
@@ -222,8 +242,9 @@ class Ownership(object):
 
     # ---- settings and .gitignore
 
-    def owns_event(self, event):
-        return event in self.known.hooks
+    def owns_event(self, event, rel=SETTINGS):
+        """Whether the protocol wired the event's entry in the hooks file at rel."""
+        return event in (self.known.hooks if rel == SETTINGS else self.known.wired.get(rel, []))
 
     def owns_rule(self, key, rule):
         return rule in (self.known.allow if key == "allow" else self.known.deny)
@@ -266,44 +287,64 @@ class Ownership(object):
         block = self.source.marked_template(TEMPLATE_GITIGNORE)
         if data is not None and data.decode("utf-8", "surrogateescape") == appended("", block):
             adopted.created.append(GITIGNORE)
+        adopted.wired, created = adopted_wiring(self.project)
+        adopted.created += created
         return adopted
 
     # ---- writing
 
     def plan_writes(self, plan):
-        """The record's changes as the run's first ones: the local record of what was here,
-        on a first install, then the shared record as the run leaves it."""
+        """The record's changes as the run's first ones: the local record of what was here
+        (on a first install, and for another agent the protocol wires for the first time),
+        then the shared record as the run leaves it."""
         if self.foreign:
             plan.refuse("{} is there and is not the record the installer writes; move it away, "
                         "so the install can write down what it adds".format(RECORD))
-        if self.is_first_install and self.before is None:
-            before = self.what_is_here()
-            if before["folders"] or before["files"]:
-                if self.foreign_before:
-                    plan.refuse("{} is there and is not a record the installer wrote; move it "
-                                "away, so the install can write down what --uninstall must "
-                                "leave as it was".format(BEFORE_INSTALL))
-                else:
-                    plan.write("write", BEFORE_INSTALL, encode_text(
-                        json.dumps(before, indent=2, sort_keys=True) + "\n"),
-                        "what --uninstall must leave as it was: " + ", ".join(
-                            before["folders"] + sorted(before["files"])),
-                        mode=0o600, first=True)  # it may copy settings with secrets in "env"
+        earlier = self.before or {"folders": [], "files": {}}
+        before = self.what_was_here(plan, earlier)
+        if before != earlier:
+            if self.foreign_before:
+                plan.refuse("{} is there and is not a record the installer wrote; move it "
+                            "away, so the install can write down what --uninstall must leave "
+                            "as it was".format(BEFORE_INSTALL))
+            else:
+                added = [rel for rel in before["folders"] + sorted(before["files"])
+                         if rel not in earlier["folders"] and rel not in earlier["files"]]
+                plan.write("write" if self.before is None else "merge", BEFORE_INSTALL,
+                           encode_text(json.dumps(before, indent=2, sort_keys=True) + "\n"),
+                           "what --uninstall must leave as it was: " + ", ".join(added),
+                           mode=0o600, first=True)  # it may copy settings with secrets in "env"
         if self.record is None or self.after != self.record:
             plan.write("write" if self.record is None else "merge", RECORD, self.after.bytes(),
                        "what the protocol added here", first=True)
 
-    def what_is_here(self):
-        """What the first install must leave as it was: the install's folders that are here,
-        empty, and the text of the files it edits."""
-        folders = [rel for rel in INSTALL_FOLDERS
-                   if is_an_empty_folder(os.path.join(self.project, *rel.split("/")))]
-        files = {}
-        for rel in EDITED_FILES:
-            data, _ = read_file_of_the_installers(self.project, rel)
-            if data is not None:
-                files[rel] = data.decode("utf-8", "surrogateescape")
-        return {"folders": folders, "files": files}
+    def what_was_here(self, plan, earlier):
+        """The local record as this run leaves it: what it said (earlier), and what this run's
+        changes leave no trace of. On a first install, the install's folders that are here,
+        empty, and the text of the files it edits; for another agent's hooks file the protocol
+        wires for the first time, its text; and an agent's folder, here and empty, that the run
+        writes in."""
+        before = {"folders": list(earlier["folders"]), "files": dict(earlier["files"])}
+        if self.is_first_install and self.before is None:
+            before["folders"] += [rel for rel in INSTALL_FOLDERS if self.is_empty_folder(rel)]
+            for rel in EDITED_FILES:
+                self.write_down(before, rel)
+        for rel in AGENT_FILES:
+            if rel in plan.planned and not self.known.wired.get(rel) and \
+                    rel not in before["files"]:
+                self.write_down(before, rel)
+        before["folders"] += [rel for rel in AGENT_FOLDERS if rel not in before["folders"]
+                              and self.is_empty_folder(rel)
+                              and any(path.startswith(rel + "/") for path in plan.planned)]
+        return before
+
+    def is_empty_folder(self, rel):
+        return is_an_empty_folder(os.path.join(self.project, *rel.split("/")))
+
+    def write_down(self, before, rel):
+        data, _ = read_file_of_the_installers(self.project, rel)
+        if data is not None:
+            before["files"][rel] = data.decode("utf-8", "surrogateescape")
 
 
 def is_as_a_release_creates_it(original, settings, deny):

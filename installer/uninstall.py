@@ -17,9 +17,10 @@ import re
 from .errors import Refusal
 from .files import encode_text, read_bytes, read_text
 from .protocol import (
-    BASELINE_PREFIX, BEFORE_INSTALL, CLAUDEIGNORE, COMMANDS, COMMAND_DIR, DEFAULT_PYTHON,
-    GITIGNORE, HOOKS, HOOK_DIR, LOCAL_SETTINGS, MEMORY_INDEX, OLD_SESSION_STATE, RECORD,
-    SESSION_STATE, SETTINGS, SKILL_PERMISSIONS, TEMPLATE_GITIGNORE, WIRINGS, wirings_of,
+    AGENTS_MD, AGENT_FOLDERS, BASELINE_PREFIX, BEFORE_INSTALL, CLAUDEIGNORE, COMMANDS,
+    COMMAND_DIR, DEFAULT_PYTHON, GITIGNORE, HOOKS, HOOK_DIR, LOCAL_SETTINGS, MEMORY_INDEX,
+    OLD_SESSION_STATE, RECORD, SESSION_STATE, SETTINGS, SKILL_PERMISSIONS,
+    TEMPLATE_AGENTS_SECTION, TEMPLATE_GITIGNORE, WIRINGS, wirings_of,
 )
 from .releases import RETIRED_COMMANDS
 from .plan import Plan
@@ -28,11 +29,12 @@ from .settings import (
 )
 from .permissions import revoke, rules_of
 from .wiring import installed_interpreters, our_handlers, unwire
-from .blocks import with_final_newline_as, without_block
+from .blocks import line_texts, with_final_newline_as, without_block, without_section
 from .bash_edition import (
     bash_edition_handlers, plan_bash_edition_hooks_note, the_bash_edition_is_here,
     unwire_the_bash_editions_missing_hooks,
 )
+from .agents import OTHER_AGENTS, agent_files, interpreters_wired_for, settings_of
 from .record import INSTALL_FOLDERS, Ownership
 
 
@@ -57,6 +59,7 @@ def plan_uninstall(source, project):
     if settings is not None:
         plan_bash_edition_hooks_note(plan, settings)
     plan_gitignore_unblocking(plan, owned, source.marked_template(TEMPLATE_GITIGNORE))
+    plan_agents_removal(plan, owned, source, pythons)
     plan_record_removal(plan, owned)
     for rel in INSTALL_FOLDERS:
         if rel not in owned.folders_before() and os.path.isdir(plan.path(rel)) and \
@@ -123,14 +126,14 @@ def is_a_baseline(path):
     return head == BASELINE_START or (match.group("temporary") is not None and head == b"")
 
 
-def plan_remove_if_ours(plan, owned, rel, kind, pythons=(DEFAULT_PYTHON,)):
+def plan_remove_if_ours(plan, owned, rel, kind, pythons=(DEFAULT_PYTHON,), is_ours=None):
     """Remove the file at rel when it is the protocol's as it wrote it; keep it, saying why,
     when it is the protocol's file edited since, or the user's own under the name. Returns
     whether the run removes it."""
     existing = read_bytes(plan.path(rel), rel)
     if existing is None:
         return False
-    if owned.owns(rel, existing, pythons):
+    if owned.owns(rel, existing, pythons, is_ours):
         plan.remove(rel)
         return True
     if kind == "memory index":
@@ -209,6 +212,73 @@ def plan_gitignore_unblocking(plan, owned, block):
         plan.remove(GITIGNORE, "held only the local-only lines")
     else:
         plan.write("merge", GITIGNORE, encode_text(new_text), "removed the local-only lines")
+
+
+def plan_agents_removal(plan, owned, source, pythons):
+    """Take the protocol's entries out of every other agent's hooks file, remove the skills as
+    the protocol wrote them, take its section out of AGENTS.md, then remove the agents' folders
+    that leaves empty, unless the local record says they were there, empty, before."""
+    for agent in OTHER_AGENTS:
+        plan_agent_unwiring(plan, owned, agent)
+    pythons = list(dict.fromkeys(interpreters_wired_for(plan.root) + list(pythons)))
+    for rel, _, is_ours in agent_files(OTHER_AGENTS, source, DEFAULT_PYTHON, pythons):
+        plan_remove_if_ours(plan, owned, rel, "skill", pythons, is_ours)
+    plan_agents_md_removal(plan, owned, source)
+    for rel in AGENT_FOLDERS:
+        if rel not in owned.folders_before() and os.path.isdir(plan.path(rel)) and \
+                plan.will_be_emptied(rel):
+            plan.remove(rel, "now empty")
+
+
+def plan_agent_unwiring(plan, owned, agent):
+    """The protocol's entries out of the agent's hooks file; the file's bytes from before the
+    protocol wired it come back when what is left means the same, and a file the install created
+    goes when nothing else is left in it. A hooks file that cannot be read is refused only when
+    it names the protocol's hooks: one of the user's that the protocol never wired (Gemini reads
+    comments in JSON, for one) is none of this run's business."""
+    try:
+        settings, original = settings_of(plan.root, agent)
+    except SettingsError as error:
+        data = read_bytes(plan.path(agent.settings), agent.settings) or b""
+        if (HOOK_DIR + "/").encode("ascii") in data:
+            plan.refuse(str(error))
+        return
+    if original is None:
+        return
+    changed = unwire(settings, [wiring for wiring in agent.wirings
+                                if owned.owns_event(wiring.event, agent.settings)])
+    if not changed:
+        return
+    note = "unwired {} for {}".format(" and ".join(changed), agent.shown)
+    before = owned.before_text(agent.settings)
+    if before is not None and settings_mean_the_same(settings, before):
+        plan.write("merge", agent.settings, encode_text(before), note)
+    elif owned.created(agent.settings) and settings == {}:
+        plan.remove(agent.settings, "held only the protocol's entries")
+    else:
+        plan.write("merge", agent.settings, settings_bytes(settings, original), note)
+
+
+def plan_agents_md_removal(plan, owned, source):
+    """AGENTS.md as it was before the section came: the section and the line break that set it
+    off go; the file goes when the install created it and nothing else is left in it. A
+    section the user edited stays."""
+    section = source.marked_template(TEMPLATE_AGENTS_SECTION)
+    text = read_text(plan.path(AGENTS_MD), AGENTS_MD)
+    try:
+        found = None if text is None else without_section(text, section, AGENTS_MD)
+    except Refusal as error:
+        plan.refuse(str(error))
+        return
+    if found is None:
+        return
+    new_text, old_section = found
+    if line_texts(old_section.splitlines()) != section:
+        plan.keep(AGENTS_MD, "its protocol section is edited by you; left in place")
+    elif new_text == "" and (owned.created(AGENTS_MD) or text.startswith(section[0])):
+        plan.remove(AGENTS_MD, "held only the protocol section")
+    else:
+        plan.write("merge", AGENTS_MD, encode_text(new_text), "removed the protocol section")
 
 
 def plan_record_removal(plan, owned):
