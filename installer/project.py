@@ -9,6 +9,7 @@ part tells the ownership record (record.py) what the run leaves the protocol's, 
 written before anything else.
 """
 
+import copy
 import os
 import re
 import shutil
@@ -296,6 +297,7 @@ def plan_settings_wiring(plan, owned, options, wirings, commands, ignore_text):
     except SettingsError as error:
         plan.refuse(str(error))
         return
+    read = copy.deepcopy(settings)
     if options.python is not None and not options.update:
         plan_kept_interpreter_note(plan, settings, options.python, wirings)
     moved = take_over_the_bash_edition(settings, options.python, wirings) \
@@ -321,6 +323,7 @@ def plan_settings_wiring(plan, owned, options, wirings, commands, ignore_text):
         plan.steps += [Step(verb, SETTINGS, line, None) for line in lines[1:]]
     if original is None:
         owned.after.created.append(SETTINGS)
+    owned.note_containers(read, settings)
     plan_bash_edition_hooks_note(plan, settings)
 
 

@@ -75,18 +75,22 @@ def digest(data):
 class Record(object):
     """The shared record's facts: files {path: digest}, hooks [event of settings.json], allow
     [Skill rule], deny {rule: .claudeignore line}, created [files of CREATED_FILES], wired
-    {another agent's hooks file: [event]}."""
+    {another agent's hooks file: [event]}, containers [the objects and lists of settings.json
+    the protocol's entries and rules went into that it created, as containers_of() names them]."""
 
-    def __init__(self, files=(), hooks=(), allow=(), deny=(), created=(), wired=()):
+    def __init__(self, files=(), hooks=(), allow=(), deny=(), created=(), wired=(),
+                 containers=()):
         self.files = dict(files)
         self.hooks = list(hooks)
         self.allow = list(allow)
         self.deny = dict(deny)
         self.created = list(created)
         self.wired = dict((rel, list(events)) for rel, events in dict(wired).items())
+        self.containers = list(containers)
 
     def copy(self):
-        return Record(self.files, self.hooks, self.allow, self.deny, self.created, self.wired)
+        return Record(self.files, self.hooks, self.allow, self.deny, self.created, self.wired,
+                      self.containers)
 
     def as_json(self):
         """The record as the file holds it: the same facts always give the same bytes, so two
@@ -102,6 +106,7 @@ class Record(object):
             "created": sorted(set(self.created)),
             "wired": dict((rel, sorted(set(events))) for rel, events in self.wired.items()
                           if events),
+            "containers": sorted(set(self.containers)),
         }
 
     def bytes(self):
@@ -125,6 +130,7 @@ def record_from(data):
         return None
     files, hooks, allow = found.get("files"), found.get("hooks"), found.get("allow")
     deny, created, wired = found.get("deny"), found.get("created"), found.get("wired", {})
+    containers = found.get("containers", [])
     events = [wiring.event for wiring in WIRINGS]
     if not (isinstance(files, dict) and all(isinstance(value, str) for value in files.values())
             and isinstance(hooks, list) and set(hooks) <= set(events)
@@ -134,9 +140,10 @@ def record_from(data):
             and isinstance(created, list) and set(created) <= set(CREATED_FILES)
             and isinstance(wired, dict) and set(wired) <= set(AGENT_FILES)
             and all(isinstance(value, list) and all(isinstance(event, str) for event in value)
-                    for value in wired.values())):
+                    for value in wired.values())
+            and isinstance(containers, list) and all(isinstance(path, str) for path in containers)):
         return None
-    return Record(files, hooks, allow, deny, created, wired)
+    return Record(files, hooks, allow, deny, created, wired, containers)
 
 
 def read_file_of_the_installers(project, rel):
@@ -252,6 +259,27 @@ class Ownership(object):
     def created(self, rel):
         return rel in self.known.created
 
+    def note_containers(self, before, after):
+        """Write down the containers of settings.json that a run's changes made (before and
+        after: the settings as they were read, as the run leaves them)."""
+        made = containers_of(after) - containers_of(before)
+        self.after.containers = sorted(set(self.after.containers) | made)
+
+    def keep_the_users_containers(self, original, settings):
+        """Put back, empty, the containers of settings.json the uninstall emptied and removed
+        that the protocol did not make: "permissions": {"deny": []} of the user's comes back
+        as it was, in a teammate's clone too, where no local record holds the bytes. (An install
+        made before the record wrote none down: its emptied containers go.)"""
+        if self.record is None:
+            return
+        for path in sorted(containers_of(original) - containers_of(settings)
+                           - set(self.known.containers), key=len):
+            key, _, inner = path.partition(".")
+            if not inner:
+                settings[key] = {}
+            elif isinstance(settings.get(key), dict):
+                settings[key][inner] = [] if key in ("hooks", "permissions") else {}
+
     def before_text(self, rel):
         """The text of an edited file before the first install here; None when not known."""
         return (self.before or {}).get("files", {}).get(rel)
@@ -345,6 +373,20 @@ class Ownership(object):
         data, _ = read_file_of_the_installers(self.project, rel)
         if data is not None:
             before["files"][rel] = data.decode("utf-8", "surrogateescape")
+
+
+def containers_of(settings):
+    """The objects and lists of a settings object the protocol's entries and rules go into:
+    "hooks", "hooks.<event>", "permissions", "permissions.allow", "permissions.deny"."""
+    found = set()
+    for key in ("hooks", "permissions"):
+        value = settings.get(key)
+        if isinstance(value, dict):
+            found.add(key)
+            inner = value if key == "hooks" else dict(
+                (name, value[name]) for name in ("allow", "deny") if name in value)
+            found.update("{}.{}".format(key, name) for name in inner)
+    return found
 
 
 def is_as_a_release_creates_it(original, settings, deny):

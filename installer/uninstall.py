@@ -11,6 +11,7 @@ empties it and it was not there, empty, before. The handoff always stays. The re
 so a run that stops half-way can be run again.
 """
 
+import copy
 import os
 import re
 
@@ -155,6 +156,7 @@ def plan_settings_unwiring(plan, owned, wirings):
         return None
     if original is None:
         return settings
+    read = copy.deepcopy(settings)
     changed = unwire(settings, [wiring for wiring in wirings if owned.owns_event(wiring.event)])
     notes = ["unwired " + " and ".join(changed)] if changed else []
     gone = unwire_the_bash_editions_missing_hooks(settings, plan.root)
@@ -169,6 +171,7 @@ def plan_settings_unwiring(plan, owned, wirings):
     if dropped:
         notes.append("removed {} .claudeignore deny rule(s)".format(len(dropped)))
     if notes:
+        owned.keep_the_users_containers(read, settings)
         before = owned.before_text(SETTINGS)
         if before is not None and settings_mean_the_same(settings, before):
             plan.write("merge", SETTINGS, encode_text(before), "; ".join(notes))

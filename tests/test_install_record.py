@@ -105,6 +105,25 @@ def test_a_teammates_clone_updates_and_uninstalls_what_the_committed_settings_sh
     assert not os.path.exists(path_in(clone, RECORD))
 
 
+@pytest.mark.parametrize("data", [
+    '{"hooks": {}, "permissions": {"deny": []}}\n',
+    '{\n  "permissions": {\n    "allow": [],\n    "deny": []\n  },\n  "hooks": {\n    "Stop": []\n  }\n}\n',
+])
+def test_a_teammates_uninstall_keeps_the_empty_objects_and_lists_the_user_had(
+        installer, tmp_path, data):
+    """What the protocol's entries went into but did not make stays, empty, as it was: the
+    record says which of them it made."""
+    env = installer.env
+    first = make_repo(str(tmp_path / "first"), env, {".claude/settings.json": data})
+    installer.ok("--project", first)
+    git(first, "add", "-A", env=env)
+    git(first, "commit", "-q", "-m", "the protocol", env=env)
+    clone = str(tmp_path / "clone")
+    git(str(tmp_path), "clone", "-q", first, clone, env=env)
+    installer.ok("--uninstall", clone)
+    assert read(path_in(clone, ".claude/settings.json")).decode() == data
+
+
 def test_a_record_of_the_users_under_its_name_stops_the_install(installer, project):
     write(path_in(project, RECORD), '{"mine": true}\n')
     done = installer.run("--project", project)
