@@ -323,7 +323,7 @@ def plan_settings_wiring(plan, owned, options, wirings, commands, ignore_text):
         plan.steps += [Step(verb, SETTINGS, line, None) for line in lines[1:]]
     if original is None:
         owned.after.created.append(SETTINGS)
-    owned.note_containers(read, settings)
+    owned.note_containers(read, settings, [wiring.event for wiring, _ in moved])
     plan_bash_edition_hooks_note(plan, settings)
 
 

@@ -259,10 +259,13 @@ class Ownership(object):
     def created(self, rel):
         return rel in self.known.created
 
-    def note_containers(self, before, after):
+    def note_containers(self, before, after, taken_over=()):
         """Write down the containers of settings.json that a run's changes made (before and
-        after: the settings as they were read, as the run leaves them)."""
+        after: the settings as they were read, as the run leaves them), and those that held
+        the entries of the bash edition it took over (taken_over: their events), which that
+        edition's install made."""
         made = containers_of(after) - containers_of(before)
+        made |= set(["hooks"] if taken_over else []) | set("hooks." + event for event in taken_over)
         self.after.containers = sorted(set(self.after.containers) | made)
 
     def keep_the_users_containers(self, original, settings):
@@ -298,6 +301,9 @@ class Ownership(object):
         except SettingsError:
             settings, original = {}, None
         adopted.hooks = [wiring.event for wiring in WIRINGS if our_handlers(settings, wiring)]
+        # what held the entries of an install before the record is taken for its own making
+        adopted.containers = (["hooks"] if adopted.hooks else []) + [
+            "hooks." + event for event in adopted.hooks]
         try:
             ignore_text = claudeignore_text(self.project)
         except Refusal:
@@ -308,6 +314,7 @@ class Ownership(object):
         deny = dict((rule, lines[rule]) for rule in rules_of(settings, "deny") if rule in lines)
         if original is not None and is_as_a_release_creates_it(original, settings, deny):
             adopted.created.append(SETTINGS)
+            adopted.containers = sorted(containers_of(settings))
             adopted.allow = [rule for rule in rules_of(settings, "allow")
                              if rule in SKILL_PERMISSIONS]
             adopted.deny = deny
