@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""memory_format: moves a memory kept in the protocol's previous format to the team format.
+
+Why it exists: the previous format had every save rewrite lines every other save rewrites too
+(the index's `Last dream` stamp and Active Context, each file's `Last updated` stamp), so two
+developers who saved on two branches collided in git at nearly every merge (spec §4.5 gives the
+measurement). The team format writes nothing every save changes, keeps what one developer is
+doing in their own handoff, and puts each new fact in a note of its own, listed at session
+start, so no save edits a line another save edits. A memory written before keeps working as it
+is; this module is what `install.py --update` runs to bring it to that format.
+
+What it promises:
+- `changes(folder, index_name, today)` reads the memory folder and returns what the move
+  writes, as {file name: new text}: nothing for a memory already in the team format.
+  `migrated(files, index_name, today)` does the same on texts held in memory, for the tests
+  and the team benchmark. Neither writes anything; the installer writes.
+- No line of memory is lost. The lines it takes out are the stamps (`<!-- Last dream: ... -->`,
+  `<!-- Last updated: ... -->`), whose dates git keeps for every file, and the guidance comment
+  an earlier release's index template carried, which it replaces with this release's. The index's
+  Active Context moves, line for line, into a file of its own that session start lists.
+- It puts a blank line between dated facts that sit on adjacent lines (outside code blocks), so
+  that two branches correcting two neighbouring facts change lines git keeps apart.
+- Running it on its own output changes nothing.
+- Standard library only; Python 3.8 or newer.
+"""
+import os
+import re
+
+# The lines a committed .gitattributes needs for git's built-in union merge of the memory: no
+# driver to register, so plain git honours it in every clone, with no setup (spec §4.5).
+GITATTRIBUTES_LINES = "memory/**/*.md merge=union\n"
+
+STAMP = re.compile(r"^\s*<!--\s*last[ _-]?(dream|updated)\s*:[^>]*-->\s*$", re.I)
+STAMP_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})")
+DATED_FACT = re.compile(r"^[-*+] \d{4}-\d{2}-\d{2}\b")
+ACTIVE_CONTEXT = re.compile(r"^##\s+active context\s*$", re.I)
+HEADING = re.compile(r"^#{1,6}\s")
+FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+# The guidance comments earlier releases' index template carried, and the one this release's
+# carries: only a comment that is exactly one of the earlier ones is replaced.
+EARLIER_GUIDANCE = (
+    "<!-- An index, not a store: one pointer line per topic file, under 80 lines, rewritten by "
+    "/dream. Never session history. -->",
+)
+GUIDANCE = ("<!-- The team's shared memory. Notes live in topic folders beside this file "
+            "(memory/<topic>/<note>.md); session start lists them under these lines, so no save "
+            "edits this file. Never session history. -->")
+WORK_IN_PROGRESS = "work-in-progress"
+
+
+def changes(folder, index_name, today):
+    """{file name (relative to `folder`, with `/`): new text} of every memory file the move
+    changes or creates. Files that cannot be read as UTF-8 are left alone."""
+    files = {}
+    for name in memory_file_names(folder):
+        try:
+            with open(os.path.join(folder, *name.split("/")), encoding="utf-8", newline="") as stream:
+                files[name] = stream.read()
+        except (OSError, UnicodeDecodeError):
+            continue
+    moved = migrated(files, index_name, today)
+    return dict((name, text) for name, text in moved.items() if files.get(name) != text)
+
+
+def memory_file_names(folder):
+    """The Markdown files of the memory: those beside the index and those one folder down (the
+    notes of topic folders), never through a symlink."""
+    names = []
+    try:
+        entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+    except OSError:
+        return names
+    for entry in entries:
+        if entry.name.startswith(".") or entry.is_symlink():
+            continue
+        if entry.is_file() and entry.name.lower().endswith(".md"):
+            names.append(entry.name)
+        elif entry.is_dir():
+            try:
+                inner = sorted(os.scandir(entry.path), key=lambda note: note.name)
+            except OSError:
+                continue
+            names += [entry.name + "/" + note.name for note in inner
+                      if note.name.lower().endswith(".md") and not note.name.startswith(".")
+                      and note.is_file() and not note.is_symlink()]
+    return names
+
+
+def migrated(files, index_name, today):
+    """The memory `files` ({name: text}) in the team format: every file, changed or not, plus
+    the file that takes the index's Active Context when it had one."""
+    out = {}
+    for name, text in files.items():
+        if name == index_name:
+            index, context, date = migrated_index(text)
+            out[name] = index
+            if context:
+                out[work_in_progress_name(files)] = work_in_progress(context, date or today)
+        else:
+            out[name] = spaced_facts(without_stamps(text))
+    return out
+
+
+def migrated_index(text):
+    """(the index without its stamps and Active Context, the Active Context's lines, the date of
+    the last consolidation or None)."""
+    newline = "\r\n" if "\r\n" in text else "\n"
+    lines = text.split(newline)
+    date = None
+    kept, context = [], []
+    in_context = False
+    for line in lines:
+        if STAMP.match(line):
+            found = STAMP_DATE.search(line)
+            date = date or (found.group(1) if found and "dream" in line.lower() else None)
+            continue
+        if ACTIVE_CONTEXT.match(line):
+            in_context = True
+            continue
+        if in_context and HEADING.match(line):
+            in_context = False
+        if in_context:
+            if line.strip():
+                context.append(line)
+            continue
+        kept.append(GUIDANCE if line.strip() in EARLIER_GUIDANCE else line)
+    return newline.join(kept), context, date
+
+
+def work_in_progress_name(files):
+    name = WORK_IN_PROGRESS + ".md"
+    number = 2
+    while name in files:
+        name = "%s-%d.md" % (WORK_IN_PROGRESS, number)
+        number += 1
+    return name
+
+
+def work_in_progress(context, date):
+    return ("# What was in progress on %s\n"
+            "The index's Active Context when the memory moved to the team format: keep what is "
+            "still true as a note, or in your own handoff, then delete this file.\n\n%s\n"
+            % (date, "\n".join(line.rstrip() for line in context)))
+
+
+def without_stamps(text):
+    newline = "\r\n" if "\r\n" in text else "\n"
+    return newline.join(line for line in text.split(newline) if not STAMP.match(line))
+
+
+def spaced_facts(text):
+    """A blank line between two dated facts on adjacent lines, outside fenced code."""
+    newline = "\r\n" if "\r\n" in text else "\n"
+    out = []
+    fence = None
+    for line in text.split(newline):
+        opening = FENCE.match(line)
+        if opening and fence is None:
+            fence = opening.group(1)[0]
+        elif opening and line.strip()[:1] == fence:
+            fence = None
+        elif fence is None and DATED_FACT.match(line) and out and DATED_FACT.match(out[-1]):
+            out.append("")
+        out.append(line)
+    return newline.join(out)
