@@ -44,13 +44,19 @@ def test_silent_when_every_budget_holds(project):
     assert budget(project) == ""
 
 
+def index_alone(project, count):
+    """An index of `count` lines with nothing beside it, so the listing under it is empty."""
+    (project / "memory" / "topic.md").unlink()
+    write_lines(project / "memory" / "MEMORY.md", count)
+
+
 def test_index_of_80_lines_is_silent(project):
-    write_lines(project / "memory" / "MEMORY.md", 80)
+    index_alone(project, 80)
     assert budget(project) == ""
 
 
 def test_index_of_81_lines_fires(project):
-    write_lines(project / "memory" / "MEMORY.md", 81)
+    index_alone(project, 81)
     report = budget(project)
     assert "## Context budget — over on 1 point(s)" in report
     assert "memory/MEMORY.md is 81 lines (budget 80)" in report
@@ -58,17 +64,19 @@ def test_index_of_81_lines_fires(project):
 
 
 def test_index_counts_newlines_like_wc(project):
+    (project / "memory" / "topic.md").unlink()
     index = project / "memory" / "MEMORY.md"
     index.write_text("\n".join("- line %d" % i for i in range(81)), encoding="utf-8")
     assert budget(project) == ""  # 81 lines of text, 80 newline characters
 
 
 def test_index_report_names_the_measure(project):
-    write_lines(project / "memory" / "MEMORY.md", 120)
+    index_alone(project, 120)
     assert "memory/MEMORY.md is 120 lines (budget 80)" in budget(project)
 
 
 def test_index_that_is_not_utf8_is_still_measured(project):
+    (project / "memory" / "topic.md").unlink()
     (project / "memory" / "MEMORY.md").write_bytes(b"\xff\xfe\x00bad\n" * 90)
     assert "is 90 lines (budget 80)" in budget(project)
 
@@ -381,7 +389,7 @@ def test_a_dead_pointer_is_a_defect_under_its_own_heading_not_a_budget_point(pro
 
 
 def test_python_interface_matches_the_command(project):
-    write_lines(project / "memory" / "MEMORY.md", 81)
+    index_alone(project, 81)
     module = load_hook("context-budget.py")
     points = module.budget_points(str(project), {"MCP_PROJECTS_DIR": "/nonexistent"})
     assert len(points) == 1 and points[0].startswith("- memory/MEMORY.md is 81 lines")
