@@ -17,7 +17,7 @@ What it promises:
 - No line of memory is lost. The lines it takes out are the stamps (`<!-- Last dream: ... -->`,
   `<!-- Last updated: ... -->`), whose dates git keeps for every file, and the guidance comment
   an earlier release's index template carried, which it replaces with this release's. The index's
-  Active Context moves, line for line, into a file of its own that session start lists.
+  Active Context moves, line for line, into a file of its own, which the index then links.
 - It puts a blank line between dated facts that sit on adjacent lines (outside code blocks), so
   that two branches correcting two neighbouring facts change lines git keeps apart.
 - Running it on its own output changes nothing.
@@ -42,10 +42,13 @@ EARLIER_GUIDANCE = (
     "<!-- An index, not a store: one pointer line per topic file, under 80 lines, rewritten by "
     "/dream. Never session history. -->",
 )
-GUIDANCE = ("<!-- The team's shared memory. Notes live in topic folders beside this file "
-            "(memory/<topic>/<note>.md); session start lists them under these lines, so no save "
-            "edits this file. Never session history. -->")
+GUIDANCE = ("<!-- The team's shared memory: pointers to topic files here; notes in topic folders "
+            "beside this file (memory/<topic>/<note>.md), which session start lists under these "
+            "lines. A save adds notes and never edits this file. Never session history. -->")
 WORK_IN_PROGRESS = "work-in-progress"
+POINTER = ("- [What was in progress on %s](%s) — the index's Active Context until the move to the "
+           "team format: keep what is still true as a note or in your handoff, then delete the "
+           "file and this section")
 
 
 def changes(folder, index_name, today):
@@ -92,39 +95,36 @@ def migrated(files, index_name, today):
     out = {}
     for name, text in files.items():
         if name == index_name:
-            index, context, date = migrated_index(text)
+            moved_to = work_in_progress_name(files)
+            index, context, date = migrated_index(text, moved_to, today)
             out[name] = index
             if context:
-                out[work_in_progress_name(files)] = work_in_progress(context, date or today)
+                out[moved_to] = work_in_progress(context, date)
         else:
             out[name] = spaced_facts(without_stamps(text))
     return out
 
 
-def migrated_index(text):
-    """(the index without its stamps and Active Context, the Active Context's lines, the date of
-    the last consolidation or None)."""
+def migrated_index(text, moved_to, today):
+    """(the index without its stamps, its Active Context replaced by a pointer to `moved_to`;
+    the Active Context's lines; the date they were written: the last consolidation's, else
+    `today`)."""
     newline = "\r\n" if "\r\n" in text else "\n"
-    lines = text.split(newline)
-    date = None
-    kept, context = [], []
-    in_context = False
-    for line in lines:
-        if STAMP.match(line):
-            found = STAMP_DATE.search(line)
-            date = date or (found.group(1) if found and "dream" in line.lower() else None)
-            continue
-        if ACTIVE_CONTEXT.match(line):
-            in_context = True
-            continue
-        if in_context and HEADING.match(line):
-            in_context = False
-        if in_context:
-            if line.strip():
-                context.append(line)
-            continue
-        kept.append(GUIDANCE if line.strip() in EARLIER_GUIDANCE else line)
-    return newline.join(kept), context, date
+    stamps = [STAMP_DATE.search(line) for line in text.split(newline)
+              if STAMP.match(line) and "dream" in line.lower()]
+    date = next((found.group(1) for found in stamps if found), today)
+    lines = [line for line in text.split(newline) if not STAMP.match(line)]
+    start = next((n for n, line in enumerate(lines) if ACTIVE_CONTEXT.match(line)), None)
+    context = []
+    if start is not None:
+        end = start + 1
+        while end < len(lines) and not HEADING.match(lines[end]):
+            end += 1
+        context = [line for line in lines[start + 1:end] if line.strip()]
+        pointer = ["## Work in progress", POINTER % (date, moved_to), ""] if context else []
+        lines = lines[:start] + pointer + lines[end:]
+    lines = [GUIDANCE if line.strip() in EARLIER_GUIDANCE else line for line in lines]
+    return newline.join(lines), context, date
 
 
 def work_in_progress_name(files):
@@ -137,9 +137,7 @@ def work_in_progress_name(files):
 
 
 def work_in_progress(context, date):
-    return ("# What was in progress on %s\n"
-            "The index's Active Context when the memory moved to the team format: keep what is "
-            "still true as a note, or in your own handoff, then delete this file.\n\n%s\n"
+    return ("# What was in progress on %s\n\n%s\n"
             % (date, "\n".join(line.rstrip() for line in context)))
 
 

@@ -44,19 +44,13 @@ def test_silent_when_every_budget_holds(project):
     assert budget(project) == ""
 
 
-def index_alone(project, count):
-    """An index of `count` lines with nothing beside it, so the listing under it is empty."""
-    (project / "memory" / "topic.md").unlink()
-    write_lines(project / "memory" / "MEMORY.md", count)
-
-
 def test_index_of_80_lines_is_silent(project):
-    index_alone(project, 80)
+    write_lines(project / "memory" / "MEMORY.md", 80)
     assert budget(project) == ""
 
 
 def test_index_of_81_lines_fires(project):
-    index_alone(project, 81)
+    write_lines(project / "memory" / "MEMORY.md", 81)
     report = budget(project)
     assert "## Context budget — over on 1 point(s)" in report
     assert "memory/MEMORY.md is 81 lines (budget 80)" in report
@@ -64,19 +58,17 @@ def test_index_of_81_lines_fires(project):
 
 
 def test_index_counts_newlines_like_wc(project):
-    (project / "memory" / "topic.md").unlink()
     index = project / "memory" / "MEMORY.md"
     index.write_text("\n".join("- line %d" % i for i in range(81)), encoding="utf-8")
     assert budget(project) == ""  # 81 lines of text, 80 newline characters
 
 
 def test_index_report_names_the_measure(project):
-    index_alone(project, 120)
+    write_lines(project / "memory" / "MEMORY.md", 120)
     assert "memory/MEMORY.md is 120 lines (budget 80)" in budget(project)
 
 
 def test_index_that_is_not_utf8_is_still_measured(project):
-    (project / "memory" / "topic.md").unlink()
     (project / "memory" / "MEMORY.md").write_bytes(b"\xff\xfe\x00bad\n" * 90)
     assert "is 90 lines (budget 80)" in budget(project)
 
@@ -389,7 +381,7 @@ def test_a_dead_pointer_is_a_defect_under_its_own_heading_not_a_budget_point(pro
 
 
 def test_python_interface_matches_the_command(project):
-    index_alone(project, 81)
+    write_lines(project / "memory" / "MEMORY.md", 81)
     module = load_hook("context-budget.py")
     points = module.budget_points(str(project), {"MCP_PROJECTS_DIR": "/nonexistent"})
     assert len(points) == 1 and points[0].startswith("- memory/MEMORY.md is 81 lines")

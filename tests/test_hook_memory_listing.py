@@ -1,35 +1,32 @@
-"""The listing: what the index does not link is listed under it at every session start.
+"""The listing: session start lists the topic folders beside the index, under it.
 
-The rule (spec §3.1, §4.5): every Markdown file directly beside the index that the index does not
-link gets one line, `- [Title](file.md) — clause`, its title from its `# ` line (else its
-frontmatter name, else its file name) and its clause from the line of prose under that title
-(else its frontmatter description); every topic folder beside the index gets one line naming its
-notes. A README, a dot entry, the index itself and anything reached through a symlink are never
-listed, and nothing is listed when the index sits at the project's top. The index budget counts
-the listed lines with the index's own."""
+The rule (spec §3.1, §4.5): a note is a file of its own in a topic folder beside the index,
+`memory/<folder>/<note>.md`. Under the index, session start shows one line per topic folder that
+holds notes, `- [<folder>/](<folder>/) — N notes: <names>`, the names sorted and cut before the
+line grows past one screen line. A dot folder, a folder without notes, anything reached through a
+symlink and a README are never listed, and nothing is listed when the index sits at the project's
+top. The index budget counts one line per listed folder with the index's own lines."""
 import os
-import shutil
 
 import pytest
 
-from conftest import run_hook, write_lines
+from conftest import run_hook
 from test_hook_session_start import hooks_without, inject
 
-HEADING = "## Memory the index does not link"
+HEADING = "## Topic folders (listed at session start; a note is memory/<folder>/<note>.md)"
 
 
 def listing(text):
     """The injection's listing lines (after its heading), or [] when it has none."""
     lines = text.split("\n")
-    for number, line in enumerate(lines):
-        if line.startswith(HEADING):
-            out = []
-            for entry in lines[number + 1:]:
-                if not entry.startswith("- "):
-                    break
-                out.append(entry)
-            return out
-    return []
+    if HEADING not in lines:
+        return []
+    out = []
+    for entry in lines[lines.index(HEADING) + 1:]:
+        if not entry.startswith("- "):
+            break
+        out.append(entry)
+    return out
 
 
 def budget(project, **env):
@@ -43,92 +40,58 @@ def write(path, text):
     path.write_text(text, encoding="utf-8")
 
 
-def test_a_memory_the_index_links_whole_has_no_listing(project):
+def test_a_memory_without_topic_folders_has_no_listing(project):
+    write(project / "memory" / "unlinked.md", "# A file the index does not link\n")
     text = inject(project)
     assert "- [Topic](topic.md) — the pointer" in text
     assert HEADING not in text
 
 
-def test_a_note_in_a_topic_folder_is_reached_through_its_folder_line(project):
+def test_a_note_is_reached_through_its_folder_line_under_the_index(project):
     write(project / "memory" / "caching" / "eviction-ttl.md", "# Eviction TTL\n\n- 2026-11-30: 900 s.\n")
-    assert listing(inject(project)) == ["- [caching/](caching/) — 1 note: eviction-ttl"]
+    text = inject(project)
+    assert listing(text) == ["- [caching/](caching/) — 1 note: eviction-ttl"]
+    assert text.index("- [Topic](topic.md) — the pointer") < text.index(HEADING)
 
 
-def test_a_topic_folder_names_its_notes_sorted_and_counts_them(project):
+def test_a_folder_names_its_notes_sorted_and_counts_them(project):
     for name in ("release-tags", "Rollback", "uploads-bucket"):
         write(project / "memory" / "deployment" / (name + ".md"), "# %s\n" % name)
     write(project / "memory" / "deployment" / "README.md", "# What this folder holds\n")
-    write(project / "memory" / "deployment" / "draft.txt", "not a note\n")
+    write(project / "memory" / "deployment" / ".draft.md", "# Draft\n")
+    write(project / "memory" / "deployment" / "diagram.svg", "<svg/>\n")
+    write(project / "memory" / "deployment" / "old" / "nested.md", "# Nested\n")
+    write(project / "memory" / "gotchas" / "dev-server-ipv6.md", "# IPv6\n")
     assert listing(inject(project)) == [
-        "- [deployment/](deployment/) — 3 notes: release-tags, Rollback, uploads-bucket"]
+        "- [deployment/](deployment/) — 3 notes: release-tags, Rollback, uploads-bucket",
+        "- [gotchas/](gotchas/) — 1 note: dev-server-ipv6"]
 
 
-def test_a_file_the_index_does_not_link_gets_its_title_and_clause(project):
-    write(project / "memory" / "cache-choice.md",
-          "# Cache choice\nOpen it before adding a cache layer.\n\n- 2026-11-12: in-process.\n")
-    assert listing(inject(project)) == [
-        "- [Cache choice](cache-choice.md) — Open it before adding a cache layer."]
-
-
-def test_a_stamp_or_a_fact_under_the_title_is_no_clause(project):
-    write(project / "memory" / "gotchas.md",
-          "# Gotchas\n<!-- Last updated: 2026-11-21 -->\n\n- 2026-10-14: band limits are inclusive.\n")
-    write(project / "memory" / "steps.md", "# Steps\n1. build\n2. ship\n")
-    assert listing(inject(project)) == ["- [Gotchas](gotchas.md)", "- [Steps](steps.md)"]
-
-
-def test_the_harness_format_gives_its_name_and_description(project):
-    write(project / "memory" / "feedback_testing.md",
-          "---\nname: Run the tests first\ndescription: before saying a change works\ntype: feedback\n"
-          "---\n\nRun `make check`.\n")
-    assert listing(inject(project)) == [
-        "- [Run the tests first](feedback_testing.md) — before saying a change works"]
-
-
-def test_a_file_without_a_title_is_named_by_its_file_name(project):
-    write(project / "memory" / "2026-11-30.md", "Worked on the parser.\n")
-    assert listing(inject(project)) == ["- [2026-11-30](2026-11-30.md) — Worked on the parser."]
-
-
-def test_the_index_a_readme_dot_entries_and_empty_folders_are_not_listed(project):
-    write(project / "memory" / "README.md", "# About this folder\n")
-    write(project / "memory" / ".draft.md", "# Draft\n")
+def test_dot_folders_and_folders_without_notes_are_not_listed(project):
     write(project / "memory" / ".hidden" / "note.md", "# Hidden\n")
     write(project / "memory" / "assets" / "diagram.svg", "<svg/>\n")
+    write(project / "memory" / "readme-only" / "README.md", "# About\n")
     (project / "memory" / "empty").mkdir()
     assert listing(inject(project)) == []
 
 
-def test_a_folder_the_index_links_is_not_listed_again(project):
-    write(project / "memory" / "deployment" / "tags.md", "# Tags\n")
-    (project / "memory" / "MEMORY.md").write_text(
-        "# Index\n- [Topic](topic.md) — x\n- [Deployment](deployment/) — how releases go out\n",
-        encoding="utf-8")
-    assert listing(inject(project)) == []
-
-
-def test_a_link_inside_a_comment_or_code_does_not_count_as_linked(project):
-    (project / "memory" / "MEMORY.md").write_text(
-        "# Index\n<!-- [Topic](topic.md) -->\n`[Topic](topic.md)`\n", encoding="utf-8")
-    assert listing(inject(project)) == ["- [Topic](topic.md)"]
-
-
-def test_a_name_a_link_cannot_hold_is_put_in_angle_brackets(project):
-    write(project / "memory" / "two words (draft).md", "# Two words\n")
-    assert listing(inject(project)) == ["- [Two words](<two words (draft).md>)"]
-    assert "Memory defects" not in inject(project)
+def test_a_folder_name_a_link_cannot_hold_is_put_in_angle_brackets(project):
+    write(project / "memory" / "release notes (old)" / "v1.md", "# v1\n")
+    text = inject(project)
+    assert listing(text) == ["- [release notes (old)/](<release notes (old)>/) — 1 note: v1"]
+    assert "Memory defects" not in text
 
 
 @pytest.mark.skipif(os.name == "nt", reason="symlinks need privileges on Windows")
-def test_a_symlink_is_never_followed_so_nothing_outside_reaches_the_session(project, tmp_path):
-    secret = tmp_path / "secret.md"
-    secret.write_text("# sk-live-4242\nthe key itself\n", encoding="utf-8")
-    folder = tmp_path / "elsewhere"
-    write(folder / "private.md", "# private\n")
-    (project / "memory" / "linked.md").symlink_to(secret)
-    (project / "memory" / "linked-folder").symlink_to(folder)
+def test_a_symlink_is_never_followed_so_no_name_from_outside_reaches_the_session(project, tmp_path):
+    outside = tmp_path / "elsewhere"
+    write(outside / "customer-list.md", "# private\n")
+    (project / "memory" / "linked-folder").symlink_to(outside)
+    write(project / "memory" / "caching" / "ttl.md", "# TTL\n")
+    (project / "memory" / "caching" / "secret-name.md").symlink_to(outside / "customer-list.md")
     text = inject(project)
-    assert listing(text) == [] and "sk-live" not in text and "private" not in text
+    assert listing(text) == ["- [caching/](caching/) — 1 note: ttl"]
+    assert "customer-list" not in text and "secret-name" not in text
 
 
 def test_nothing_is_listed_for_an_index_at_the_project_top(project):
@@ -145,28 +108,20 @@ def test_a_folder_of_many_notes_stays_one_short_line(project):
     [line] = listing(inject(project))
     assert line.startswith("- [gotchas/](gotchas/) — 60 notes: gotcha-number-00, gotcha-number-01, ")
     shown = line.split(": ", 1)[1].split(" and ")[0].split(", ")
+    assert shown == ["gotcha-number-%02d" % n for n in range(len(shown))]
     assert line.endswith(" and %d more" % (60 - len(shown)))
-    assert len(line) < 320
+    assert len(line) < 300
 
 
-def test_only_the_first_200_files_are_read_and_the_rest_are_counted(project):
-    for number in range(203):
-        write(project / "memory" / ("note-%03d.md" % number), "# Note %d\n" % number)
-    lines = listing(inject(project, MCP_MEM_LINES="1000"))
-    assert len(lines) == 201
-    assert lines[199] == "- [Note 199](note-199.md)"
-    assert lines[200] == "- ... and 3 more files in memory/, not read at session start"
-
-
-def test_listed_lines_count_against_the_index_budget(project):
+def test_listed_folders_count_against_the_index_budget(project):
     (project / "memory" / "MEMORY.md").write_text(
-        "".join("- line %d\n" % i for i in range(78)), encoding="utf-8")
+        "".join("- line %d\n" % i for i in range(79)), encoding="utf-8")
     write(project / "memory" / "caching" / "ttl.md", "# TTL\n")
-    assert budget(project) == ""  # 78 + topic.md + caching/ = 80 lines
-    write(project / "memory" / "gotchas.md", "# Gotchas\n")
-    report = budget(project)
-    assert ("- memory/MEMORY.md is 78 lines and session start lists 3 more under it, one for "
-            "each memory file and topic folder it does not link: 81 lines (budget 80).") in report
+    write(project / "memory" / "caching" / "keys.md", "# Keys\n")
+    assert budget(project) == ""  # 79 lines and one folder: 80
+    write(project / "memory" / "gotchas" / "ipv6.md", "# IPv6\n")
+    assert ("- memory/MEMORY.md is 79 lines and session start lists its 2 topic folder(s) under "
+            "it: 81 lines (budget 80).") in budget(project)
 
 
 @pytest.mark.parametrize("how", ["missing", "raising"])
@@ -174,7 +129,7 @@ def test_a_listing_that_cannot_be_made_costs_only_itself(project, tmp_path, how)
     (project / "memory" / "MEMORY.md").write_text("# I\n- [Topic](topic.md) — the pointer\n",
                                                   encoding="utf-8")
     write(project / "memory" / "caching" / "ttl.md", "# TTL\n")
-    hooks = hooks_without(tmp_path, "context-budget.py", "unlinked_memory", how)
+    hooks = hooks_without(tmp_path, "context-budget.py", "topic_folders", how)
     done = run_hook("session-start.py", project, hooks_dir=hooks, env={"MCP_MEM_LINES": "1"},
                     stdin={"session_id": "s1", "source": "startup", "cwd": str(project)})
     text = done.stdout.decode("utf-8")

@@ -76,7 +76,7 @@ def test_no_line_of_memory_is_lost_only_stamps_and_the_earlier_guidance_go():
     kept = [line for text in after.values() for line in text.split("\n") if line.strip()]
     for name, text in before.items():
         for line in text.split("\n"):
-            if not line.strip() or line == "## Active Context":
+            if not line.strip() or line == "## Active Context":  # a heading, now "Work in progress"
                 continue
             if is_stamp(line) or line == EARLIER_GUIDANCE:
                 assert line not in kept, line
@@ -98,14 +98,23 @@ def test_stamps_go_and_nothing_is_stamped_again():
         assert "Last dream" not in text and "Last updated" not in text
 
 
-def test_active_context_moves_line_for_line_into_a_file_dated_by_the_last_dream():
+def test_active_context_moves_line_for_line_into_a_file_the_index_links():
     after = FORMAT.migrated(previous_memory(), "MEMORY.md", "2026-12-01")
-    assert "Active Context" not in after["MEMORY.md"]
-    moved = after["work-in-progress.md"]
-    assert moved.startswith("# What was in progress on 2026-11-29\n")
-    body = moved.split("\n\n", 1)[1]
-    assert body == ("Rate table 2026-10 is live; next: per-customer rates.\n"
-                    "Waiting on the carrier for the island list.\n")
+    assert "## Active Context" not in after["MEMORY.md"]
+    assert after["work-in-progress.md"] == (
+        "# What was in progress on 2026-11-29\n\n"
+        "Rate table 2026-10 is live; next: per-customer rates.\n"
+        "Waiting on the carrier for the island list.\n")
+    assert "\n## Work in progress\n- [What was in progress on 2026-11-29](work-in-progress.md) — " \
+        in after["MEMORY.md"]
+
+
+def test_an_empty_active_context_leaves_no_section_and_no_file():
+    index = PREVIOUS_INDEX.replace("Rate table 2026-10 is live; next: per-customer rates.\n"
+                                   "Waiting on the carrier for the island list.\n", "")
+    after = FORMAT.migrated({"MEMORY.md": index}, "MEMORY.md", "2026-12-01")
+    assert list(after) == ["MEMORY.md"]
+    assert "## Active Context" not in after["MEMORY.md"] and "Work in progress" not in after["MEMORY.md"]
 
 
 def test_without_a_last_dream_line_the_moved_context_takes_today():
@@ -119,15 +128,16 @@ def test_an_existing_work_in_progress_file_is_never_overwritten():
     after = FORMAT.migrated(files, "MEMORY.md", "2026-12-01")
     assert after["work-in-progress.md"] == "# Mine\n"
     assert "Rate table" in after["work-in-progress-2.md"]
+    assert "](work-in-progress-2.md) — " in after["MEMORY.md"]
 
 
 def test_the_index_keeps_its_pointers_and_gets_this_release_guidance():
     after = FORMAT.migrated(previous_memory(), "MEMORY.md", "2026-12-01")
     assert after["MEMORY.md"] == (
-        "# Project Memory Index\n%s\n\n## Decisions\n"
+        "# Project Memory Index\n%s\n\n## Work in progress\n%s\n\n## Decisions\n"
         "- [Decisions](decisions.md) — integer cents, rates in a reviewed JSON file\n\n"
         "## Topics\n- [Deployment](deployment.md) — one instance behind the gateway\n"
-        % FORMAT.GUIDANCE)
+        % (FORMAT.GUIDANCE, FORMAT.POINTER % ("2026-11-29", "work-in-progress.md")))
 
 
 def test_a_guidance_comment_of_the_users_own_stays():

@@ -4,9 +4,8 @@ session the moment it opens, checked where its sessions start.
 
 Why it exists: every file that loads at session start is a standing tax on every request, and a
 budget binds only where it is checked. This hook weighs the files that make a session expensive:
-the memory index (with the listing session start shows under it of the memory files and topic
-folders the index does not link), the root instruction file, the live transcript and the agent
-worktrees. It also
+the memory index (with the topic folders session start lists under it), the root instruction
+file, the live transcript and the agent worktrees. It also
 catches three memory defects cheap enough to look for at every start: a pointer to a file that
 does not exist, an HTML comment that never closes and hides the rest of the index, and a harness
 auto-memory index so long that its newest lines never load.
@@ -18,9 +17,8 @@ What it promises:
 - Exit status 0 on every path. It reads no standard input and writes nothing.
 - Its cost does not grow with the transcript (one stat call) or with the index (one streaming
   count, and only its first 64 KiB parsed); only the worktree budget walks a tree, and only when
-  that folder exists. Nothing here runs git. Of the memory beside the index it lists the folder
-  and the topic folders in it, and for the listing reads the first 2 KiB of at most 200 files
-  the index does not link; it never follows a symlink there.
+  that folder exists. Nothing here runs git or reads topic files: of the memory beside the index
+  it lists only the names in its folder and in the topic folders there, never through a symlink.
 - Standard library only; Python 3.8 or newer; runs as `python3 -I -S context-budget.py`.
 
 The full memory-health report (citations checked against git history, the index lint, what
@@ -115,7 +113,7 @@ class IndexReading(object):
         self.newlines = newlines
         self.head = head
         self.complete = complete
-        self.unlinked = None  # (folder mtime, what beside it the index does not link)
+        self.folders = None  # (folder mtime, the topic folders beside it and their notes)
         self.listable = False  # whether its folder is the memory's own, not the project's top
 
 
@@ -178,10 +176,10 @@ def index_point(project, env, index):
             % (shown_path(project, index.path), lines, budget)
         )
     return (
-        "- %s is %d lines and session start lists %d more under it, one for each memory file "
-        "and topic folder it does not link: %d lines (budget %d). It is an index and loads at "
-        "every session start: fold files and folders that share a topic into one topic folder, "
-        "and keep the index to pointers. Repair it with /dream."
+        "- %s is %d lines and session start lists its %d topic folder(s) under it: %d lines "
+        "(budget %d). It is an index and loads at every session start: one pointer line per "
+        "topic file, one listed line per topic folder, the detail in the files. Repair it with "
+        "/dream: move notes into the topic folder they belong to."
         % (shown_path(project, index.path), index.newlines, listed, lines, budget)
     )
 
@@ -190,129 +188,86 @@ def listed_count(index):
     """How many lines the listing adds under the index; 0 when it cannot be made, which then
     costs only itself: the index's own lines are still weighed."""
     try:
-        return len(unlinked_memory(index))
+        return len(topic_folders(index))
     except Exception:
         return 0
 
 
-# --- the listing: what the index does not link ----------------------------------------------------
+# --- the listing: the topic folders beside the index -------------------------------------------
 #
-# A session learns that a memory exists from the index, so everything beside the index must be
-# reachable from it. What the index does not link is listed under it at session start, one line
-# each: a memory file with its own title and first line, a topic folder with the names of its
-# notes. Adding a note then needs no index edit, so two branches that each add one never touch
-# the same line, and the index cannot lose a pointer to a merge.
+# A note is a file of its own in a topic folder beside the index (memory/<topic>/<note>.md). The
+# index does not point to notes: session start lists every topic folder under it, one line each
+# with the names of its notes. A note added on a branch then needs no index edit, so two branches
+# that each add one never touch the same line, and no merge can drop a pointer to it.
 
-LISTING_HEADING = ("## Memory the index does not link (listed at session start; a topic "
-                   "folder's notes are memory/<folder>/<note>.md)")
-LISTED_AT_MOST = 200  # files read for their title at one start; past it, a line says how many more
-LISTING_HEAD_BYTES = 2048  # a title and a first line sit well within this
-LISTING_TEXT_CHARS = 160
+LISTING_HEADING = ("## Topic folders (listed at session start; a note is "
+                   "memory/<folder>/<note>.md)")
 NOTE_NAMES_CHARS = 240
 
 
-def unlinked_memory(index):
-    """(name, notes) of what sits directly beside the index and its text does not link, sorted
-    by name: a Markdown file (notes None), or a topic folder holding Markdown notes (their
-    names, sorted). Never the index, a README (it explains the folder to people) or a dot
-    entry; never a symlink, so a committed link to something outside the project cannot bring
-    its first lines into the session; nothing when the index sits at the project's top, where
-    its folder holds the whole project. Kept with the reading of the index while the folder's
-    entries stay as they were."""
+def topic_folders(index):
+    """(folder name, note names) of every topic folder beside the index, sorted: a folder
+    directly beside it that holds Markdown notes, with their names without `.md`, sorted. Never
+    a dot folder, never through a symlink (a committed link cannot bring names from outside the
+    project), and nothing when the index sits at the project's top, where its folder is the
+    whole project. Kept with the reading of the index while the folder's entries stay as they
+    were."""
     if not index.path or index.newlines is None or not index.listable:
         return []
     folder = os.path.dirname(index.path)
     try:
         state = os.stat(folder).st_mtime_ns
-        if index.unlinked is not None and index.unlinked[0] == state:
-            return index.unlinked[1]
+        if index.folders is not None and index.folders[0] == state:
+            return index.folders[1]
         entries = list(os.scandir(folder))
     except OSError:
         return []
-    linked = links_of(index.head, folder)
-    own = os.path.normcase(os.path.normpath(os.path.abspath(index.path)))
     found = []
     for entry in entries:
-        path = os.path.normcase(os.path.normpath(os.path.abspath(entry.path)))
-        if path == own or path in linked or not is_memory_name(entry.name, folder=True):
-            continue
-        kind = entry_kind(entry)
-        if kind == "file" and is_memory_name(entry.name):
-            found.append((entry.name, None))
-        elif kind == "folder":
+        if not entry.name.startswith(".") and is_real_folder(entry):
             notes = notes_in(entry.path)
             if notes:
                 found.append((entry.name, notes))
     found.sort(key=lambda item: (item[0].lower(), item[0]))
-    index.unlinked = (state, found)
+    index.folders = (state, found)
     return found
 
 
-def links_of(text, folder):
-    """The normalised paths every relative link of `text` leads to, read from `folder`."""
-    comments, spans, _ = hidden_spans(text)
-    linked = set()
-    for _, target in markdown_links(text, sorted(comments + spans)):
-        if is_relative_file_link(target):
-            path = os.path.abspath(os.path.join(folder, target))
-            linked.add(os.path.normcase(os.path.normpath(path)))
-    return linked
-
-
-def is_memory_name(name, folder=False):
-    """A Markdown file the memory holds (or, with `folder`, a name a topic folder may have):
-    not hidden, not a README."""
-    if name.startswith(".") or name.lower() == "readme.md":
-        return False
-    return folder or name.lower().endswith(".md")
-
-
-def entry_kind(entry):
-    """"file", "folder" or None (a symlink, or anything else), without following links."""
+def is_real_folder(entry):
     try:
-        if entry.is_file(follow_symlinks=False):
-            return "file"
-        if entry.is_dir(follow_symlinks=False):
-            return "folder"
+        return entry.is_dir(follow_symlinks=False)
     except OSError:
-        pass
-    return None
+        return False
 
 
 def notes_in(folder):
-    """Names, without `.md`, of the Markdown notes directly in a topic folder, sorted."""
+    """Names, without `.md`, of the Markdown notes directly in a topic folder, sorted: regular
+    files only, never a README (it explains the folder to people) or a dot file."""
     try:
         entries = list(os.scandir(folder))
     except OSError:
         return []
-    names = [entry.name[:-3] for entry in entries
-             if is_memory_name(entry.name) and entry_kind(entry) == "file"]
+    names = []
+    for entry in entries:
+        name = entry.name
+        if name.startswith(".") or name.lower() == "readme.md" or not name.lower().endswith(".md"):
+            continue
+        try:
+            if entry.is_file(follow_symlinks=False):
+                names.append(name[:-3])
+        except OSError:
+            continue
     return sorted(names, key=lambda name: (name.lower(), name))
 
 
 def memory_listing(project, env):
-    """The lines session start shows under the index: a heading, then one line for each memory
-    file and topic folder the index does not link; [] when it links them all or has none."""
-    index = read_index(project, env)
-    found = unlinked_memory(index)
+    """The lines session start shows under the index: a heading, then one line for each topic
+    folder with the names of its notes; [] when there is none."""
+    found = topic_folders(read_index(project, env))
     if not found:
         return []
-    folder = os.path.dirname(index.path)
-    lines = [LISTING_HEADING]
-    read = 0
-    for name, notes in found:
-        if notes is not None:
-            lines.append("- [%s/](%s/) — %s" % (name, link_to(name), note_names(notes)))
-        elif read < LISTED_AT_MOST:
-            read += 1
-            title, clause = title_and_clause(os.path.join(folder, name), name[:-3])
-            line = "- [%s](%s)" % (title.replace("]", "\\]"), link_to(name))
-            lines.append(line + (" — " + clause if clause else ""))
-    files = sum(1 for _, notes in found if notes is None)
-    if files > read:
-        lines.append("- ... and %d more files in %s/, not read at session start"
-                     % (files - read, shown_path(project, folder)))
-    return lines
+    return [LISTING_HEADING] + ["- [%s/](%s/) — %s" % (name, link_to(name), note_names(notes))
+                                for name, notes in found]
 
 
 def note_names(notes):
@@ -331,50 +286,6 @@ def note_names(notes):
 def link_to(name):
     """A link target for a name, in angle brackets where the name would end it early."""
     return "<%s>" % name if any(c in name for c in " ()<>") else name
-
-
-def title_and_clause(path, fallback):
-    """The file's title (its first line when that is a `# ` heading, else its frontmatter name,
-    else `fallback`) and its clause (its frontmatter description, else the line of prose right
-    under the title: the line that says when to open the file), each cut to one short line.
-    Comments are not read: a stamp or a note to the writer is no clause."""
-    text = read_text(path, LISTING_HEAD_BYTES) or ""
-    fields = frontmatter_fields(text)
-    title = fields.get("name", "")
-    clause = fields.get("description", "")
-    body = text[frontmatter_end(text):]
-    lines = [rest.strip() for _, rest, _ in visible_lines(body, hidden_spans(body)[0])[:12]]
-    lines = [line for line in lines if line]
-    if lines and lines[0].startswith("# "):
-        title = lines[0][2:].strip() or title
-        lines = lines[1:]
-    if not clause and lines and is_prose(lines[0]):
-        clause = lines[0]
-    return shortened(title) or fallback, shortened(clause)
-
-
-def is_prose(line):
-    """A line of running text: not a heading, list item, quote, table row, fence or tag."""
-    if line.startswith(("#", "- ", "* ", "+ ", ">", "|", "```", "~~~", "<")):
-        return False
-    digits = len(line) - len(line.lstrip("0123456789"))
-    return not (digits and line[digits:digits + 2] in (". ", ") "))
-
-
-def frontmatter_fields(text):
-    """{key: value} of the top-level `key: value` lines of a leading frontmatter block."""
-    fields = {}
-    for line in text[:frontmatter_end(text)].split("\n")[1:]:
-        key, colon, value = line.partition(":")
-        if colon and key and key == key.strip() and key[:1] not in ("#", "-"):
-            fields.setdefault(key.lower(), value.strip().strip("\"'"))
-    return fields
-
-
-def shortened(text):
-    text = " ".join(text.split())
-    return text if len(text) <= LISTING_TEXT_CHARS else text[:LISTING_TEXT_CHARS - 1] + "…"
-
 
 
 def instruction_file(project, env):

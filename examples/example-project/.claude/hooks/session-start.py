@@ -3,8 +3,8 @@
 
 Why it exists: a fresh context window remembers nothing, and a context problem cannot be seen
 from inside the session that has it. Whatever this hook prints is in the agent's context before
-its next turn, at no tool call: the budget report, the memory index (with every memory file and
-topic folder the index does not link listed under it) and the last handoff.
+its next turn, at no tool call: the budget report, the memory index (with the topic folders of
+notes beside it listed under it) and the last handoff.
 
 What it promises:
 - Exit status 0 on every path, and no traceback, whatever it is given.
