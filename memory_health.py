@@ -1418,7 +1418,8 @@ def leftover_patterns():
 def merge_leftovers(project, folder, index, topics, findings):
     """Everything a merge left in the memory, as findings."""
     memories = ([index] if index else []) + topics + notes_of_topic_folders(project, folder)
-    touching = [m for m in memories if facts_side_by_side(m) and not session_log_reason(m)]
+    touching = [m for m in memories if facts_side_by_side(m) and not session_log_reason(m)
+                and not stamped(m)]
     union = union_merged(project, touching)  # git is asked only about files that need it
     for memory in memories:
         conflict_markers(memory, findings)
@@ -1550,6 +1551,12 @@ def doubled_title(memory, findings):
                      "has %d titles (lines %s): two notes of this name, written on two branches, "
                      "were merged into one file" % (len(titles), ", ".join(str(n) for n in titles)),
                      "split it into two notes, or fold them into one with one title")
+
+
+def stamped(memory):
+    """A file still in the stamped format, which kept its facts on adjacent lines: what the
+    move to the team format (install.py --update) spaces, not what a merge left."""
+    return any(is_stamp(memory.text[start + 4:end - 3]) for start, end in memory.comments)
 
 
 def facts_side_by_side(memory):

@@ -106,6 +106,12 @@ def test_side_by_side_facts_are_no_finding_where_git_does_not_merge_by_union(tmp
     assert leftovers(health(repo, env)) == []
 
 
+def test_a_file_still_in_the_stamped_format_keeps_its_facts_together(tmp_path, env):
+    repo = team_repo(tmp_path, files={"decisions.md": "# Decisions\n<!-- Last updated: 2026-10-02 -->\n\n"
+                                                      "- 2026-10-01: one.\n- 2026-10-02: two.\n"})
+    assert leftovers(health(repo, env)) == []
+
+
 def test_a_session_log_may_keep_its_dated_entries_together(tmp_path, env):
     log = "# Sessions\n\n" + "".join("- 2026-10-%02d: worked on the parser.\n" % day
                                      for day in range(1, 12))
