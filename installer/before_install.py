@@ -1,7 +1,7 @@
 """The local record of what an install's own writes leave no trace of.
 
 Why it exists: whether a folder the install filled was there, empty, before it, and the bytes of a
-settings.json or .gitignore the uninstall could not work out from what is left. --project writes
+settings.json, .gitignore or .gitattributes the uninstall could not work out from what is left. --project writes
 these down, only when there are any, in .claude/hooks/.before-install.json (git ignores it: it is
 one person's); --uninstall reads it, keeps what it says, and removes it.
 """
@@ -11,10 +11,10 @@ import os
 
 from .errors import Refusal
 from .files import read_bytes
-from .protocol import COMMAND_DIR, GITIGNORE, HOOK_DIR, SETTINGS
+from .protocol import COMMAND_DIR, HOOK_DIR, MARKED_BLOCKS, SETTINGS
 
 # What the install's own writes leave no trace of: whether a folder it filled
-# was there, empty, before it, and the bytes of a settings.json or .gitignore
+# was there, empty, before it, and the bytes of a settings.json, .gitignore or .gitattributes
 # that the uninstall could not work out from what is left (an empty object or
 # list the protocol's entries went into, a blank file, a layout HEAD does not
 # have). Everything else is read from the files themselves. --project writes
@@ -40,7 +40,8 @@ def read_before_install(project):
         return None
     folders, files = record["folders"], record["files"]
     if not isinstance(folders, list) or not set(folders) <= set(INSTALL_FOLDERS) or \
-            not isinstance(files, dict) or not set(files) <= {SETTINGS, GITIGNORE} or \
+            not isinstance(files, dict) or \
+            not set(files) <= set([SETTINGS] + [rel for rel, _, _ in MARKED_BLOCKS]) or \
             not all(isinstance(text, str) for text in files.values()):
         return None
     return record
