@@ -23,7 +23,7 @@ def run_bench(tmp_path, *args):
 
 def test_a_small_team_run_measures_both_formats_in_every_mode(tmp_path):
     table, data = run_bench(tmp_path, "-k", "2", "-m", "2", "--orders", "1",
-                            "--formats", "stamped,team")
+                            "--formats", "stamped,team", "--strict")  # exit 0: no team defect
     assert "| format" in table and "| stamped " in table and "| team " in table
     stamped, team = data["results"]["stamped"], data["results"]["team"]
     assert sorted(stamped) == sorted(team) == ["forge", "merge", "rebase", "squash"]
