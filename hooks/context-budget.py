@@ -200,8 +200,7 @@ def listed_count(index):
 # with the names of its notes. A note added on a branch then needs no index edit, so two branches
 # that each add one never touch the same line, and no merge can drop a pointer to it.
 
-LISTING_HEADING = ("## Topic folders (listed at session start; a note is "
-                   "memory/<folder>/<note>.md)")
+LISTING_HEADING = "## Topic folders (listed at session start; a note is %s/<folder>/<note>.md)"
 NOTE_NAMES_CHARS = 240
 
 
@@ -263,11 +262,13 @@ def notes_in(folder):
 def memory_listing(project, env):
     """The lines session start shows under the index: a heading, then one line for each topic
     folder with the names of its notes; [] when there is none."""
-    found = topic_folders(read_index(project, env))
+    index = read_index(project, env)
+    found = topic_folders(index)
     if not found:
         return []
-    return [LISTING_HEADING] + ["- [%s/](%s/) — %s" % (name, link_to(name), note_names(notes))
-                                for name, notes in found]
+    heading = LISTING_HEADING % shown_path(project, os.path.dirname(index.path))
+    return [heading] + ["- [%s/](%s/) — %s" % (name, link_to(name), note_names(notes))
+                        for name, notes in found]
 
 
 def note_names(notes):

@@ -94,6 +94,14 @@ def test_a_symlink_is_never_followed_so_no_name_from_outside_reaches_the_session
     assert "customer-list" not in text and "secret-name" not in text
 
 
+def test_the_heading_names_the_folder_the_index_is_in(project):
+    write(project / "docs" / "memory" / "INDEX.md", "# Index\n")
+    write(project / "docs" / "memory" / "caching" / "ttl.md", "# TTL\n")
+    text = inject(project, MCP_MEMORY_INDEX="docs/memory/INDEX.md")
+    assert ("## Topic folders (listed at session start; a note is docs/memory/<folder>/<note>.md)\n"
+            "- [caching/](caching/) — 1 note: ttl\n") in text
+
+
 def test_nothing_is_listed_for_an_index_at_the_project_top(project):
     (project / "MEMORY.md").write_text("# Index\n", encoding="utf-8")
     write(project / "docs" / "guide.md", "# Guide\n")
