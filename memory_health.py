@@ -1442,7 +1442,7 @@ def notes_of_topic_folders(project, folder):
     for entry in entries:
         if entry.name.startswith(".") or not BUDGET.is_real_folder(entry):
             continue
-        for name in BUDGET.notes_in(entry.path):
+        for name in BUDGET.notes_in(entry.path)[0]:
             path = os.path.join(entry.path, name + ".md")
             text = BUDGET.read_text(path)
             if text is not None:

@@ -18,7 +18,8 @@ What it promises:
 - Its cost does not grow with the transcript (one stat call) or with the index (one streaming
   count, and only its first 64 KiB parsed); only the worktree budget walks a tree, and only when
   that folder exists. Nothing here runs git or reads topic files: of the memory beside the index
-  it lists only the names in its folder and in the topic folders there, never through a symlink.
+  it lists only the names in its folder and in the topic folders there, at most 2,000 entries a
+  folder, never through a symlink.
 - Standard library only; Python 3.8 or newer; runs as `python3 -I -S context-budget.py`.
 
 The full memory-health report (citations checked against git history, the index lint, what
@@ -202,15 +203,17 @@ def listed_count(index):
 
 LISTING_HEADING = "## Topic folders (listed at session start; a note is %s/<folder>/<note>.md)"
 NOTE_NAMES_CHARS = 240
+# Entries read from one folder at one start: the listing costs the same however many files a
+# folder holds (a log folder of years); past it, a folder's line says "at least".
+ENTRIES_AT_MOST = 2000
 
 
 def topic_folders(index):
-    """(folder name, note names) of every topic folder beside the index, sorted: a folder
-    directly beside it that holds Markdown notes, with their names without `.md`, sorted. Never
-    a dot folder, never through a symlink (a committed link cannot bring names from outside the
-    project), and nothing when the index sits at the project's top, where its folder is the
-    whole project. Kept with the reading of the index while the folder's entries stay as they
-    were."""
+    """(folder name, notes_in(folder)) of every topic folder beside the index, sorted: a folder
+    directly beside it that holds Markdown notes. Never a dot folder, never through a symlink (a
+    committed link cannot bring names from outside the project), and nothing when the index sits
+    at the project's top, where its folder is the whole project. Kept with the reading of the
+    index while the folder's entries stay as they were."""
     if not index.path or index.newlines is None or not index.listable:
         return []
     folder = os.path.dirname(index.path)
@@ -218,14 +221,13 @@ def topic_folders(index):
         state = os.stat(folder).st_mtime_ns
         if index.folders is not None and index.folders[0] == state:
             return index.folders[1]
-        entries = list(os.scandir(folder))
     except OSError:
         return []
     found = []
-    for entry in entries:
+    for entry in first_entries(folder)[0]:
         if not entry.name.startswith(".") and is_real_folder(entry):
             notes = notes_in(entry.path)
-            if notes:
+            if notes[0]:
                 found.append((entry.name, notes))
     found.sort(key=lambda item: (item[0].lower(), item[0]))
     index.folders = (state, found)
@@ -239,13 +241,25 @@ def is_real_folder(entry):
         return False
 
 
-def notes_in(folder):
-    """Names, without `.md`, of the Markdown notes directly in a topic folder, sorted: regular
-    files only, never a README (it explains the folder to people) or a dot file."""
+def first_entries(folder):
+    """(the folder's entries, at most ENTRIES_AT_MOST of them; whether there are more)."""
+    entries = []
     try:
-        entries = list(os.scandir(folder))
+        with os.scandir(folder) as listing:
+            for entry in listing:
+                if len(entries) == ENTRIES_AT_MOST:
+                    return entries, True
+                entries.append(entry)
     except OSError:
-        return []
+        pass
+    return entries, False
+
+
+def notes_in(folder):
+    """(names, without `.md`, of the Markdown notes directly in a topic folder, sorted; whether
+    the folder holds more entries than were read): regular files only, never a README (it
+    explains the folder to people) or a dot file."""
+    entries, more = first_entries(folder)
     names = []
     for entry in entries:
         name = entry.name
@@ -256,7 +270,7 @@ def notes_in(folder):
                 names.append(name[:-3])
         except OSError:
             continue
-    return sorted(names, key=lambda name: (name.lower(), name))
+    return sorted(names, key=lambda name: (name.lower(), name)), more
 
 
 def memory_listing(project, env):
@@ -271,8 +285,10 @@ def memory_listing(project, env):
                         for name, notes in found]
 
 
-def note_names(notes):
-    """'3 notes: a, b, c', cut with 'and N more' before it grows past one screen line."""
+def note_names(listed):
+    """'3 notes: a, b, c', cut with 'and N more' before it grows past one screen line; 'at least'
+    for a folder too large to read whole at a start."""
+    notes, more = listed
     shown = []
     length = 0
     for name in notes:
@@ -280,7 +296,8 @@ def note_names(notes):
             break
         shown.append(name)
         length += len(name) + 2
-    text = "%d note%s: %s" % (len(notes), "" if len(notes) == 1 else "s", ", ".join(shown))
+    text = "%s%d note%s: %s" % ("at least " if more else "", len(notes),
+                                "" if len(notes) == 1 and not more else "s", ", ".join(shown))
     return text + (" and %d more" % (len(notes) - len(shown)) if len(notes) > len(shown) else "")
 
 

@@ -144,3 +144,11 @@ def test_a_listing_that_cannot_be_made_costs_only_itself(project, tmp_path, how)
     assert done.returncode == 0 and done.stderr == b""
     assert "- [Topic](topic.md) — the pointer" in text and HEADING not in text
     assert "memory/MEMORY.md is 2 lines (budget 1)" in text
+
+
+def test_a_folder_too_large_to_read_at_a_start_says_at_least(project):
+    for number in range(2003):
+        (project / "memory" / "logs").mkdir(exist_ok=True)
+        (project / "memory" / "logs" / ("%04d.md" % number)).write_bytes(b"")
+    [line] = listing(inject(project))
+    assert line.startswith("- [logs/](logs/) — at least 2000 notes: ")
