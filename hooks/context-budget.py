@@ -210,10 +210,12 @@ ENTRIES_AT_MOST = 2000
 
 def topic_folders(index):
     """(folder name, notes_in(folder)) of every topic folder beside the index, sorted: a folder
-    directly beside it that holds Markdown notes. Never a dot folder, never through a symlink (a
-    committed link cannot bring names from outside the project), and nothing when the index sits
-    at the project's top, where its folder is the whole project. Kept with the reading of the
-    index while the folder's entries stay as they were."""
+    directly beside it that holds Markdown notes the index does not link. A folder the index
+    links, and a note it links, are reached by that link and not listed again. Never a dot
+    folder, never through a symlink (a committed link cannot bring names from outside the
+    project), and nothing when the index sits at the project's top, where its folder is the
+    whole project. Kept with the reading of the index while the folder's entries stay as they
+    were."""
     if not index.path or index.newlines is None or not index.listable:
         return []
     folder = os.path.dirname(index.path)
@@ -223,15 +225,29 @@ def topic_folders(index):
             return index.folders[1]
     except OSError:
         return []
+    linked = linked_paths(index.head, folder)
     found = []
     for entry in first_entries(folder)[0]:
-        if not entry.name.startswith(".") and is_real_folder(entry):
-            notes = notes_in(entry.path)
-            if notes[0]:
-                found.append((entry.name, notes))
+        if entry.name.startswith(".") or not is_real_folder(entry) or \
+                os.path.normcase(os.path.normpath(entry.path)) in linked:
+            continue
+        names, more = notes_in(entry.path)
+        names = [name for name in names if os.path.normcase(os.path.normpath(
+            os.path.join(entry.path, name + ".md"))) not in linked]
+        if names:
+            found.append((entry.name, (names, more)))
     found.sort(key=lambda item: (item[0].lower(), item[0]))
     index.folders = (state, found)
     return found
+
+
+def linked_paths(text, folder):
+    """The normalised paths the relative links of `text` (outside comments and code) lead to,
+    read from `folder`."""
+    comments, spans, _ = hidden_spans(text)
+    return set(os.path.normcase(os.path.normpath(os.path.join(folder, target)))
+               for _, target in markdown_links(text, sorted(comments + spans))
+               if is_relative_file_link(target))
 
 
 def is_real_folder(entry):

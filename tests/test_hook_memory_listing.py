@@ -2,10 +2,11 @@
 
 The rule (spec §3.1, §4.5): a note is a file of its own in a topic folder beside the index,
 `memory/<folder>/<note>.md`. Under the index, session start shows one line per topic folder that
-holds notes, `- [<folder>/](<folder>/) — N notes: <names>`, the names sorted and cut before the
-line grows past one screen line. A dot folder, a folder without notes, anything reached through a
-symlink and a README are never listed, and nothing is listed when the index sits at the project's
-top. The index budget counts one line per listed folder with the index's own lines."""
+holds notes the index does not link, `- [<folder>/](<folder>/) — N notes: <names>`, the names
+sorted and cut before the line grows past one screen line; a folder or a note the index links is
+reached by that link and not listed again. A dot folder, a folder without notes, anything reached
+through a symlink and a README are never listed, and nothing is listed when the index sits at the
+project's top. The index budget counts one line per listed folder with the index's own lines."""
 import os
 
 import pytest
@@ -65,6 +66,22 @@ def test_a_folder_names_its_notes_sorted_and_counts_them(project):
     assert listing(inject(project)) == [
         "- [deployment/](deployment/) — 3 notes: release-tags, Rollback, uploads-bucket",
         "- [gotchas/](gotchas/) — 1 note: dev-server-ipv6"]
+
+
+def test_what_the_index_links_is_reached_by_that_link_and_not_listed_again(project):
+    for name in ("release-tags", "rollback"):
+        write(project / "memory" / "deployment" / (name + ".md"), "# %s\n" % name)
+    write(project / "memory" / "curated" / "one.md", "# One\n")
+    (project / "memory" / "MEMORY.md").write_text(
+        "# Index\n- [Topic](topic.md) — x\n- [Tags](deployment/release-tags.md) — how tags work\n"
+        "- [Curated](curated/) — a folder the index points to\n"
+        "<!-- - [Rollback](deployment/rollback.md) -->\n", encoding="utf-8")
+    assert listing(inject(project)) == ["- [deployment/](deployment/) — 1 note: rollback"]
+    (project / "memory" / "MEMORY.md").write_text(
+        "# Index\n- [Topic](topic.md) — x\n- [Tags](deployment/release-tags.md) — tags\n"
+        "- [Rollback](deployment/rollback.md) — rolling back\n- [Curated](curated) — one\n",
+        encoding="utf-8")
+    assert listing(inject(project)) == []
 
 
 def test_dot_folders_and_folders_without_notes_are_not_listed(project):
