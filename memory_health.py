@@ -1399,6 +1399,7 @@ MERGE_LEFTOVERS = {
     "doubled-stamp": "warning",    # a stamp or frontmatter key once per branch
     "doubled-line": "warning",     # the same fact or pointer twice in one file
     "diverged-fact": "warning",    # two branches' versions of one fact, both kept
+    "stamped-format": "advice",    # lines every save rewrites: saves on two branches collide
 }
 SEVERITY.update(MERGE_LEFTOVERS)
 FACT_WORDS_AT_LEAST = 4  # a shorter list item ("- None.") may well repeat on purpose
@@ -1416,7 +1417,9 @@ def leftover_patterns():
 
 
 def merge_leftovers(project, folder, index, topics, findings):
-    """Everything a merge left in the memory, as findings."""
+    """Everything a merge left in the memory, as findings; and a memory still in the format that
+    makes merges collide."""
+    stamped_format(index, topics, findings)
     memories = ([index] if index else []) + topics + notes_of_topic_folders(project, folder)
     touching = [m for m in memories if facts_side_by_side(m) and not session_log_reason(m)
                 and not stamped(m)]
@@ -1551,6 +1554,34 @@ def doubled_title(memory, findings):
                      "has %d titles (lines %s): two notes of this name, written on two branches, "
                      "were merged into one file" % (len(titles), ", ".join(str(n) for n in titles)),
                      "split it into two notes, or fold them into one with one title")
+
+
+def stamped_format(index, topics, findings):
+    """Advice, on the index, when the memory is still in the stamped format: a `Last dream` stamp
+    or an Active Context in the index, or a `Last updated` stamp in a topic file. Each is a line
+    every save rewrites, so two developers' saves on two branches collide there in git; the
+    memory works, and `install.py --update` moves it without losing a line."""
+    if index is None:
+        return
+    parts = []
+    stamp_lines = [index.line_of(start) for start, end in index.comments
+                   if is_stamp(index.text[start + 4:end - 3])]
+    context_lines = [number for number, line in enumerate(index.lines, start=1)
+                     if line.strip().lower() == "## active context"]
+    if stamp_lines:
+        parts.append("a `Last dream` line")
+    if context_lines:
+        parts.append("an Active Context")
+    files = [topic for topic in topics if stamped(topic)]
+    if files:
+        parts.append("%d file(s) with a `Last updated` line" % len(files))
+    if parts:
+        findings.add("stamped-format", index, min(stamp_lines + context_lines or [1]),
+                     "is in the stamped format: %s, which every save rewrites, so two "
+                     "developers' saves on two branches collide in git"
+                     % BUDGET.named_list(parts),
+                     "`install.py --update` moves the memory to the team format without losing "
+                     "a line (spec §4.5)")
 
 
 def stamped(memory):

@@ -3,9 +3,9 @@
 --project and --update write the memory's merge rule into .gitattributes, as a marked block among
 the user's lines, and --uninstall takes it out again, giving the file back byte for byte. --update
 moves a memory kept in the stamped format to the team format, each file it changes on a line of
-its own; --project never touches the memory, and --check names the move as what --update would
-do. Once the rule is committed, a teammate's clone, where nobody ran the installer or set up
+its own; --project never touches the memory, and --check's memory health advises the move. Once the rule is committed, a teammate's clone, where nobody ran the installer or set up
 anything, merges two branches that changed the same line of the memory without stopping."""
+import json
 import os
 import subprocess
 
@@ -80,18 +80,19 @@ def stamped_repo(installer, tmp_path):
         "memory/deployment.md": STAMPED_TOPIC})
 
 
-def test_project_leaves_a_stamped_memory_as_it_is_and_check_names_the_move(installer, tmp_path):
+def test_project_leaves_a_stamped_memory_as_it_is_and_check_advises_the_move(installer, tmp_path):
     repo = stamped_repo(installer, tmp_path)
     installer.ok("--project", repo)
     assert text_of(repo, "memory/MEMORY.md") == STAMPED_INDEX
     assert text_of(repo, "memory/deployment.md") == STAMPED_TOPIC
     check = installer.run("--check", repo)
-    assert check.returncode == 1
-    assert ("replace memory/MEMORY.md (to the team format: no Last dream stamp, the Active "
-            "Context moved to a file it links)") in check.stdout
-    assert ("replace memory/deployment.md (to the team format: no Last updated stamp, dated "
-            "facts a blank line apart)") in check.stdout
-    assert "write memory/work-in-progress.md (the index's Active Context" in check.stdout
+    assert check.returncode == 0 and check.stdout.startswith("ok: "), check.stdout
+    report = json.loads(installer.run("--check", "--json", repo).stdout)
+    [advice] = [f for f in report["memory_health"]["findings"] if f["check"] == "stamped-format"]
+    assert advice["severity"] == "advice" and "--update" in advice["repair"]
+    dry = installer.ok("--update", "--dry-run", repo)
+    assert any(line.split()[:3] == ["would", "replace", "memory/deployment.md"]
+               for line in dry.stdout.splitlines())
 
 
 def test_update_moves_a_stamped_memory_to_the_team_format(installer, tmp_path):

@@ -109,7 +109,17 @@ def test_side_by_side_facts_are_no_finding_where_git_does_not_merge_by_union(tmp
 def test_a_file_still_in_the_stamped_format_keeps_its_facts_together(tmp_path, env):
     repo = team_repo(tmp_path, files={"decisions.md": "# Decisions\n<!-- Last updated: 2026-10-02 -->\n\n"
                                                       "- 2026-10-01: one.\n- 2026-10-02: two.\n"})
-    assert leftovers(health(repo, env)) == []
+    assert leftovers(health(repo, env)) == [("stamped-format", "memory/MEMORY.md", [1])]
+
+
+def test_a_memory_in_the_stamped_format_is_advised_to_move_once_on_its_index(tmp_path, env):
+    index = ("# Project Memory Index\n<!-- Last dream: 2026-10-01 -->\n\n## Active Context\nX.\n\n"
+             "## Topics\n- [Retry policy](retry.md) — how the worker retries\n")
+    repo = team_repo(tmp_path, files={"MEMORY.md": index})
+    [advice] = findings(health(repo, env), "stamped-format")
+    assert (advice["file"], advice["line"], advice["severity"]) == ("memory/MEMORY.md", 2, "advice")
+    assert "a `Last dream` line and an Active Context" in advice["message"]
+    assert "install.py --update" in advice["repair"]
 
 
 def test_a_session_log_may_keep_its_dated_entries_together(tmp_path, env):
@@ -170,7 +180,8 @@ def test_stamps_of_the_earlier_format_merged_by_union_are_doubled(tmp_path, env)
     save(repo, "bob", {"retry.md": stamped.replace("Last updated: 2026-10-01",
                                                    "Last updated: 2026-10-06")}, "memory: bob")
     assert merge(repo, "alice").returncode == 0 and merge(repo, "bob").returncode == 0
-    assert leftovers(health(repo, env)) == [("doubled-stamp", "memory/retry.md", [3])]
+    assert leftovers(health(repo, env)) == [("doubled-stamp", "memory/retry.md", [3]),
+                                            ("stamped-format", "memory/MEMORY.md", [1])]
 
 
 def test_a_frontmatter_key_each_branch_rewrote_is_doubled(tmp_path, env):
