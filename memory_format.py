@@ -16,7 +16,8 @@ What it promises:
   and the team benchmark. Neither writes anything; the installer writes.
 - No line of memory is lost. The lines it takes out are the stamps (`<!-- Last dream: ... -->`,
   `<!-- Last updated: ... -->`), whose dates git keeps for every file, and the guidance comment
-  an earlier release's index template carried, which it replaces with this release's. The index's
+  an earlier release's index template carried, which it replaces with this release's. A stamp is
+  a comment alone on its line that holds a date and nothing more; one that says more stays. The index's
   Active Context moves, line for line, into a file of its own, which the index then links.
 - It puts a blank line between dated facts that sit on adjacent lines (outside code blocks), so
   that two branches correcting two neighbouring facts change lines git keeps apart.
@@ -30,7 +31,11 @@ import re
 # driver to register, so plain git honours it in every clone, with no setup (spec §4.5).
 GITATTRIBUTES_LINES = "memory/**/*.md merge=union\n"
 
-STAMP = re.compile(r"^\s*<!--\s*last[ _-]?(dream|updated)\s*:[^>]*-->\s*$", re.I)
+# A stamp: the comment alone on its line, holding a date (and maybe a time) or the template's
+# placeholder, nothing else. A comment that says more (`Last dream: 2026-04-02, session 156: ...`)
+# is a note someone wrote, and stays.
+STAMP = re.compile(r"^\s*<!--\s*last[ _-]?(dream|updated)\s*:\s*(\d{4}-\d{2}-\d{2}|YYYY-MM-DD)"
+                   r"([ T]\d{2}:\d{2}(:\d{2})?)?\s*-->\s*$", re.I)
 STAMP_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})")
 DATED_FACT = re.compile(r"^[-*+] \d{4}-\d{2}-\d{2}\b")
 ACTIVE_CONTEXT = re.compile(r"^##\s+active context\s*$", re.I)
@@ -49,6 +54,11 @@ WORK_IN_PROGRESS = "work-in-progress"
 POINTER = ("- [What was in progress on %s](%s) — the index's Active Context until the move to the "
            "team format: keep what is still true as a note or in your handoff, then delete the "
            "file and this section")
+
+
+def is_stamp(line):
+    """Whether a line is a stamp the team format has no use for (see STAMP)."""
+    return bool(STAMP.match(line))
 
 
 def changes(folder, index_name, today):

@@ -48,6 +48,8 @@ BUDGET = load_hook("context-budget.py", "mcp_context_budget_for_health")
 # make it start (its fsmonitor, hooks, pager, diff programs): the memory is checked in
 # repositories nobody has trusted yet.
 GIT = load_by_path(os.path.join(ROOT, "installer", "git.py"), "mcp_git_for_health")
+# The team format's move (install.py --update), for its one reading of a stamp.
+FORMAT = load_by_path(os.path.join(ROOT, "memory_format.py"), "mcp_memory_format_for_health")
 
 # Every finding names a file and a line; a finding about a whole file names its line 1. A line
 # that carries the hook's ignore marker silences every finding at that line; a file that carries
@@ -1560,14 +1562,14 @@ def stamped_format(index, topics, findings):
     """Advice, on the index, when the memory is still in the stamped format: a `Last dream` stamp
     or an Active Context in the index, or a `Last updated` stamp in a topic file. Each is a line
     every save rewrites, so two developers' saves on two branches collide there in git; the
-    memory works, and `install.py --update` moves it without losing a line."""
+    memory works, and `install.py --update` moves it without losing a line. A stamp is what that
+    move takes out (memory_format.py): a comment that says more than a date is left alone."""
     if index is None:
         return
     parts = []
-    stamp_lines = [index.line_of(start) for start, end in index.comments
-                   if is_stamp(index.text[start + 4:end - 3])]
+    stamp_lines = stamp_line_numbers(index)
     context_lines = [number for number, line in enumerate(index.lines, start=1)
-                     if line.strip().lower() == "## active context"]
+                     if FORMAT.ACTIVE_CONTEXT.match(line)]
     if stamp_lines:
         parts.append("a `Last dream` line")
     if context_lines:
@@ -1584,10 +1586,15 @@ def stamped_format(index, topics, findings):
                      "a line (spec §4.5)")
 
 
+def stamp_line_numbers(memory):
+    return [number for number, line in enumerate(memory.lines, start=1)
+            if number not in memory.fenced_lines and FORMAT.is_stamp(line)]
+
+
 def stamped(memory):
     """A file still in the stamped format, which kept its facts on adjacent lines: what the
     move to the team format (install.py --update) spaces, not what a merge left."""
-    return any(is_stamp(memory.text[start + 4:end - 3]) for start, end in memory.comments)
+    return bool(stamp_line_numbers(memory))
 
 
 def facts_side_by_side(memory):

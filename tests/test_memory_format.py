@@ -208,3 +208,10 @@ def test_changes_never_reads_through_a_symlink(tmp_path):
 def test_a_file_that_is_not_utf8_is_left_alone(tmp_path):
     (tmp_path / "latin.md").write_bytes(b"# Caf\xe9\n<!-- Last updated: 2026-11-01 -->\n")
     assert FORMAT.changes(str(tmp_path), "MEMORY.md", "2026-12-01") == {}
+
+
+def test_a_stamp_that_says_more_than_a_date_is_a_note_and_stays():
+    index = ("# Memory\n<!-- Last dream: 2026-04-02 Session 156: index consolidated -->\n"
+             "<!-- Last dream: YYYY-MM-DD -->\n<!-- last-updated: 2026-04-02 10:30 -->\n")
+    after = FORMAT.migrated({"MEMORY.md": index}, "MEMORY.md", "2026-12-01")["MEMORY.md"]
+    assert after == "# Memory\n<!-- Last dream: 2026-04-02 Session 156: index consolidated -->\n"

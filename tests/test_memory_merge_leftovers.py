@@ -252,3 +252,10 @@ def test_git_is_asked_about_attributes_only_when_facts_sit_side_by_side(tmp_path
     write(repo / "memory" / "caching" / "keys.md", "# Keys\n\n- 2026-10-01: one.\n- 2026-10-02: two.\n")
     assert leftovers(health(repo, env)) == [("diverged-fact", "memory/caching/keys.md", [4])]
     assert len([c for c in calls if "check-attr" in c]) == 1
+
+
+def test_a_last_dream_comment_that_says_more_is_no_stamp_the_move_could_take_out(tmp_path, env):
+    index = ("# Project Memory Index\n<!-- Last dream: 2026-04-02 Session 156: index consolidated -->\n"
+             "\n## Topics\n- [Retry policy](retry.md) — how the worker retries\n")
+    repo = team_repo(tmp_path, files={"MEMORY.md": index})
+    assert findings(health(repo, env), "stamped-format") == []
