@@ -39,7 +39,7 @@ STAMP = re.compile(r"^\s*<!--\s*last[ _-]?(dream|updated)\s*:\s*(\d{4}-\d{2}-\d{
 STAMP_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})")
 DATED_FACT = re.compile(r"^[-*+] \d{4}-\d{2}-\d{2}\b")
 ACTIVE_CONTEXT = re.compile(r"^##\s+active context\s*$", re.I)
-HEADING = re.compile(r"^#{1,6}\s")
+SECTION_HEADING = re.compile(r"^#{1,2}\s")  # what ends a `##` section; its `###` parts are its own
 FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 # The guidance comments earlier releases' index template carried, and the one this release's
 # carries: only a comment that is exactly one of the earlier ones is replaced.
@@ -128,9 +128,13 @@ def migrated_index(text, moved_to, today):
     context = []
     if start is not None:
         end = start + 1
-        while end < len(lines) and not HEADING.match(lines[end]):
+        while end < len(lines) and not SECTION_HEADING.match(lines[end]):
             end += 1
-        context = [line for line in lines[start + 1:end] if line.strip()]
+        context = lines[start + 1:end]
+        while context and not context[0].strip():
+            context.pop(0)
+        while context and not context[-1].strip():
+            context.pop()
         pointer = ["## Work in progress", POINTER % (date, moved_to), ""] if context else []
         lines = lines[:start] + pointer + lines[end:]
     lines = [GUIDANCE if line.strip() in EARLIER_GUIDANCE else line for line in lines]

@@ -215,3 +215,12 @@ def test_a_stamp_that_says_more_than_a_date_is_a_note_and_stays():
              "<!-- Last dream: YYYY-MM-DD -->\n<!-- last-updated: 2026-04-02 10:30 -->\n")
     after = FORMAT.migrated({"MEMORY.md": index}, "MEMORY.md", "2026-12-01")["MEMORY.md"]
     assert after == "# Memory\n<!-- Last dream: 2026-04-02 Session 156: index consolidated -->\n"
+
+
+def test_the_active_context_moves_with_its_own_subsections():
+    index = ("# Index\n<!-- Last dream: 2026-11-29 -->\n\n## Active Context\n\n### Current phase\n"
+             "Payments.\n\n### Next\n1. Webhooks.\n\n## Topics\n- [A](a.md) — a\n")
+    after = FORMAT.migrated({"MEMORY.md": index}, "MEMORY.md", "2026-12-01")
+    assert after["work-in-progress.md"] == ("# What was in progress on 2026-11-29\n\n"
+                                            "### Current phase\nPayments.\n\n### Next\n1. Webhooks.\n")
+    assert "### " not in after["MEMORY.md"] and "## Topics\n- [A](a.md) — a\n" in after["MEMORY.md"]
