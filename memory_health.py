@@ -1429,7 +1429,8 @@ def merge_leftovers(project, folder, index, topics, findings):
     for memory in memories:
         conflict_markers(memory, findings)
         doubled_stamps(memory, findings)
-        doubled_lines(memory, findings, memory is index)
+        if not session_log_reason(memory):  # a log may well record one change twice
+            doubled_lines(memory, findings, memory is index)
         if memory.note:
             doubled_title(memory, findings)
         if memory.path in union:

@@ -259,3 +259,10 @@ def test_a_last_dream_comment_that_says_more_is_no_stamp_the_move_could_take_out
              "\n## Topics\n- [Retry policy](retry.md) — how the worker retries\n")
     repo = team_repo(tmp_path, files={"MEMORY.md": index})
     assert findings(health(repo, env), "stamped-format") == []
+
+
+def test_a_session_log_may_record_the_same_change_twice(tmp_path, env):
+    log = ("# 2026-08-15\n\n## 10:00\n- `M CHANGELOG.md` — modified by the release script\n\n"
+           "## 16:00\n- `M CHANGELOG.md` — modified by the release script\n")
+    repo = team_repo(tmp_path, files={"2026-08-15.md": log})
+    assert leftovers(health(repo, env)) == []
