@@ -1405,6 +1405,8 @@ MERGE_LEFTOVERS = {
 }
 SEVERITY.update(MERGE_LEFTOVERS)
 FACT_WORDS_AT_LEAST = 4  # a shorter list item ("- None.") may well repeat on purpose
+# The .gitattributes block install.py writes, whose first line tells a project it set up.
+GITATTRIBUTES_TEMPLATE = os.path.join(ROOT, "templates", "gitattributes")
 LEFTOVER_PATTERNS = {}
 
 
@@ -1421,7 +1423,7 @@ def leftover_patterns():
 def merge_leftovers(project, folder, index, topics, findings):
     """Everything a merge left in the memory, as findings; and a memory still in the format that
     makes merges collide."""
-    stamped_format(index, topics, findings)
+    stamped_format(project, index, topics, findings)
     memories = ([index] if index else []) + topics + notes_of_topic_folders(project, folder)
     touching = [m for m in memories if facts_side_by_side(m) and not session_log_reason(m)
                 and not stamped(m)]
@@ -1559,13 +1561,15 @@ def doubled_title(memory, findings):
                      "split it into two notes, or fold them into one with one title")
 
 
-def stamped_format(index, topics, findings):
-    """Advice, on the index, when the memory is still in the stamped format: a `Last dream` stamp
-    or an Active Context in the index, or a `Last updated` stamp in a topic file. Each is a line
-    every save rewrites, so two developers' saves on two branches collide there in git; the
-    memory works, and `install.py --update` moves it without losing a line. A stamp is what that
-    move takes out (memory_format.py): a comment that says more than a date is left alone."""
-    if index is None:
+def stamped_format(project, index, topics, findings):
+    """Advice, on the index, when the memory is still in the stamped format in a project where
+    this release set up the team format (its .gitattributes block): a `Last dream` stamp or an
+    Active Context in the index, or a `Last updated` stamp in a topic file. Each is a line every
+    save rewrites, so two developers' saves on two branches collide there in git; the memory
+    works, and `install.py --update` moves it without losing a line. A stamp is what that move
+    takes out (memory_format.py): a comment that says more than a date is left alone. A memory
+    kept without this release's install is not asked to move."""
+    if index is None or not team_format_set_up(project):
         return
     parts = []
     stamp_lines = stamp_line_numbers(index)
@@ -1585,6 +1589,16 @@ def stamped_format(index, topics, findings):
                      % BUDGET.named_list(parts),
                      "`install.py --update` moves the memory to the team format without losing "
                      "a line (spec §4.5)")
+
+
+def team_format_set_up(project):
+    """Whether the project's .gitattributes holds the block this release's installer writes."""
+    path = os.path.join(project, ".gitattributes")
+    if os.path.islink(path):
+        return False
+    text = BUDGET.read_text(path, 64 * 1024)
+    mark = (BUDGET.read_text(GITATTRIBUTES_TEMPLATE) or "").split("\n")[0].strip()
+    return bool(text and mark) and mark in text
 
 
 def stamp_line_numbers(memory):

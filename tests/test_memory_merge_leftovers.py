@@ -15,7 +15,9 @@ from conftest import clean_environment, make_repo
 from installtools import installer  # noqa: F401  (a fixture)
 from test_memory_health import HEALTH, findings, health
 
-ATTRIBUTES = "memory/**/*.md merge=union\n"
+with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "templates",
+                       "gitattributes"), encoding="utf-8") as template:
+    ATTRIBUTES = template.read()  # the block install.py writes
 INDEX = "# Project Memory Index\n\n## Topics\n- [Retry policy](retry.md) — how the worker retries\n"
 RETRY = "# Retry policy\n\n- 2026-10-01: the worker retries three times.\n"
 
@@ -98,6 +100,12 @@ def test_two_branches_changing_one_fact_leave_both_versions_side_by_side(tmp_pat
          "memory: bob")
     assert merge(repo, "alice").returncode == 0 and merge(repo, "bob").returncode == 0
     assert leftovers(health(repo, env)) == [("diverged-fact", "memory/retry.md", [4])]
+
+
+def test_a_stamped_memory_kept_without_this_install_is_not_asked_to_move(tmp_path, env):
+    repo = team_repo(tmp_path, union=False, files={"MEMORY.md": (
+        "# Index\n<!-- Last dream: 2026-10-01 -->\n\n## Active Context\nX.\n")})
+    assert findings(health(repo, env), "stamped-format") == []
 
 
 def test_side_by_side_facts_are_no_finding_where_git_does_not_merge_by_union(tmp_path, env):
