@@ -4,7 +4,8 @@ session the moment it opens, checked where its sessions start.
 
 Why it exists: every file that loads at session start is a standing tax on every request, and a
 budget binds only where it is checked. This hook weighs the files that make a session expensive:
-the memory index, the root instruction file, the live transcript and the agent worktrees. It also
+the memory index (with the topic folders session start lists under it), the root instruction
+file, the live transcript and the agent worktrees. It also
 catches three memory defects cheap enough to look for at every start: a pointer to a file that
 does not exist, an HTML comment that never closes and hides the rest of the index, and a harness
 auto-memory index so long that its newest lines never load.
@@ -16,7 +17,9 @@ What it promises:
 - Exit status 0 on every path. It reads no standard input and writes nothing.
 - Its cost does not grow with the transcript (one stat call) or with the index (one streaming
   count, and only its first 64 KiB parsed); only the worktree budget walks a tree, and only when
-  that folder exists. Nothing here runs git or reads topic files.
+  that folder exists. Nothing here runs git or reads topic files: of the memory beside the index
+  it lists only the names in its folder and in the topic folders there, at most 2,000 entries a
+  folder, never through a symlink.
 - Standard library only; Python 3.8 or newer; runs as `python3 -I -S context-budget.py`.
 
 The full memory-health report (citations checked against git history, the index lint, what
@@ -111,6 +114,8 @@ class IndexReading(object):
         self.newlines = newlines
         self.head = head
         self.complete = complete
+        self.folders = None  # (folder mtime, the topic folders beside it and their notes)
+        self.listable = False  # whether its folder is the memory's own, not the project's top
 
 
 # The last reading, kept so that session-start's two calls (budgets, then defects) read the
@@ -130,7 +135,17 @@ def read_index(project, env):
     if key not in LAST_READING:
         LAST_READING.clear()
         LAST_READING[key] = index_reading(path)
+        LAST_READING[key].listable = strictly_inside(os.path.dirname(path), project)
     return LAST_READING[key]
+
+
+def strictly_inside(folder, project):
+    """Whether `folder` lies inside `project` and is not `project` itself."""
+    try:
+        relative = os.path.relpath(os.path.abspath(folder), os.path.abspath(project))
+    except ValueError:  # another drive on Windows
+        return False
+    return relative != os.curdir and not relative.startswith(os.pardir)
 
 
 def index_reading(path):
@@ -149,14 +164,162 @@ def index_reading(path):
 
 def index_point(project, env, index):
     budget = number_setting(env, "MCP_MEM_LINES", 80)
-    lines = index.newlines
-    if lines is None or lines <= budget:
+    if index.newlines is None:
         return None
+    listed = listed_count(index)
+    lines = index.newlines + listed
+    if lines <= budget:
+        return None
+    if not listed:
+        return (
+            "- %s is %d lines (budget %d). It is an index and loads at every session start: one "
+            "pointer line per topic, the detail in topic files. Repair it with /dream."
+            % (shown_path(project, index.path), lines, budget)
+        )
     return (
-        "- %s is %d lines (budget %d). It is an index and loads at every session start: one "
-        "pointer line per topic, the detail in topic files. Repair it with /dream."
-        % (shown_path(project, index.path), lines, budget)
+        "- %s is %d lines and session start lists its %d topic folder(s) under it: %d lines "
+        "(budget %d). It is an index and loads at every session start: one pointer line per "
+        "topic file, one listed line per topic folder, the detail in the files. Repair it with "
+        "/dream: move notes into the topic folder they belong to."
+        % (shown_path(project, index.path), index.newlines, listed, lines, budget)
     )
+
+
+def listed_count(index):
+    """How many lines the listing adds under the index; 0 when it cannot be made, which then
+    costs only itself: the index's own lines are still weighed."""
+    try:
+        return len(topic_folders(index))
+    except Exception:
+        return 0
+
+
+# --- the listing: the topic folders beside the index -------------------------------------------
+#
+# A note is a file of its own in a topic folder beside the index (memory/<topic>/<note>.md). The
+# index does not point to notes: session start lists every topic folder under it, one line each
+# with the names of its notes. A note added on a branch then needs no index edit, so two branches
+# that each add one never touch the same line, and no merge can drop a pointer to it.
+
+LISTING_HEADING = "## Topic folders (listed at session start; a note is %s/<folder>/<note>.md)"
+NOTE_NAMES_CHARS = 240
+# Entries read from one folder at one start: the listing costs the same however many files a
+# folder holds (a log folder of years); past it, a folder's line says "at least".
+ENTRIES_AT_MOST = 2000
+
+
+def topic_folders(index):
+    """(folder name, notes_in(folder)) of every topic folder beside the index, sorted: a folder
+    directly beside it that holds Markdown notes the index does not link. A folder the index
+    links, and a note it links, are reached by that link and not listed again. Never a dot
+    folder, never through a symlink (a committed link cannot bring names from outside the
+    project), and nothing when the index sits at the project's top, where its folder is the
+    whole project. Kept with the reading of the index while the folder's entries stay as they
+    were."""
+    if not index.path or index.newlines is None or not index.listable:
+        return []
+    folder = os.path.dirname(index.path)
+    try:
+        state = os.stat(folder).st_mtime_ns
+        if index.folders is not None and index.folders[0] == state:
+            return index.folders[1]
+    except OSError:
+        return []
+    linked = linked_paths(index.head, folder)
+    found = []
+    for entry in first_entries(folder)[0]:
+        if entry.name.startswith(".") or not is_real_folder(entry) or \
+                os.path.normcase(os.path.normpath(entry.path)) in linked:
+            continue
+        names, more = notes_in(entry.path)
+        names = [name for name in names if os.path.normcase(os.path.normpath(
+            os.path.join(entry.path, name + ".md"))) not in linked]
+        if names:
+            found.append((entry.name, (names, more)))
+    found.sort(key=lambda item: (item[0].lower(), item[0]))
+    index.folders = (state, found)
+    return found
+
+
+def linked_paths(text, folder):
+    """The normalised paths the relative links of `text` (outside comments and code) lead to,
+    read from `folder`."""
+    comments, spans, _ = hidden_spans(text)
+    return set(os.path.normcase(os.path.normpath(os.path.join(folder, target)))
+               for _, target in markdown_links(text, sorted(comments + spans))
+               if is_relative_file_link(target))
+
+
+def is_real_folder(entry):
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+def first_entries(folder):
+    """(the folder's entries, at most ENTRIES_AT_MOST of them; whether there are more)."""
+    entries = []
+    try:
+        with os.scandir(folder) as listing:
+            for entry in listing:
+                if len(entries) == ENTRIES_AT_MOST:
+                    return entries, True
+                entries.append(entry)
+    except OSError:
+        pass
+    return entries, False
+
+
+def notes_in(folder):
+    """(names, without `.md`, of the Markdown notes directly in a topic folder, sorted; whether
+    the folder holds more entries than were read): regular files only, never a README (it
+    explains the folder to people) or a dot file."""
+    entries, more = first_entries(folder)
+    names = []
+    for entry in entries:
+        name = entry.name
+        if name.startswith(".") or name.lower() == "readme.md" or not name.lower().endswith(".md"):
+            continue
+        try:
+            if entry.is_file(follow_symlinks=False):
+                names.append(name[:-3])
+        except OSError:
+            continue
+    return sorted(names, key=lambda name: (name.lower(), name)), more
+
+
+def memory_listing(project, env):
+    """The lines session start shows under the index: a heading, then one line for each topic
+    folder with the names of its notes; [] when there is none."""
+    index = read_index(project, env)
+    found = topic_folders(index)
+    if not found:
+        return []
+    heading = LISTING_HEADING % shown_path(project, os.path.dirname(index.path))
+    return [heading] + ["- [%s/](%s/) — %s" % (name, link_to(name), note_names(notes))
+                        for name, notes in found]
+
+
+def note_names(listed):
+    """'3 notes: a, b, c', cut with 'and N more' before it grows past one screen line; 'at least'
+    for a folder too large to read whole at a start."""
+    notes, more = listed
+    shown = []
+    length = 0
+    for name in notes:
+        if shown and length + len(name) + 2 > NOTE_NAMES_CHARS:
+            break
+        shown.append(name)
+        length += len(name) + 2
+    text = "%s%d note%s: %s" % ("at least " if more else "", len(notes),
+                                "" if len(notes) == 1 and not more else "s", ", ".join(shown))
+    return text + (" and %d more" % (len(notes) - len(shown)) if len(notes) > len(shown) else "")
+
+
+def link_to(name):
+    """A link target for a name, in angle brackets where the name would end it early."""
+    return "<%s>" % name if any(c in name for c in " ()<>") else name
 
 
 def instruction_file(project, env):

@@ -3,7 +3,8 @@
 
 Why it exists: a fresh context window remembers nothing, and a context problem cannot be seen
 from inside the session that has it. Whatever this hook prints is in the agent's context before
-its next turn, at no tool call: the budget report, the memory index and the last handoff.
+its next turn, at no tool call: the budget report, the memory index (with the topic folders of
+notes beside it listed under it) and the last handoff.
 
 What it promises:
 - Exit status 0 on every path, and no traceback, whatever it is given.
@@ -399,6 +400,9 @@ def index_section(project, budget):
     while text.endswith("\n"):
         text = text[:-1]
     lines = without_comments(text, budget, enough=INJECTION_LIMIT)
+    listing = text_lines(sibling_part([], budget, "memory_listing", project, dict(os.environ)))
+    if listing:
+        lines += [""] + [clipped(line, REPORT_LINE_CHARS) for line in listing]
     return Section(title, lines, shown, keep_order=1)
 
 
