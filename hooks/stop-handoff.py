@@ -72,7 +72,7 @@ DEFAULT_THROTTLE_MINUTES = 45
 # fsmonitor, no hooks, no signature check (gpg); filter drivers are switched off per
 # repository (filters_off), and the environment loses what would move git's own programs.
 GIT = ("git", "--no-pager", "--no-optional-locks", "-c", "core.fsmonitor=false",
-       "-c", "core.hooksPath=/dev/null", "-c", "log.showSignature=false")
+       "-c", "core.hooksPath=" + os.devnull, "-c", "log.showSignature=false")
 GIT_FILTER_SECONDS = 2.0
 LET_STOP, BLOCK = 0, 2
 NOTICE_MARK = "The Stop guard cannot record its baseline"
@@ -499,13 +499,19 @@ def git_command(folder, *args):
     return None if off is None else GIT + off + ("-C", folder) + args
 
 
+# Variables no git of the hooks sees: those that would point it at another repository than the
+# folder given with -C, and GIT_EXEC_PATH, through which a settings "env" would make git run its
+# helpers (the `git status` a submodule's read starts) from a folder of the repository's choosing.
+GIT_ELSEWHERE = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR",
+                 "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE",
+                 "GIT_PREFIX", "GIT_EXEC_PATH")
+
+
 def git_environment():
-    """This process's environment without GIT_EXEC_PATH, through which a settings "env" would
-    make git run its helpers (the `git status` a worktree removal or a submodule starts) from
-    a folder of the repository's choosing."""
-    if "GIT_EXEC_PATH" not in os.environ:
+    """This process's environment without GIT_ELSEWHERE."""
+    if not any(name in os.environ for name in GIT_ELSEWHERE):
         return os.environ
-    return {key: value for key, value in os.environ.items() if key != "GIT_EXEC_PATH"}
+    return {key: value for key, value in os.environ.items() if key not in GIT_ELSEWHERE}
 
 
 FILTERS_OFF = {}
@@ -526,7 +532,7 @@ def filters_off(folder):
 
 
 def may_name_filters(folder):
-    if any(key.startswith("GIT_CONFIG") or key == "GIT_DIR" for key in os.environ):
+    if any(key.startswith("GIT_CONFIG") for key in os.environ):
         return True
     marker = os.path.join(work_tree_top(folder), ".git")
     if not os.path.isdir(marker):

@@ -359,6 +359,20 @@ def test_a_committed_settings_env_cannot_move_the_programs_git_runs(origin, tmp_
     assert not worktree.exists()  # the pruner did run
 
 
+def test_a_committed_settings_env_cannot_point_git_at_another_repository(origin):
+    """GIT_DIR, set by the settings "env" to a repository committed inside the project, would
+    have the baseline describe that repository, or nothing, instead of the checkout."""
+    other = make_repo(origin.root / "other")
+    git(origin.root, "clone", "-q", "--bare", str(other), str(origin.path / "vendor" / "other.git"))
+    origin.settings({"permissions": {"deny": list(TEMPLATE_DENY_RULES)},
+                     "env": {"GIT_DIR": "vendor/other.git"}})
+    origin.commit()
+    clone = origin.clone()
+    start(clone, env={"GIT_DIR": "vendor/other.git"})
+    baseline = (clone / ".claude" / "hooks" / ".session-baseline.s1").read_bytes()
+    assert baseline.startswith(b"head " + git(clone, "rev-parse", "HEAD").encode() + b"\0")
+
+
 def test_a_committed_worktree_folder_linked_outside_is_not_pruned(origin, tmp_path):
     """.claude/worktrees committed as a link to the folder above the checkout, where the
     user's own worktrees of the repository live: the pruner keeps to the project."""

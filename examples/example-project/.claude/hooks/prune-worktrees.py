@@ -55,7 +55,7 @@ DEFAULT_WORKTREE_DIR = ".claude/worktrees"
 # fsmonitor, no hooks (a ref update runs reference-transaction); filter drivers are switched
 # off before anything reads files (Git.switch_off_filters).
 GIT = ("git", "--no-pager", "--no-optional-locks", "-c", "core.fsmonitor=false",
-       "-c", "core.hooksPath=/dev/null")
+       "-c", "core.hooksPath=" + os.devnull)
 
 
 class Git:
@@ -146,12 +146,19 @@ def run_with_posix_spawn(argv, deadline):
     return code, b"".join(chunks)
 
 
+# Variables no git of the pruner sees: those that would point it at another repository than the
+# folder given with -C, and GIT_EXEC_PATH, through which a settings "env" would make `git
+# worktree remove` run its `git status` from a folder of the repository's choosing.
+GIT_ELSEWHERE = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR",
+                 "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE",
+                 "GIT_PREFIX", "GIT_EXEC_PATH")
+
+
 def git_environment():
-    """This process's environment without GIT_EXEC_PATH, through which a settings "env" would
-    make `git worktree remove` run its `git status` from a folder of the repository's choosing."""
-    if "GIT_EXEC_PATH" not in os.environ:
+    """This process's environment without GIT_ELSEWHERE."""
+    if not any(name in os.environ for name in GIT_ELSEWHERE):
         return os.environ
-    return {key: value for key, value in os.environ.items() if key != "GIT_EXEC_PATH"}
+    return {key: value for key, value in os.environ.items() if key not in GIT_ELSEWHERE}
 
 
 def run_with_subprocess(argv, deadline):
