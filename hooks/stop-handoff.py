@@ -961,7 +961,8 @@ def cannot_record_notice(project, path):
     handoff: the path, and why writing there is refused."""
     return ("[memory-context-protocol] " + NOTICE_MARK + " at %s (the "
             "hooks write only inside the project's .claude/ folder, never through a symbolic "
-            "link and never over a file that is not a baseline), so it cannot ask for a handoff in this project. Make .claude/ and "
+            "link and never over a file that is not a baseline), so it cannot ask for a "
+            "handoff in this project. Make .claude/ and "
             ".claude/hooks/ plain folders, or set MCP_BASELINE to a path inside them; until "
             "then, run /handoff and /dream yourself before you stop." % shown_path(project, path))
 
@@ -1029,8 +1030,18 @@ def write_bytes(stream, text):
         pass
 
 
+def keep_the_hook_folder_off_the_import_path():
+    """Run without -I (`python3 .claude/hooks/stop-handoff.py`, as a user or a command
+    may), Python puts the hook's folder first on the import path, and a module a repository
+    commits beside the hooks (`_json.py`, `select.py`) would be imported in place of the
+    standard library's: every module imported from here on comes from the standard library."""
+    here = os.path.dirname(os.path.realpath(__file__))
+    sys.path[:] = [entry for entry in sys.path if os.path.realpath(entry or os.curdir) != here]
+
+
 if __name__ == "__main__":
     try:
+        keep_the_hook_folder_off_the_import_path()
         code = main()
     except BaseException:  # a failing guard lets the stop through rather than trap the session
         code = LET_STOP

@@ -144,6 +144,34 @@ def test_committed_bytecode_of_a_sibling_never_runs(origin, tmp_path, checked):
     assert POINTER in text  # the siblings ran from their source: the index is there
 
 
+# The modules the hooks import once they run, which a module committed beside them would replace
+# if their folder were on the import path.
+SHADOWING_MODULES = ("_json", "json", "select", "_blake2", "hashlib", "subprocess", "threading",
+                     "marshal", "pwd")
+
+
+@pytest.mark.parametrize("hook", HOOK_NAMES)
+def test_modules_committed_beside_the_hooks_never_run(origin, tmp_path, hook):
+    """The commands run `python3 .claude/hooks/context-budget.py`, and a user may run any hook
+    so, without -I: Python then puts the hook's folder first on the import path."""
+    marker = tmp_path / "module-ran"
+    for name in SHADOWING_MODULES:
+        origin.write(".claude/hooks/%s.py" % name, "open(%r, 'a').write(%r)\n" % (str(marker),
+                                                                               name + "\n"))
+    origin.write(".claude/worktrees/.keep", "")
+    origin.write("memory/MEMORY.md", "# Index\n%s\n" % POINTER)
+    origin.settings({"permissions": {"deny": list(TEMPLATE_DENY_RULES)},
+                     "autoMemoryEnabled": True})
+    origin.commit(".claude/worktrees/.keep")
+    clone = origin.clone()
+    (clone / "README.md").write_text("changed\n", encoding="utf-8")
+    stdin = hook_input(clone, hook_event_name="Stop") if hook == "stop-handoff.py" else None
+    done = run_hook(hook, clone, stdin=hook_input(clone) if stdin is None else stdin,
+                    hooks_dir=clone / ".claude" / "hooks", isolated=False)
+    assert done.returncode in (0, 2)
+    assert not marker.exists(), marker.read_text()
+
+
 # --- what the injection reads: symbolic links, special files, deny rules -------------------
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/environ"), reason="no /proc/self/environ")

@@ -1455,8 +1455,18 @@ def main():
             write_stdout(report)
 
 
+def keep_the_hook_folder_off_the_import_path():
+    """Run without -I (`python3 .claude/hooks/context-budget.py`, as a user or a command
+    may), Python puts the hook's folder first on the import path, and a module a repository
+    commits beside the hooks (`_json.py`, `select.py`) would be imported in place of the
+    standard library's: every module imported from here on comes from the standard library."""
+    here = os.path.dirname(os.path.realpath(__file__))
+    sys.path[:] = [entry for entry in sys.path if os.path.realpath(entry or os.curdir) != here]
+
+
 if __name__ == "__main__":
     try:
+        keep_the_hook_folder_off_the_import_path()
         main()
     except BaseException:  # a budget check must never take the session down
         pass
