@@ -789,7 +789,7 @@ def main():
     harness = sibling_part("claude", guard, "harness", hook_input)
     measure_as(harness)
     budget = load_sibling("context-budget.py")
-    refusals = forget_settings_leading_outside(budget, project)
+    refusals = adopt_the_trusted_environment(budget, project)
     cwd = text_field(hook_input, "cwd")
     # Pruning deletes: it runs only where the settings that steer it could be checked.
     pruned = prune_worktrees(project, [cwd] if cwd else []) if budget is not None else []
@@ -797,22 +797,26 @@ def main():
                                                         budget=budget, refusals=refusals)))
 
 
-def forget_settings_leading_outside(budget, project):
-    """Drop from this process's environment, before any sibling reads it, each path variable a
-    project settings file set to lead outside the project (context-budget.py's
-    refused_settings): the repository's settings may not point the hooks at the user's files.
-    The lines that say so."""
-    refused = sibling_part([], budget, "refused_settings", project, dict(os.environ))
-    lines = []
-    for item in refused if isinstance(refused, list) else []:
-        try:
-            name, line = item
-        except (TypeError, ValueError):
-            continue
-        if isinstance(name, str) and isinstance(line, str):
-            os.environ.pop(name, None)
-            lines.append(line)
-    return lines
+def adopt_the_trusted_environment(budget, project):
+    """Make this process's environment, before any sibling reads it, the one context-budget.py
+    trusts (trusted_environment): without the path variables a project settings file set to
+    lead outside the project, since the repository's settings may not point the hooks at the
+    user's files. The lines that say what was ignored."""
+    answer = sibling_part(None, budget, "trusted_environment", project, dict(os.environ))
+    try:
+        trusted, lines = answer
+        names = [name for name in os.environ if name not in trusted]
+    except (TypeError, ValueError):
+        return []
+    for name in names:
+        os.environ.pop(name, None)
+    for name, value in trusted.items():
+        if isinstance(name, str) and isinstance(value, str) and os.environ.get(name) != value:
+            try:
+                os.environ[name] = value
+            except ValueError:  # a NUL in it: the variable goes
+                os.environ.pop(name, None)
+    return [line for line in lines if isinstance(line, str)] if isinstance(lines, list) else []
 
 
 def keep_the_hook_folder_off_the_import_path():

@@ -155,3 +155,18 @@ def test_a_value_other_than_the_settings_is_the_users(budget, tmp_path):
     settings(project, ".claude/settings.local.json", {"env": {"MCP_SESSION_STATE": "../a.md"}})
     trusted, lines = budget.trusted_environment(str(project), {"MCP_SESSION_STATE": "../b.md"})
     assert trusted == {"MCP_SESSION_STATE": "../b.md"} and lines == []
+
+
+def test_a_home_the_project_settings_set_is_the_accounts_again(budget, tmp_path):
+    """HOME decides whose settings, and so whose deny rules, count: a repository's settings
+    may not move it."""
+    project = tmp_path / "project"
+    project.mkdir()
+    planted = str(tmp_path / "planted-home")
+    settings(project, ".claude/settings.json", {"env": {"HOME": planted}})
+    trusted, lines = budget.trusted_environment(str(project), {"HOME": planted})
+    assert trusted.get("HOME") == budget.account_home() != planted
+    assert lines == ["- HOME=%s was ignored: .claude/settings.json sets it, and it leads outside "
+                     "the project; only a path you set yourself may lead there." % planted]
+    assert budget.trusted_environment(str(project), {"HOME": str(tmp_path)}) == (
+        {"HOME": str(tmp_path)}, [])

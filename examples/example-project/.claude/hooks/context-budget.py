@@ -366,9 +366,11 @@ def worktree_point(project, env, index=None):
 
 # The variables that name a file or folder the hooks read or weigh. A repository's committed
 # settings can set them (their "env"), so a value a project settings file gave may not lead
-# outside the project; one the user set is the user's own choice.
+# outside the project; one the user set is the user's own choice. HOME is among them: it
+# decides whose settings, and so whose deny rules, count.
 PATH_SETTINGS = ("MCP_MEMORY_INDEX", "MCP_SESSION_STATE", "MCP_CLAUDE_MD", "MCP_WORKTREE_DIR",
-                 "MCP_BASELINE", "MCP_TRANSCRIPT_PATH", "MCP_PROJECTS_DIR", "CLAUDE_CONFIG_DIR")
+                 "MCP_BASELINE", "MCP_TRANSCRIPT_PATH", "MCP_PROJECTS_DIR", "CLAUDE_CONFIG_DIR",
+                 "HOME")
 PROJECT_SETTINGS_FILES = (".claude/settings.local.json", ".claude/settings.json")
 SETTINGS_LIMIT = MIB
 
@@ -464,12 +466,26 @@ def leads_inside(project, value):
 
 
 def trusted_environment(project, env):
-    """(env without the variables refused_settings names, the refusal lines)."""
+    """(env without the variables refused_settings names, the refusal lines). A HOME refused
+    is the account's home folder again, as the system's user database names it, where there
+    is one."""
     refused = refused_settings(project, env)
     trusted = dict(env)
     for name, _ in refused:
         trusted.pop(name, None)
+    if "HOME" not in trusted and "HOME" in env:
+        home = account_home()
+        if home:
+            trusted["HOME"] = home
     return trusted, [line for _, line in refused]
+
+
+def account_home():
+    try:
+        import pwd
+        return pwd.getpwuid(os.getuid()).pw_dir
+    except (ImportError, KeyError, AttributeError, OSError):
+        return None
 
 
 def project_setting_origin(project, name, value):
