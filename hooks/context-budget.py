@@ -569,18 +569,20 @@ def parse_json(text):
 def deny_rule_covering(project, env, paths):
     """(rule, settings file) of the first `Read` deny rule in the harness's settings files that
     covers any of `paths` (absolute: the path as named and where it resolves), or None."""
+    resolved = {}  # each folder a rule is anchored at, resolved once for all the rules
     for settings_path, _ in settings_files(project, env):
         permissions = settings_object(settings_path).get("permissions")
         rules = permissions.get("deny") if isinstance(permissions, dict) else None
         if not isinstance(rules, list):
             continue
         for rule in rules:
-            if isinstance(rule, str) and read_rule_covers(rule.strip(), project, env, paths):
+            if isinstance(rule, str) and read_rule_covers(rule.strip(), project, env, paths,
+                                                          resolved):
                 return rule.strip(), shown_path(project, settings_path)
     return None
 
 
-def read_rule_covers(rule, project, env, paths):
+def read_rule_covers(rule, project, env, paths, resolved=None):
     """Whether a permission rule denies reading one of `paths`, read as the harness documents
     its Read rules: a gitignore pattern, `//path` from the filesystem root, `~/path` from the
     home folder, `/path` from the project root, and `path` or `./path` at any depth under the
@@ -592,17 +594,18 @@ def read_rule_covers(rule, project, env, paths):
     if not (rule.startswith("Read(") and rule.endswith(")")):
         return False
     pattern = rule[len("Read("):-1].strip()
+    resolved = {} if resolved is None else resolved
     if pattern.startswith("//"):
         bases, pattern = [None], pattern[2:]
     elif pattern.startswith("~/"):
         home = env.get("HOME") or os.path.expanduser("~")
         if not home or home == "~":
             return False
-        bases, pattern = [home, os.path.realpath(home)], pattern[2:]
+        bases, pattern = both_spellings(home, resolved), pattern[2:]
     elif pattern.startswith("/"):
-        bases, pattern = [project, os.path.realpath(project)], pattern[1:]
+        bases, pattern = both_spellings(project, resolved), pattern[1:]
     else:
-        bases = [project, os.path.realpath(project)]
+        bases = both_spellings(project, resolved)
         pattern = "**/" + (pattern[2:] if pattern.startswith("./") else pattern)
     folder_only = pattern.endswith("/")
     segments = [part for part in pattern.split("/") if part and part != "."]
@@ -620,6 +623,13 @@ def read_rule_covers(rule, project, env, paths):
             if any(names_match(pattern_names, names[:end]) for end in ends):
                 return True
     return False
+
+
+def both_spellings(folder, resolved):
+    """The folder as given and as it resolves, resolved once per `resolved` memo."""
+    if folder not in resolved:
+        resolved[folder] = os.path.realpath(folder)
+    return [folder, resolved[folder]]
 
 
 def path_names_below(path, base):

@@ -4,6 +4,7 @@ import marshal
 import os
 import shutil
 import stat
+import sys
 
 import pytest
 
@@ -703,6 +704,7 @@ def compiler(monkeypatch, tmp_path):
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path))
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)  # as in a hook's own process
     compiled = []
 
     def counting_compile(source, path, mode):
@@ -774,3 +776,11 @@ def test_the_cache_keeps_a_bounded_number_of_entries(compiler):
     for number in range(compiler.CODE_CACHE_ENTRIES + 5):
         compiler.code_for(b"ANSWER = %d\n" % number, "sibling.py")
     assert len(list(compiler.cache.iterdir())) == compiler.CODE_CACHE_ENTRIES
+
+
+def test_a_caller_that_writes_no_bytecode_gets_no_cache_written(compiler, monkeypatch):
+    """install.py --check previews the injection with bytecode writing off: it reads the cache
+    but adds nothing to the user's home."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    compiler.code_for(SOURCE, "sibling.py")
+    assert not compiler.cache.exists() or list(compiler.cache.iterdir()) == []

@@ -211,7 +211,8 @@ def code_for(source, path):
     code = cached_code(entry)
     if code is None:
         code = compile(source, path, "exec")
-        keep_code(folder, entry, code)
+        if not sys.dont_write_bytecode:  # a caller that writes no bytecode (install.py --check)
+            keep_code(folder, entry, code)
     return code
 
 
@@ -781,7 +782,6 @@ def main():
     project = project_dir()
     if project is None:
         return
-    sys.dont_write_bytecode = True  # nothing this process imports leaves bytecode anywhere
     guard = load_sibling("stop-handoff.py")
     hook_input = sibling_part({}, guard, "read_hook_input")
     if not isinstance(hook_input, dict):
