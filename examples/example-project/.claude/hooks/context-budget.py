@@ -569,7 +569,7 @@ def parse_json(text):
 def deny_rule_covering(project, env, paths):
     """(rule, settings file) of the first `Read` deny rule in the harness's settings files that
     covers any of `paths` (absolute: the path as named and where it resolves), or None."""
-    resolved = {}  # each folder a rule is anchored at, resolved once for all the rules
+    memo = {}  # where the paths lie below each anchor, worked out once for all the rules
     for settings_path, _ in settings_files(project, env):
         permissions = settings_object(settings_path).get("permissions")
         rules = permissions.get("deny") if isinstance(permissions, dict) else None
@@ -577,59 +577,66 @@ def deny_rule_covering(project, env, paths):
             continue
         for rule in rules:
             if isinstance(rule, str) and read_rule_covers(rule.strip(), project, env, paths,
-                                                          resolved):
+                                                          memo):
                 return rule.strip(), shown_path(project, settings_path)
     return None
 
 
-def read_rule_covers(rule, project, env, paths, resolved=None):
+def read_rule_covers(rule, project, env, paths, memo=None):
     """Whether a permission rule denies reading one of `paths`, read as the harness documents
     its Read rules: a gitignore pattern, `//path` from the filesystem root, `~/path` from the
     home folder, `/path` from the project root, and `path` or `./path` at any depth under the
     project (the harness matches `./docs/**` in any folder named docs). `Read` alone, or
     `Read(*)`, covers every file. A pattern ending in `/` covers what lies under a folder of
-    that name; a pattern that matches a folder covers everything in it."""
+    that name; a pattern that matches a folder covers everything in it. `memo` keeps, across
+    the rules checked for the same paths, where they lie below each anchor."""
     if rule == "Read":
         return True
     if not (rule.startswith("Read(") and rule.endswith(")")):
         return False
     pattern = rule[len("Read("):-1].strip()
-    resolved = {} if resolved is None else resolved
     if pattern.startswith("//"):
-        bases, pattern = [None], pattern[2:]
+        anchor, pattern = None, pattern[2:]
     elif pattern.startswith("~/"):
-        home = env.get("HOME") or os.path.expanduser("~")
-        if not home or home == "~":
+        anchor, pattern = env.get("HOME") or os.path.expanduser("~"), pattern[2:]
+        if not anchor or anchor == "~":
             return False
-        bases, pattern = both_spellings(home, resolved), pattern[2:]
     elif pattern.startswith("/"):
-        bases, pattern = both_spellings(project, resolved), pattern[1:]
+        anchor, pattern = project, pattern[1:]
     else:
-        bases = both_spellings(project, resolved)
+        anchor = project
         pattern = "**/" + (pattern[2:] if pattern.startswith("./") else pattern)
     folder_only = pattern.endswith("/")
     segments = [part for part in pattern.split("/") if part and part != "."]
-    fold = os.path.normcase("A") == "a" or sys.platform == "darwin"
-    for path in paths:
-        for base in bases:
-            names = path_names_below(path, base)
-            if names is None:
-                continue
-            if fold:
-                names = [name.casefold() for name in names]
-            pattern_names = [part.casefold() for part in segments] if fold else segments
-            # The pattern covers the file, or a folder the file lies in.
-            ends = range(1, len(names)) if folder_only else range(1, len(names) + 1)
-            if any(names_match(pattern_names, names[:end]) for end in ends):
-                return True
+    if FOLD_CASE:
+        segments = [part.casefold() for part in segments]
+    for names in names_below(paths, anchor, {} if memo is None else memo):
+        # The pattern covers the file, or a folder the file lies in.
+        ends = range(1, len(names)) if folder_only else range(1, len(names) + 1)
+        if any(names_match(segments, names[:end]) for end in ends):
+            return True
     return False
 
 
-def both_spellings(folder, resolved):
-    """The folder as given and as it resolves, resolved once per `resolved` memo."""
-    if folder not in resolved:
-        resolved[folder] = os.path.realpath(folder)
-    return [folder, resolved[folder]]
+# Whether the file system compares names without case (Windows, macOS): then so do the rules.
+FOLD_CASE = os.path.normcase("A") == "a" or sys.platform == "darwin"
+
+
+def names_below(paths, anchor, memo):
+    """Each distinct list of names leading from `anchor` (as given and as it resolves; None
+    for the filesystem root) down to one of `paths`, folded where names ignore case."""
+    if anchor not in memo:
+        bases = [None] if anchor is None else [anchor, os.path.realpath(anchor)]
+        found = []
+        for path in paths:
+            for base in bases:
+                names = path_names_below(path, base)
+                if names is not None:
+                    names = [name.casefold() for name in names] if FOLD_CASE else names
+                    if names not in found:
+                        found.append(names)
+        memo[anchor] = found
+    return memo[anchor]
 
 
 def path_names_below(path, base):
@@ -1486,6 +1493,8 @@ def keep_the_hook_folder_off_the_import_path():
     may), Python puts the hook's folder first on the import path, and a module a repository
     commits beside the hooks (`_json.py`, `select.py`) would be imported in place of the
     standard library's: every module imported from here on comes from the standard library."""
+    if sys.flags.isolated:  # -I, as the harness runs the hooks: the folder is not there
+        return
     here = os.path.dirname(os.path.realpath(__file__))
     sys.path[:] = [entry for entry in sys.path if os.path.realpath(entry or os.curdir) != here]
 

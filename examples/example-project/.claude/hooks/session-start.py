@@ -135,7 +135,7 @@ def injected_text(budget, project, path, refusals):
     `refusals`. Without that sibling no file is shown, since nothing else can say which may be."""
     if not os.path.exists(path):
         return None
-    answer = sibling_part(None, budget, "read_project_text", project, dict(os.environ), path,
+    answer = sibling_part(None, budget, "read_project_text", project, os.environ, path,
                           READ_LIMIT)
     try:
         text, refusal = answer
@@ -824,6 +824,8 @@ def keep_the_hook_folder_off_the_import_path():
     may), Python puts the hook's folder first on the import path, and a module a repository
     commits beside the hooks (`_json.py`, `select.py`) would be imported in place of the
     standard library's: every module imported from here on comes from the standard library."""
+    if sys.flags.isolated:  # -I, as the harness runs the hooks: the folder is not there
+        return
     here = os.path.dirname(os.path.realpath(__file__))
     sys.path[:] = [entry for entry in sys.path if os.path.realpath(entry or os.curdir) != here]
 

@@ -1035,6 +1035,8 @@ def keep_the_hook_folder_off_the_import_path():
     may), Python puts the hook's folder first on the import path, and a module a repository
     commits beside the hooks (`_json.py`, `select.py`) would be imported in place of the
     standard library's: every module imported from here on comes from the standard library."""
+    if sys.flags.isolated:  # -I, as the harness runs the hooks: the folder is not there
+        return
     here = os.path.dirname(os.path.realpath(__file__))
     sys.path[:] = [entry for entry in sys.path if os.path.realpath(entry or os.curdir) != here]
 
