@@ -20,11 +20,12 @@ What it promises
   `.claude/memory-context-protocol.json`, committed with the settings it
   speaks of (the files the installer wrote, with the digest of the bytes it
   wrote; the hook entries and Skill rules it added; each deny rule with the
-  `.claudeignore` line it came from; whether it created settings.json or
-  .gitignore), so a teammate's clone updates and uninstalls by it too; and,
-  on the first install on a machine, `.claude/hooks/.before-install.json`,
-  which git ignores and only its owner may read: the install's folders that
-  were there, empty, and the bytes of settings.json and .gitignore. An
+  `.claudeignore` line it came from; whether it created settings.json,
+  .gitignore or .gitattributes), so a teammate's clone updates and
+  uninstalls by it too; and, on the first install on a machine,
+  `.claude/hooks/.before-install.json`, which git ignores and only its owner
+  may read: the install's folders that were there, empty, and the bytes of
+  settings.json, .gitignore and .gitattributes. An
   install made before the record is adopted by the digests of the versions
   releases shipped; the bash edition by what its scripts say, never by a
   file name alone.

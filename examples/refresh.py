@@ -2,9 +2,9 @@
 """refresh.py - make the example project's installed files equal a fresh install.
 
 examples/example-project/ ships with the protocol installed: the hooks, the commands, the
-settings entries, the record of what the install added, .claudeignore and the .gitignore lines
-are exactly what `install.py --project` writes. After a change to hooks/, commands/, templates/ or install.py
-they would drift; this script rebuilds them and copies them back.
+settings entries, the record of what the install added, .claudeignore, the .gitignore lines and
+.gitattributes are exactly what `install.py --project` writes. After a change to hooks/,
+commands/, templates/ or install.py they would drift; this script rebuilds them and copies them back.
 
 How: copy the example into a temporary folder (outside any git repository, so install.py's
 git steps are skipped), remove the installed files there (and the protocol's lines from
@@ -31,7 +31,7 @@ COMMANDS = ("handoff.md", "dream.md", "catchup.md", "memory-status.md", "update-
 INSTALLED = tuple([".claude/hooks/" + name for name in HOOKS]
                   + [".claude/commands/" + name for name in COMMANDS]
                   + [".claude/settings.json", ".claude/memory-context-protocol.json",
-                     ".claudeignore", ".gitignore"])
+                     ".claudeignore", ".gitignore", ".gitattributes"])
 # What the hooks write while they run, never part of the example.
 RUNTIME_NAMES = ("__pycache__", "session-state.md", ".session-state.md", "settings.local.json",
                  "worktrees")

@@ -25,9 +25,10 @@ The modules, from the ground up (each imports only modules above it in this list
   interpreter.py     the interpreter in a hook command: its grammar, and the probe
   permissions.py     Skill rules, and .claudeignore lines as deny rules
   wiring.py          the protocol's hook entries in a settings object
-  blocks.py          marked blocks: the .gitignore block, the CLAUDE.md section
+  blocks.py          marked blocks: the .gitignore and .gitattributes blocks, the CLAUDE.md section
   bash_edition.py    moving a project from the bash edition
   repository.py      what the installer asks git about a project
+  memory_move.py     --update's move of a memory in the stamped format to the team format
   agents.py          the agents besides Claude Code: their hooks files, skills and commands
   record.py          what the protocol owns in a project, written down (shared and local)
   uninstall.py       --uninstall (Claude Code's parts and the other agents')

@@ -266,11 +266,17 @@ def repair_findings(plan):
     its own plan (so the check and the repair never disagree), apart from
     what the findings above name more precisely: the hooks' files, the
     settings file, whose entries and permission rules they name one by one,
-    and the record, which goes with the changes it speaks of."""
+    the record, which goes with the changes it speaks of, and the move of a
+    memory to the team format, which memory health advises."""
     repairs = []
+    memory = os.path.dirname(MEMORY_INDEX) + "/"
     for step in plan.steps:
         hook_file = step.shown.startswith(HOOK_DIR + "/") and step.verb in ("write", "replace")
-        if step.change is not None and not hook_file and step.shown not in (SETTINGS, RECORD):
+        # A memory in the stamped format works; the move to the team format is memory health's
+        # advice (stamped-format), not a fault of the install.
+        moved_memory = step.shown.startswith(memory)
+        if step.change is not None and not hook_file and not moved_memory \
+                and step.shown not in (SETTINGS, RECORD):
             repairs.append("{} {}{}".format(VERBS[step.verb][1].replace("would ", "", 1),
                                             step.shown, " ({})".format(step.note) if step.note
                                             else ""))

@@ -3,10 +3,11 @@
 Why it exists: this is the installer's main work, each part planned by one function: the hooks
 and commands (the protocol's brought up to date, one the user edited replaced only with --force,
 one of the user's never taken over), the memory index and .claudeignore (never overwritten), the
-.gitignore block, the settings entries and permission rules (the user's own never touched), the
-move from an earlier release's handoff path, and the hooks' executable bit in git's index. Each
-part tells the ownership record (record.py) what the run leaves the protocol's, and the record is
-written before anything else.
+.gitignore and .gitattributes blocks, the settings entries and permission rules (the user's own
+never touched), the move from an earlier release's handoff path and of a memory in the stamped
+format to the team format, and the hooks' executable bit in git's index. Each part tells the
+ownership record (record.py) what the run leaves the protocol's, and the record is written before
+anything else.
 """
 
 import copy
@@ -20,9 +21,9 @@ from .files import (
     same_content, why_unsafe_to_change, why_unwritable,
 )
 from .protocol import (
-    CLAUDEIGNORE, COMMANDS, COMMAND_DIR, DEFAULT_PYTHON, GITIGNORE, HOOKS, HOOK_DIR,
-    MEMORY_INDEX, OLD_SESSION_STATE, RECORD, SESSION_STATE, SETTINGS, SKILL_PERMISSIONS,
-    TEMPLATE_CLAUDEIGNORE, TEMPLATE_GITIGNORE, TEMPLATE_MEMORY, command_for, skill_rule,
+    CLAUDEIGNORE, COMMANDS, COMMAND_DIR, DEFAULT_PYTHON, HOOKS, HOOK_DIR,
+    MARKED_BLOCKS, MEMORY_INDEX, OLD_SESSION_STATE, RECORD, SESSION_STATE, SETTINGS,
+    SKILL_PERMISSIONS, TEMPLATE_CLAUDEIGNORE, TEMPLATE_MEMORY, command_for, skill_rule,
     wirings_of,
 )
 from .releases import RETIRED_COMMANDS
@@ -39,6 +40,7 @@ from .bash_edition import (
 from .repository import (
     ignoring_lines, index_entries, mark_executable_in_index, why_index_cannot_change,
 )
+from .memory_move import plan_memory_format_move
 from .agents import (
     agent_files, agents_for, interpreters_wired_for, plan_agent_wiring, plan_agents_md,
 )
@@ -72,9 +74,11 @@ def plan_install(source, project, options):
     if not options.update:
         plan_memory_index(plan, owned, source.bytes_of(TEMPLATE_MEMORY))
     ignore_text = plan_claudeignore(plan, owned, source, options)
-    plan_gitignore_block(plan, owned, source.marked_template(TEMPLATE_GITIGNORE))
+    for rel, template, lines_are in MARKED_BLOCKS:
+        plan_marked_block(plan, owned, rel, source.marked_template(template), lines_are)
     if options.update:
         plan_session_state_move(plan)
+        plan_memory_format_move(plan, owned, source)
     plan_settings_wiring(plan, owned, options, wirings_of(ours), commands, ignore_text)
     plan_other_agents(plan, owned, source, options, python, known)
     plan_git_index(plan, project, ours)
@@ -275,19 +279,21 @@ def plan_memory_index(plan, owned, data):
         owned.own(MEMORY_INDEX, data)
 
 
-def plan_gitignore_block(plan, owned, block):
-    text = read_text(plan.path(GITIGNORE), GITIGNORE)
+def plan_marked_block(plan, owned, rel, block, lines_are):
+    """The block once in the file at rel (.gitignore, .gitattributes), among the user's lines,
+    which stay as they were; the file is written new when there is none."""
+    text = read_text(plan.path(rel), rel)
     new_text, how = with_block(text or "", block)
     new_text = with_final_newline_as(text or "", new_text)
     if how is None:
-        plan.keep(GITIGNORE, "local-only lines present")
+        plan.keep(rel, lines_are + " present")
     else:
-        verb, note = {"append": ("append", "added the local-only lines"),
-                      "replace": ("repair", "restored the local-only lines"),
-                      "take over": ("merge", "took over the bash edition's local-only lines")}[how]
-        plan.write("write" if text is None else verb, GITIGNORE, encode_text(new_text), note)
+        verb, note = {"append": ("append", "added the " + lines_are),
+                      "replace": ("repair", "restored the " + lines_are),
+                      "take over": ("merge", "took over the bash edition's " + lines_are)}[how]
+        plan.write("write" if text is None else verb, rel, encode_text(new_text), note)
     if text is None:
-        owned.after.created.append(GITIGNORE)
+        owned.after.created.append(rel)
 
 
 def plan_settings_wiring(plan, owned, options, wirings, commands, ignore_text):

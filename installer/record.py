@@ -10,13 +10,14 @@ what it added, before it changes anything else, in two files:
   other agents' skills) with the digest of the bytes it wrote, the events whose hook entry it
   added to .claude/settings.json and to each other agent's hooks file, the Skill rules it
   allowed, each deny rule it added with the .claudeignore line it came from, and which of the
-  files it edits (settings.json, .gitignore, the agents' hooks files, AGENTS.md) it created.
-  These are facts about the repository, the same in every clone, so a teammate's --update and
+  files it edits (settings.json, .gitignore, .gitattributes, the agents' hooks files, AGENTS.md)
+  it created. These are facts about the repository, the same in every clone, so a teammate's --update and
   --uninstall read them too.
 - .claude/hooks/.before-install.json, the local record, which git ignores: what was there before
   the first install on this machine (the install's folders that were there, empty, and the bytes
-  of settings.json and .gitignore; for another agent, its folders and the bytes of its hooks file
-  before the protocol first wired it), so --uninstall gives them back byte for byte. One
+  of settings.json, .gitignore and .gitattributes; for another agent, its folders and the bytes
+  of its hooks file before the protocol first wired it), so --uninstall gives them back byte for
+  byte. One
   person's facts, and a copy of settings whose "env" may hold a secret: readable by its owner
   alone.
 
@@ -40,8 +41,8 @@ from .errors import Refusal
 from .files import encode_text, is_an_empty_folder, lf_endings, read_bytes
 from .protocol import (
     AGENTS_MD, AGENT_FOLDERS, BEFORE_INSTALL, CLAUDEIGNORE, CODEX_HOOKS, COMMAND_DIR,
-    DEFAULT_PYTHON, GEMINI_SETTINGS, GITIGNORE, HOOK_DIR, RECORD, SETTINGS, SKILL_PERMISSIONS,
-    TEMPLATE_CLAUDEIGNORE, TEMPLATE_GITIGNORE, WIRINGS,
+    DEFAULT_PYTHON, GEMINI_SETTINGS, GITATTRIBUTES, GITIGNORE, HOOK_DIR, MARKED_BLOCKS, RECORD,
+    SETTINGS, SKILL_PERMISSIONS, TEMPLATE_CLAUDEIGNORE, WIRINGS,
 )
 from .releases import RELEASED_CLAUDEIGNORE_DIGESTS, is_a_release_of, is_the_installers
 from .settings import SettingsError, load_settings, settings_text
@@ -58,7 +59,7 @@ from .agents import adopted_wiring
 INSTALL_FOLDERS = (HOOK_DIR, COMMAND_DIR, ".claude", "memory")
 # Claude Code's files an install edits rather than owns, and the other agents' hooks files: their
 # bytes before it are the local record's.
-EDITED_FILES = (SETTINGS, GITIGNORE)
+EDITED_FILES = (SETTINGS, GITIGNORE, GITATTRIBUTES)
 AGENT_FILES = (CODEX_HOOKS, GEMINI_SETTINGS)
 # The files an install may create and later remove, when it left nothing of the user's in them.
 CREATED_FILES = EDITED_FILES + AGENT_FILES + (AGENTS_MD,)
@@ -247,7 +248,7 @@ class Ownership(object):
     def disown(self, rel):
         self.after.files.pop(rel, None)
 
-    # ---- settings and .gitignore
+    # ---- settings and the marked blocks
 
     def owns_event(self, event, rel=SETTINGS):
         """Whether the protocol wired the event's entry in the hooks file at rel."""
@@ -318,10 +319,11 @@ class Ownership(object):
             adopted.allow = [rule for rule in rules_of(settings, "allow")
                              if rule in SKILL_PERMISSIONS]
             adopted.deny = deny
-        data, _ = read_file_of_the_installers(self.project, GITIGNORE)
-        block = self.source.marked_template(TEMPLATE_GITIGNORE)
-        if data is not None and data.decode("utf-8", "surrogateescape") == appended("", block):
-            adopted.created.append(GITIGNORE)
+        for rel, template, _ in MARKED_BLOCKS:
+            data, _ = read_file_of_the_installers(self.project, rel)
+            block = self.source.marked_template(template)
+            if data is not None and data.decode("utf-8", "surrogateescape") == appended("", block):
+                adopted.created.append(rel)
         adopted.wired, created = adopted_wiring(self.project)
         adopted.created += created
         return adopted

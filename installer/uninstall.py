@@ -3,12 +3,12 @@
 Why it exists: removing the protocol must leave the project as it was. What goes is what the
 ownership record (record.py) says the protocol added and nobody changed since: its hooks,
 commands, .claudeignore and memory index as it wrote them, the hooks' baselines and bytecode,
-the settings entries and rules it added, its .gitignore block. A file the user edited stays, and
-so does everything of the user's, whatever its name. settings.json and .gitignore come back in
-the bytes they had before the first install when what is left means the same; a file the
-install created goes when nothing of the user's is left in it; a folder goes only when the run
-empties it and it was not there, empty, before. The handoff always stays. The records go last,
-so a run that stops half-way can be run again.
+the settings entries and rules it added, its .gitignore and .gitattributes blocks. A file the
+user edited stays, and so does everything of the user's, whatever its name. settings.json,
+.gitignore and .gitattributes come back in the bytes they had before the first install when what
+is left means the same; a file the install created goes when nothing of the user's is left in
+it; a folder goes only when the run empties it and it was not there, empty, before. The handoff
+always stays. The records go last, so a run that stops half-way can be run again.
 """
 
 import copy
@@ -19,9 +19,9 @@ from .errors import Refusal
 from .files import encode_text, read_bytes, read_text
 from .protocol import (
     AGENTS_MD, AGENT_FOLDERS, BASELINE_PREFIX, BEFORE_INSTALL, CLAUDEIGNORE, COMMANDS,
-    COMMAND_DIR, DEFAULT_PYTHON, GITIGNORE, HOOKS, HOOK_DIR, LOCAL_SETTINGS, MEMORY_INDEX,
+    COMMAND_DIR, DEFAULT_PYTHON, HOOKS, HOOK_DIR, LOCAL_SETTINGS, MARKED_BLOCKS, MEMORY_INDEX,
     OLD_SESSION_STATE, RECORD, SESSION_STATE, SETTINGS, SKILL_PERMISSIONS,
-    TEMPLATE_AGENTS_SECTION, TEMPLATE_GITIGNORE, WIRINGS, wirings_of,
+    TEMPLATE_AGENTS_SECTION, WIRINGS, wirings_of,
 )
 from .releases import RETIRED_COMMANDS
 from .plan import Plan
@@ -59,7 +59,8 @@ def plan_uninstall(source, project):
     plan_local_wiring_note(plan, wirings)
     if settings is not None:
         plan_bash_edition_hooks_note(plan, settings)
-    plan_gitignore_unblocking(plan, owned, source.marked_template(TEMPLATE_GITIGNORE))
+    for rel, template, lines_are in MARKED_BLOCKS:
+        plan_unblocking(plan, owned, rel, source.marked_template(template), lines_are)
     plan_agents_removal(plan, owned, source, pythons)
     plan_record_removal(plan, owned)
     for rel in INSTALL_FOLDERS:
@@ -201,20 +202,21 @@ def plan_local_wiring_note(plan, wirings):
                   "entries".format(LOCAL_SETTINGS, " and ".join(gone)))
 
 
-def plan_gitignore_unblocking(plan, owned, block):
-    """Take the protocol's block out of .gitignore; lines the user wrote inside it stay."""
-    text = read_text(plan.path(GITIGNORE), GITIGNORE)
+def plan_unblocking(plan, owned, rel, block, lines_are):
+    """Take the protocol's block out of the file at rel (.gitignore, .gitattributes); lines the
+    user wrote inside it stay."""
+    text = read_text(plan.path(rel), rel)
     new_text = None if text is None else without_block(text, block)
     if new_text is None:
         return
     new_text = with_final_newline_as(text, new_text)
-    before = owned.before_text(GITIGNORE)
+    before = owned.before_text(rel)
     if before is not None and before.splitlines() == new_text.splitlines():
-        plan.write("merge", GITIGNORE, encode_text(before), "removed the local-only lines")
-    elif owned.created(GITIGNORE) and not new_text.strip():
-        plan.remove(GITIGNORE, "held only the local-only lines")
+        plan.write("merge", rel, encode_text(before), "removed the " + lines_are)
+    elif owned.created(rel) and not new_text.strip():
+        plan.remove(rel, "held only the " + lines_are)
     else:
-        plan.write("merge", GITIGNORE, encode_text(new_text), "removed the local-only lines")
+        plan.write("merge", rel, encode_text(new_text), "removed the " + lines_are)
 
 
 def plan_agents_removal(plan, owned, source, pythons):

@@ -198,14 +198,16 @@ def test_project_installs_every_file(installer, project):
     assert read(path_in(project, "memory/MEMORY.md")) == read(installer.source_file("templates/MEMORY.md"))
     assert read(path_in(project, ".claudeignore")) == read(installer.source_file("templates/claudeignore"))
     assert read(path_in(project, ".gitignore")).decode("utf-8") == template_text(installer, "gitignore")
+    assert read(path_in(project, ".gitattributes")).decode("utf-8") == \
+        template_text(installer, "gitattributes")
     assert settings_of(project) == expected_settings()
     lines = done.stdout.splitlines()
     assert lines[0] == "installing into " + project
     assert lines[-1].startswith("done: ")
     wrote = [line for line in lines if line.startswith("  wrote")]
-    # the hooks, the commands, the memory index, .claudeignore, .gitignore, settings.json, and
-    # first of all the record of what the protocol added
-    assert len(wrote) == len(HOOKS) + len(COMMANDS) + 5
+    # the hooks, the commands, the memory index, .claudeignore, .gitignore, .gitattributes,
+    # settings.json, and first of all the record of what the protocol added
+    assert len(wrote) == len(HOOKS) + len(COMMANDS) + 6
     assert wrote[0] == "  wrote    .claude/memory-context-protocol.json (what the protocol added here)"
 
 

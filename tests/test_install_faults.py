@@ -54,8 +54,9 @@ real = patch("write_atomically", patched)
 
 
 # Every file --project writes into an empty folder: the hooks, the commands, memory/MEMORY.md,
-# .claudeignore, .gitignore, .claude/settings.json and .claude/memory-context-protocol.json.
-ALL_FILES = len(HOOKS) + len(COMMANDS) + 4 + 1  # and the record of what the install added
+# .claudeignore, .gitignore, .gitattributes, .claude/settings.json and
+# .claude/memory-context-protocol.json.
+ALL_FILES = len(HOOKS) + len(COMMANDS) + 5 + 1  # and the record of what the install added
 
 
 def installed_files(project):

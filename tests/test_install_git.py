@@ -165,7 +165,8 @@ def test_uninstall_removes_the_protocols_committed_files_but_not_the_shared_ones
     deleted = sorted(line[3:] for line in status if line.startswith(" D "))
     # the settings file too: the install created it, and nothing of the user's is in it
     assert deleted == sorted([".claudeignore", ".claude/settings.json",
-                              ".claude/memory-context-protocol.json", "memory/MEMORY.md"] + [
+                              ".claude/memory-context-protocol.json", "memory/MEMORY.md",
+                              ".gitattributes"] + [
         ".claude/hooks/" + name for name in HOOKS] + [
         ".claude/commands/" + name for name in COMMANDS])
     assert status == [" M .gitignore"] + [" D " + rel for rel in deleted] or \

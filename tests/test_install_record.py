@@ -58,7 +58,8 @@ def test_the_record_is_the_first_change_and_names_what_the_install_wrote(install
     assert record["allow"] == SKILL_RULES
     assert sorted(record["deny"]) == sorted(TEMPLATE_DENY_RULES)
     assert record["deny"]["Read(./.env)"] == ".env"
-    assert record["created"] == [".claude/settings.json"]  # the repository had a .gitignore
+    # the repository had a .gitignore, and no .gitattributes
+    assert record["created"] == [".claude/settings.json", ".gitattributes"]
 
 
 def test_a_second_run_leaves_the_record_as_it_is(installer, repo):
