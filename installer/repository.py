@@ -65,6 +65,13 @@ def index_entries(project, rels):
     return entries
 
 
+def tracked_files_under(project, folder):
+    """The paths (from project, with /) of the files git's index tracks under folder; [] when
+    there are none or git cannot say. ls-files reads the index alone: no filter runs."""
+    code, out = git(project, "ls-files", "-z", "--", folder)
+    return [rel for rel in out.split("\0") if rel] if code == 0 else []
+
+
 def why_index_cannot_change(project):
     """Why git cannot update the project's index now (another git command holds
     its lock, its folder is read-only, or git does not say where the lock is);
@@ -86,7 +93,8 @@ def why_index_cannot_change(project):
 
 def mark_executable_in_index(project, entries):
     """Set mode 100755 on the entries' blobs as the plan found them. Unlike
-    --chmod=+x, this stages no work-tree content, so no clean filter runs."""
+    --chmod=+x, this stages no work-tree content (and the runner switches off
+    the filter drivers git would run on a file that looks racily clean)."""
     arguments = []
     for entry in entries:
         arguments += ["--cacheinfo", "100755,{},{}".format(entry.blob, entry.top_path)]
