@@ -15,7 +15,8 @@ import re
 from .errors import Refusal
 from .files import read_bytes, same_content
 from .protocol import (
-    COMMANDS, COMMAND_DIR, DEFAULT_PYTHON, HOOKS, HOOK_DIR, LOCAL_SETTINGS, MEMORY_INDEX,
+    BASELINE_PREFIX, COMMANDS, COMMAND_DIR, DEFAULT_PYTHON, HOOKS, HOOK_DIR, LOCAL_SETTINGS,
+    MEMORY_INDEX,
     RECORD, SESSION_STATE, SETTINGS, SKILL_PERMISSIONS, WIRINGS, is_exec_form, skill_rule,
 )
 from .releases import RETIRED_COMMANDS
@@ -28,7 +29,9 @@ from .interpreter import (
 from .permissions import claudeignore_text, deny_rules, rules_in_force
 from .wiring import handlers_where, our_handlers, wired_events
 from .bash_edition import bash_edition_wiring, the_bash_edition_is_here
-from .repository import ignoring_lines, is_in_a_repository, why_git_gives_no_answer
+from .repository import (
+    ignoring_lines, is_in_a_repository, tracked_files_under, why_git_gives_no_answer,
+)
 from .agents import agents_for, shared_parts_of
 from .record import Ownership
 from .project import Options, plan_install
@@ -89,7 +92,7 @@ def hook_findings(source, project, env):
     findings += double_wiring_findings(project)
     findings += repair_findings(plan) + silenced_findings(project, wired) + \
         interpreter_findings(project, env) + sharing_findings(project) + \
-        unattended_save_findings(project, env)
+        committed_local_files_findings(project) + unattended_save_findings(project, env)
     if unwired:  # --update writes the permissions with the entries; one finding says so
         return findings
     return findings + permission_findings(project, owned, plan)
@@ -255,6 +258,22 @@ def sharing_findings(project, agents=None):
     return [Finding("unshared", "git ignores {} ({}), so teammates never get them; remove or "
                     "narrow that line".format(", ".join(sorted(ignored)),
                                               "; ".join(sorted(set(ignored.values())))))]
+
+
+def committed_local_files_findings(project):
+    """Files git tracks that only the hooks write, on each machine for itself: bytecode in
+    .claude/hooks/__pycache__/ and the Stop hook's baselines. Committed, they come into every
+    clone as the repository made them: bytecode the hooks never run (they load only their
+    source) but another program might, a baseline that is another machine's state."""
+    committed = [rel for rel in tracked_files_under(project, HOOK_DIR)
+                 if rel.startswith(HOOK_DIR + "/__pycache__/")
+                 or rel.startswith(HOOK_DIR + "/" + BASELINE_PREFIX)]
+    if not committed:
+        return []
+    return [Finding("broken", "git tracks {} file(s) only the hooks write, each machine its "
+                    "own (bytecode, baselines): {}; they are not the protocol's, so remove "
+                    "them from git (git rm --cached) and look at who committed them".format(
+                        len(committed), some_of(committed)))]
 
 
 NOT_A_REPOSITORY = ("not a git repository: the Stop hook's save check and the worktree pruner "
