@@ -10,6 +10,7 @@ this machine, ignored by git)."""
 import json
 import os
 import shutil
+import signal
 import subprocess
 
 import pytest
@@ -294,22 +295,33 @@ def test_uninstall_takes_the_rule_of_a_deleted_line_out_of_a_file_the_project_di
 
 # ---------------------------------------------------- a first install that stopped
 
+# How a first install is stopped half-way: a full disk, a kill (a CI timeout), a closed terminal.
+STOPS = {"a full disk": ("raise OSError(errno.ENOSPC, 'No space left on device')",
+                         1, "No space left on device")}
+if os.name != "nt":  # the signals a POSIX system sends
+    STOPS.update((name, ("os.kill(os.getpid(), signal.{})".format(name),
+                         -getattr(signal, name), "")) for name in ("SIGTERM", "SIGHUP"))
+
+
 @pytest.mark.parametrize("at", [2, 6, 12])
-def test_a_failed_first_install_then_a_rerun_keeps_what_was_there_before(installer, repo, at):
-    """A full disk (or a closed terminal) stops the first install after some writes; the next
-    run completes it, and --uninstall gives back the user's rule and their empty folder."""
+@pytest.mark.parametrize("stop", sorted(STOPS))
+def test_a_failed_first_install_then_a_rerun_keeps_what_was_there_before(installer, repo, stop,
+                                                                           at):
+    """Something stops the first install after some writes; the next run completes it, and
+    --uninstall gives back the user's rule and their empty folder."""
     before = b'{"permissions": {"allow": ["Skill(dream)"]}}\n'
     write(path_in(repo, ".claude/settings.json"), before)
     os.makedirs(path_in(repo, ".claude/commands"))
-    patch = ("import errno\n"
+    action, code, message = STOPS[stop]
+    patch = ("import errno, os, signal\n"
              "def patched(path, *args, **kwargs):\n"
              "    calls.append(path)\n"
              "    if len(calls) == {}:\n"
-             "        raise OSError(errno.ENOSPC, 'No space left on device')\n"
+             "        {}\n"
              "    real(path, *args, **kwargs)\n"
-             "real = patch('write_atomically', patched)\n").format(at)
+             "real = patch('write_atomically', patched)\n").format(at, action)
     failed = run_patched(installer, patch, "--project", repo)
-    assert failed.returncode == 1 and "No space left on device" in failed.stderr
+    assert failed.returncode == code and message in failed.stderr, failed.stderr
     installer.ok("--project", repo)
     installer.ok("--uninstall", repo)
     assert read(path_in(repo, ".claude/settings.json")) == before
