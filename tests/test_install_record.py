@@ -182,6 +182,7 @@ def test_a_projects_own_command_is_kept_not_granted_and_not_drift(installer, rep
     assert "/dream" in clash and "rename" in clash
     installer.ok("--update", repo)
     installer.ok("--update", repo, "--python", "python3")
+    installer.ok("--update", "--force", repo)  # --force replaces the protocol's, never theirs
     assert read(path_in(repo, ".claude/commands/dream.md")).decode() == USERS_DREAM
     assert "Skill(dream)" not in rules(repo, "allow")
     installer.ok("--uninstall", repo)
