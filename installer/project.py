@@ -249,13 +249,13 @@ def plan_git_index(plan, project, ours):
         plan.steps.append(Step("index", ", ".join(
             os.path.basename(entry.top_path) for entry in to_mark),
             "mode 100755 in git's index", lambda: mark_executable_in_index(project, to_mark)))
-    untracked = [rel for rel in rels if rel not in entries]
+    # named one by one: a glob would set the bit on the user's own hooks beside them too
+    untracked = [HOOK_DIR + "/" + name for name in ours if HOOK_DIR + "/" + name not in entries]
     record = "" if RECORD in entries else "; git add " + RECORD
     if untracked:  # git add refuses an ignored path: then the sharing note comes first
-        plan.note("the hooks are not in git yet; {}add them with: git add --chmod=+x "
-                  ".claude/hooks/*.py{}".format("once .gitignore no longer ignores them, "
-                                                if ignoring_lines(project, untracked) else "",
-                                                record))
+        plan.note("the hooks are not in git yet; {}add them with: git add --chmod=+x {}{}".format(
+            "once .gitignore no longer ignores them, " if ignoring_lines(project, untracked)
+            else "", " ".join(untracked), record))
     elif record:
         plan.note("the record of what the protocol added is not in git yet, so a teammate's "
                   "--update and --uninstall cannot read it: git add " + RECORD)

@@ -654,7 +654,25 @@ def test_the_block_lists_every_local_only_file(installer):
 def test_new_hooks_are_not_staged_and_a_note_says_how(installer, repo):
     done = installer.ok("--project", repo)
     assert git(repo, "diff", "--cached", "--name-only", env=installer.env) == ""
-    assert "git add --chmod=+x .claude/hooks/*.py" in done.stdout
+    [line] = [line for line in done.stdout.splitlines() if "git add --chmod=+x" in line]
+    assert line.endswith("add them with: git add --chmod=+x " + " ".join(
+        ".claude/hooks/" + name for name in HOOKS) + "; git add "
+        ".claude/memory-context-protocol.json")
+
+
+def test_the_line_that_adds_the_hooks_leaves_the_users_own_hooks_alone(installer, repo):
+    """A hook of the user's, committed without the executable bit: the line the note gives,
+    run as printed, marks the protocol's hooks executable and not theirs."""
+    write(path_in(repo, ".claude/hooks/lint.py"), "print('lint')\n")
+    git(repo, "add", "--", ".claude/hooks/lint.py", env=installer.env)
+    git(repo, "commit", "-q", "-m", "a hook of ours", env=installer.env)
+    done = installer.ok("--project", repo)
+    [line] = [line for line in done.stdout.splitlines() if "git add --chmod=+x" in line]
+    subprocess.run(line.split("add them with: ", 1)[1], shell=True, cwd=repo, check=True,
+                   env=installer.env)
+    assert index_mode(repo, installer.env, ".claude/hooks/lint.py") == "100644"
+    assert all(index_mode(repo, installer.env, ".claude/hooks/" + name) == "100755"
+               for name in HOOKS)
 
 
 def test_tracked_hooks_are_marked_executable_in_the_index(installer, repo):

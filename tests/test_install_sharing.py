@@ -9,11 +9,15 @@ import sys
 
 import pytest
 
-from installtools import git, installer, make_repo, path_in, project, read, repo, write  # noqa: F401
+from installtools import (  # noqa: F401  (fixtures are used by name)
+    HOOKS, git, installer, make_repo, path_in, project, read, repo, write,
+)
 
 
 # How the last line of an install ends when a note above says the protocol will not work fully
 # or reach teammates: "done" alone would read as all is well.
+# The protocol's hooks as the note that adds them to git names them, one by one.
+ADD_HOOKS = " ".join(".claude/hooks/" + name for name in HOOKS)
 UNFINISHED = (", but the protocol cannot work fully or reach teammates until the note above is "
               "dealt with")
 
@@ -22,7 +26,7 @@ def test_an_install_in_a_repository_that_shares_everything_just_says_done(instal
     done = installer.ok("--project", repo)
     assert done.stdout.splitlines()[-1].startswith("done: ")
     assert ("  note     the hooks are not in git yet; add them with: git add --chmod=+x "
-            ".claude/hooks/*.py; git add .claude/memory-context-protocol.json"
+            + ADD_HOOKS + "; git add .claude/memory-context-protocol.json"
             ) in done.stdout.splitlines()
     hooks = path_in(repo, ".claude/hooks")
     added = subprocess.run(["git", "add", "--chmod=+x", "."], cwd=hooks, env=installer.env)
@@ -47,7 +51,7 @@ def test_a_gitignore_that_ignores_the_claude_folder_is_named_at_install_and_in_c
     assert done.stdout.splitlines()[-1].endswith(UNFINISHED)
     # git add refuses an ignored path: the line to run comes with the condition it needs
     assert ("  note     the hooks are not in git yet; once .gitignore no longer ignores them, add "
-            "them with: git add --chmod=+x .claude/hooks/*.py; git add "
+            "them with: git add --chmod=+x " + ADD_HOOKS + "; git add "
             ".claude/memory-context-protocol.json") in done.stdout.splitlines()
     check = installer.run("--check", repo)
     assert check.returncode == 1
