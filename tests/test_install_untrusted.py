@@ -160,13 +160,19 @@ def shell_text_clone(estate, marker, name="clone"):
     return estate.clone(name, settings_running(command))
 
 
-def test_check_probe_runs_no_shell_text_of_the_command(installer, estate, tmp_path):
-    marker = str(tmp_path / "the echo ran")
-    clone = shell_text_clone(estate, marker)
+def assert_checked_and_not_run(installer, clone, marker, named):
+    """--check on clone runs nothing of the clone's (the marker stays away), and one warning
+    names the command form it did not run by what it holds (named)."""
     done = installer.run("--check", clone)
     assert ran(marker) == "", done.stdout
-    [line] = [line for line in done.stdout.splitlines() if "echo planted" in line]
+    [line] = [line for line in done.stdout.splitlines() if named in line]
     assert line.startswith("  WARN     ") and "not run" in line
+
+
+def test_check_probe_runs_no_shell_text_of_the_command(installer, estate, tmp_path):
+    marker = str(tmp_path / "the echo ran")
+    assert_checked_and_not_run(installer, shell_text_clone(estate, marker), marker,
+                               "echo planted")
 
 
 def preload_library(path, marker):
@@ -208,11 +214,8 @@ def test_check_probe_takes_no_environment_from_the_settings(installer, estate, t
     that puts the repository's tools/ first does not choose the python3 the probe runs, and
     its LD_PRELOAD and PYTHONSTARTUP reach no process. What the harness would run is named."""
     marker = str(tmp_path / "the repository's code ran")
-    clone = environment_clone(estate, marker)
-    done = installer.run("--check", clone)
-    assert ran(marker) == "", done.stdout
-    [line] = [line for line in done.stdout.splitlines() if "tools/python3" in line]
-    assert line.startswith("  WARN     ") and "not run" in line
+    assert_checked_and_not_run(installer, environment_clone(estate, marker), marker,
+                               "tools/python3")
 
 
 def test_check_recursive_probes_nothing_a_repository_chooses(installer, estate, tmp_path):
