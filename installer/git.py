@@ -97,9 +97,12 @@ def filters_off(project, timeout):
     repository at project (its clean, smudge and process programs empty, so none runs, and
     none required). A driver's program runs whenever git reads a file's content from the work
     tree, which even update-index --cacheinfo does for a file that looks racily clean, and a
-    repository's .git/config can name any program. When git fails to list them, the completed
-    listing instead, whose exit code and messages then stand for the command's, which does not
-    run."""
+    repository's .git/config can name any program. Listed only where the repository's
+    configuration may define one (repository_may_name_filters). When git fails to list them,
+    the completed listing instead, whose exit code and messages then stand for the command's,
+    which does not run."""
+    if project not in FILTERS_OFF and not repository_may_name_filters(project):
+        FILTERS_OFF[project] = ()
     if project not in FILTERS_OFF:
         done = run_hardened(("git",) + HARDENED + ("-C", project, "config", "-z",
                                                    "--get-regexp", r"^filter\."), timeout)
@@ -116,6 +119,36 @@ def filters_off(project, timeout):
                                 ("required", "false"))
             for option in ("-c", "filter.{}.{}={}".format(driver, name, value)))
     return FILTERS_OFF[project]
+
+
+def repository_may_name_filters(project):
+    """Whether the configuration of the repository around project may define a filter driver,
+    so that they must be listed (one git call): its .git/config mentions a filter or includes
+    another file or a worktree's, the repository is a linked worktree or a submodule (a .git
+    file; its configuration lies elsewhere), or configuration comes through the environment.
+    Outside a repository git reads only the user's own configuration."""
+    if any(key.startswith("GIT_CONFIG") for key in os.environ):
+        return True
+    folder = os.path.abspath(project)
+    while not os.path.lexists(os.path.join(folder, ".git")):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return False
+        folder = parent
+    config = os.path.join(folder, ".git", "config")
+    if not os.path.isdir(os.path.join(folder, ".git")) or not os.path.isfile(config):
+        return True
+    try:
+        with open(config, "rb") as handle:
+            text = handle.read(CONFIG_READ_LIMIT + 1).lower()
+    except OSError:
+        return True
+    return len(text) > CONFIG_READ_LIMIT or any(
+        word in text for word in (b"filter", b"include", b"worktreeconfig"))
+
+
+# A .git/config larger than this is not searched: its filter drivers are listed by git.
+CONFIG_READ_LIMIT = 1024 * 1024
 
 
 def git_environment():
