@@ -602,13 +602,13 @@ def test_a_frame_of_many_long_points_keeps_the_opening_and_the_close():
 # --- each sibling call fails alone --------------------------------------------------------
 
 SIBLING_NAMES = {
-    "stop-handoff.py": ["read_hook_input", "baseline_path", "repository_state",
+    "stop-handoff.py": ["read_hook_input", "baseline_path", "current_reading", "reads_deadline",
                         "write_inside_claude_folder", "repository_reads", "start_commands",
                         "finish_commands", "repository_facts", "status_entries"],
     "context-budget.py": ["budget_points", "hidden_spans"],
     "prune-worktrees.py": ["prune"],
 }
-BASELINE_PART = {"baseline_path", "repository_state", "write_inside_claude_folder",
+BASELINE_PART = {"baseline_path", "current_reading", "reads_deadline", "write_inside_claude_folder",
                  "repository_reads", "start_commands", "finish_commands", "repository_facts"}
 
 
@@ -654,7 +654,8 @@ def test_a_sibling_lacking_a_name_costs_only_its_part(project, tmp_path, sibling
 
 
 @pytest.mark.skipif(os.name != "posix", reason="a shell script stands in for git")
-@pytest.mark.parametrize("name", ["finish_commands", "repository_facts", "write_inside_claude_folder"])
+@pytest.mark.parametrize("name", ["finish_commands", "repository_facts", "current_reading",
+                                  "reads_deadline", "write_inside_claude_folder"])
 def test_git_is_not_started_for_a_baseline_that_could_not_be_finished(project, tmp_path, name):
     shim = tmp_path / "bin"
     shim.mkdir()

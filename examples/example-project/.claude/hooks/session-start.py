@@ -16,6 +16,9 @@ What it promises:
   report and instructions stay first, the rest is cut at line boundaries, and the cut says which
   file holds the whole text (and counts as a budget point). Its opening tag, closing line and
   closing tag survive whatever a line holds, and every character in it is printable and encodes.
+- It ends in time: every wait is bounded, each bound counted from the hook's start (the
+  arithmetic is beside PRUNE_SECONDS below), so all of them are over 10 s after it began, well
+  inside the 15-second timeout install.py writes into settings.json.
 - Its siblings do their own parts in-process, loaded by path: prune-worktrees.py prunes merged
   agent worktrees first (and what it pruned is shown), context-budget.py weighs the budgets and
   reads comments, and stop-handoff.py reads the hook input, runs the git reads and defines the
@@ -46,11 +49,15 @@ DISPLAY_LINE_CHARS = 300  # a handoff line
 REPORT_LINE_CHARS = 1000  # a budget point or the pruning note: far longer than any repair needs
 STALE_HANDOFF_DAYS = 2
 BASELINE_RETENTION_SECONDS = 7 * 86400
-# The harness kills this hook after the 15 s install.py writes into settings.json; the slowest
-# path must end well before that: stdin held open 2 s, pruning 3 s plus the 2 s a started
-# removal may overrun, and the git reads 6 s.
+STARTED = time.monotonic()  # when this hook began: every deadline below counts from here
+# The harness kills this hook after the 15 s install.py writes into settings.json, so every wait
+# is bounded and the bounds add up well inside it. From the hook's start: stdin at most 2 s;
+# pruning 3 s, plus 2 s a removal under way may overrun (7 s at the latest); the worktree walk of
+# context-budget.py 1 s (8 s); and the git reads of the baseline, nested repositories included,
+# end 10 s after the start whatever came before (stop-handoff.py's READS_SECONDS, the deadline
+# its own reads keep too). 10 s of waiting leaves 5 s for the interpreter to start on a busy
+# machine and for the rest, which waits on nothing.
 PRUNE_SECONDS = 3.0
-GIT_READ_SECONDS = 6.0
 READ_LIMIT = 256 * 1024  # far more than 10,000 characters, even after comments are removed
 DEFAULT_INDEX = "memory/MEMORY.md"
 DEFAULT_STATE = ".session-state.md"
@@ -59,7 +66,8 @@ DEFAULT_WORKTREE_DIR = ".claude/worktrees"
 # What stop-handoff.py must define for the baseline to be recorded; without any one of them no
 # git read is started, so none is left running.
 BASELINE_NAMES = ("repository_reads", "start_commands", "finish_commands", "repository_facts",
-                  "baseline_path", "repository_state", "write_inside_claude_folder")
+                  "reads_deadline", "current_reading", "baseline_path",
+                  "write_inside_claude_folder")
 
 
 # --- project and paths --------------------------------------------------------------------
@@ -240,13 +248,12 @@ def record_baseline(guard, project, hook_input, git_reads):
     """Snapshot the repository for this session's Stop hook. The baseline is a part of its own:
     whatever fails in it, the injection is printed."""
     try:
-        facts = guard["repository_facts"](guard["finish_commands"](git_reads, GIT_READ_SECONDS))
-        if facts is None:
+        reading = guard["current_reading"](project, guard["reads_deadline"](STARTED),
+                                           reads=git_reads)
+        if reading is None:
             return
-        head, _, raw_status = facts
         path = guard["baseline_path"](project, text_field(hook_input, "session_id"))
-        state = guard["repository_state"](project, head, raw_status)
-        if guard["write_inside_claude_folder"](project, path, state):
+        if guard["write_inside_claude_folder"](project, path, reading.recorded()):
             transcript = text_field(hook_input, "transcript_path")
             forget_stale_baselines(path, guard["baseline_path"](project, None),
                                    os.path.dirname(transcript) if transcript else None)
