@@ -14,8 +14,10 @@ What it promises:
   recent commits itself.
 - The injection never exceeds the harness's 10,000-character limit: when it would, the budget
   report and instructions stay first, the rest is cut at line boundaries, and the cut says which
-  file holds the whole text (and counts as a budget point). Its opening tag, closing line and
-  closing tag survive whatever a line holds, and every character in it is printable and encodes.
+  file holds the whole text (and counts as a budget point). A cut inside a fenced code block
+  closes the block before its notice, and a part that leaves a fence open is closed at its end.
+  Its opening tag, closing line and closing tag survive whatever a line holds, outside any code
+  block, and every character in it is printable and encodes.
 - It ends in time: every wait is bounded, each bound counted from the hook's start (the
   arithmetic is beside PRUNE_SECONDS below), so all of them are over 10 s after it began, well
   inside the 15-second timeout install.py writes into settings.json.
@@ -386,7 +388,7 @@ def index_section(project, budget):
     while text.endswith("\n"):
         text = text[:-1]
     lines = without_comments(text, budget, enough=INJECTION_LIMIT)
-    return Section(title, lines, shown, keep_order=1)
+    return Section(title, with_fences_closed(lines), shown, keep_order=1)
 
 
 def handoff_path(project):
@@ -421,7 +423,7 @@ def handoff_section(project, budget, now, seen_at=None):
         notes.append("WARNING: the handoff above is %d days old. Commits made since then are not "
                      "in it: where it and `git log` disagree, trust git log." % age_days)
     lines = [clipped(line, DISPLAY_LINE_CHARS) for line in lines]
-    return Section(title, lines, shown, keep_order=0, notes=notes)
+    return Section(title, with_fences_closed(lines), shown, keep_order=0, notes=notes)
 
 
 def harness_length(text):
@@ -490,11 +492,42 @@ def as_text(lines):
     return "\n".join(printable(line) for line in lines) + "\n"
 
 
+def fence_after(fence, line):
+    """The fenced code block open after `line`, as the line that would close it, given the one
+    open before it (None: none). Read as CommonMark reads fences: at most three spaces, then
+    three or more backticks or tildes (a backtick fence's info string holds no backtick); the
+    block ends at a line of the same character, at least as long, with only spaces after it."""
+    stripped = line.lstrip(" ")
+    mark = stripped[:1]
+    if len(line) - len(stripped) > 3 or mark not in ("`", "~"):
+        return fence
+    run = len(stripped) - len(stripped.lstrip(mark))
+    rest = stripped[run:]
+    if fence is None:
+        return mark * run if run >= 3 and not (mark == "`" and "`" in rest) else None
+    return None if mark == fence[0] and run >= len(fence) and not rest.strip() else fence
+
+
+def fence_left_open(lines):
+    fence = None
+    for line in lines:
+        fence = fence_after(fence, line)
+    return fence
+
+
+def with_fences_closed(lines):
+    """A section's lines with a fenced block it leaves open closed at its end, so what follows
+    in the injection (the next section, the closing line) is never read as code."""
+    fence = fence_left_open(lines)
+    return lines + [fence] if fence else lines
+
+
 def cut_to_fit(sections, room):
     """Give each section whole lines while room lasts: the handoff first, then the index, which
     is the file that grows and the one the agent can open itself. Room for every section's cut
     notice is set aside first, so no notice is ever lost to a section before it; a section that
-    fits whole passes its share on."""
+    fits whole passes its share on. A cut inside a fenced code block closes the block before
+    its notice, and the closing line is paid for from the section's room."""
     ordered = sorted(sections, key=lambda s: s.keep_order)
     notices = ["[cut here: the injection limit is %d characters; read %s in full]"
                % (INJECTION_LIMIT, section.source) for section in ordered]
@@ -506,26 +539,34 @@ def cut_to_fit(sections, room):
         if sum(costs) <= room:
             room -= sum(costs)
             continue
-        kept = []
+        kept, fence = [], None
         for line, cost in zip(section.lines, costs):
-            if cost > room - notice_cost:
+            after = fence_after(fence, line)
+            if cost + closing_cost(after) > room - notice_cost:
                 break
             kept.append(line)
             room -= cost
-        section.lines = kept + [notice]  # its notes are in the frame the room was measured from
-        room -= notice_cost
+            fence = after
+        # Its notes are in the frame the room was measured from.
+        section.lines = kept + ([fence] if fence else []) + [notice]
+        room -= notice_cost + closing_cost(fence)
 
 
 def within_limit(lines):
     """A last resort the cut above reaches only when the frame alone nearly fills the limit
     (a sibling giving many long points): lines go from just above the closing line until the
-    rest fits, so the opening tag, the closing line and the closing tag always stay."""
+    rest fits, so the opening tag, the closing line and the closing tag always stay. The cut
+    above has then left each section its notice alone, so no fence is left open."""
     costs = [harness_length(printable(line)) + 1 for line in lines]
     total = sum(costs)
     while total > INJECTION_LIMIT and len(lines) > 4:
         total -= costs.pop(-4)
         del lines[-4]
     return lines
+
+
+def closing_cost(fence):
+    return len(fence) + 1 if fence else 0
 
 
 def injection(points, pruned, sections, closing, defects=()):
