@@ -27,8 +27,12 @@ HOOKS = os.path.join(ROOT, "hooks")
 def load_hook(file_name, module_name):
     """A hook file beside this one (hooks/<file_name>), imported by its path, writing no
     bytecode beside the hooks, which are the project's files once installed."""
+    return load_by_path(os.path.join(HOOKS, file_name), module_name)
+
+
+def load_by_path(path, module_name):
+    """The Python file at path, imported as a module of that name, writing no bytecode."""
     from importlib.machinery import SourceFileLoader
-    path = os.path.join(HOOKS, file_name)
     module = type(sys)(module_name)
     module.__file__ = path
     writes_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True
@@ -40,6 +44,10 @@ def load_hook(file_name, module_name):
 
 
 BUDGET = load_hook("context-budget.py", "mcp_context_budget_for_health")
+# The installer's one way to run git, hardened against what a repository's configuration could
+# make it start (its fsmonitor, hooks, pager, diff programs): the memory is checked in
+# repositories nobody has trusted yet.
+GIT = load_by_path(os.path.join(ROOT, "installer", "git.py"), "mcp_git_for_health")
 
 # Every finding names a file and a line; a finding about a whole file names its line 1. A line
 # that carries the hook's ignore marker silences every finding at that line; a file that carries
@@ -60,6 +68,7 @@ SEVERITY = {
     "machine-local-path": "warning",   # a path on one person's machine, in shared memory
     "missing-date": "advice",          # the protocol's conventions: advice, never an error
     "feedback-parts": "advice",
+    "session-log": "advice",           # history kept among the topic files
 }
 SEVERITIES = ("broken", "over", "warning", "advice")
 FILE_IGNORE_MARKER = "mcp-health: ignore-file"
@@ -75,16 +84,61 @@ CHURN_MIN_COMMITS = 10
 MAX_IMPORT_HOPS = 4
 CHARACTERS_PER_TOKEN = 4
 INJECTION_LIMIT = 10000
-GIT = ("git", "--no-pager", "--no-optional-locks", "-c", "core.fsmonitor=false",
-       "-c", "core.quotepath=off", "-c", "log.showSignature=false")
 GIT_SECONDS = 60
-# Words by which a line says the path it names is gone on purpose: such a line is true as is.
-GONE_WORDS = ("removed", "deleted", "dropped", "renamed", "moved", "replaced", "gone",
-              "retired", "deprecated", "no longer", "formerly", "former ", "used to",
-              "obsolete", "superseded", "migrated", "deleting", "removing", "renaming")
+# How a line says that the path it cites changed, or will (records_change): whole words, in the
+# languages memories are kept in. Words that say it happened count anywhere in the clause...
+CHANGED_WORDS = frozenset("""
+removed deleted dropped renamed moved replaced gone retired deprecated obsolete superseded
+migrated ported converted merged switched archived relocated extracted consolidated inlined
+folded absorbed rewritten rewrote purged eliminated discontinued formerly former
+removing deleting dropping renaming moving replacing migrating merging retiring deprecating
+removal deletion deprecation
+eliminado eliminada borrado borrada renombrado renombrada movido movida reemplazado
+reemplazada migrado obsoleto removido removida excluído excluido renomeado renomeada
+substituído substituido supprimé supprimée supprimés renommé renommée déplacé déplacée
+remplacé remplacée migré obsolète gelöscht entfernt umbenannt verschoben ersetzt migriert
+veraltet rimosso rimossa eliminato rinominato spostato sostituito
+удалён удален удалена удалено удалены переименован переименована перемещён перемещен заменён
+заменен
+""".split())
+CHANGED_PHRASES = ("no longer", "not anymore", "got rid of", "get rid of", "in favour of",
+                   "in favor of")
+# ...words that plan it count before the path (`Delete `x/``, `TODO: remove `y``)...
+PLANNED_WORDS = frozenset("""
+delete remove drop rename move replace retire deprecate migrate purge merge consolidate
+relocate eliminate
+eliminar borrar renombrar mover reemplazar remover excluir renomear substituir supprimer
+renommer déplacer remplacer löschen entfernen umbenennen verschieben ersetzen rimuovere
+eliminare rinominare spostare удалить переименовать
+""".split())
+# ...and words of succession count with another cited path of the clause that exists.
+SUCCESSION_WORDS = frozenset("now became becomes old new legacy previous previously was were "
+                             "instead".split())
+ARROWS = ("→", "->", "=>", "⇒", "⟶", "➜", "➡")
+# The word just before a path that a change leads to: that path is what the line says exists.
+DESTINATION_WORDS = frozenset("to into onto as by with now toward towards vers nach zu "
+                              "hacia para".split())
+BE_WORDS = frozenset("is are was were be been being am get gets got it's that's".split())
+# Scripts written without spaces between words: their words of change are matched as text.
+CHANGE_MARKS_WITHOUT_SPACES = (
+    "删除", "删掉", "移除", "重命名", "改名", "迁移", "移到", "移至", "合并到", "合并至",
+    "废弃", "弃用", "替换为", "替换成", "已删", "去掉", "下线", "削除", "廃止", "移動", "移行",
+    "名前変更", "置き換", "삭제", "제거", "이동", "이름 변경", "폐기", "대체", "통합", "폐지")
+# A command in a code span that moves or removes files records a change, not a claim.
+COMMANDS_OF_CHANGE = frozenset("rm mv rmdir unlink del rd ren rename move Remove-Item "
+                               "Move-Item Rename-Item".split())
 # Headings of sections that talk about the index rather than hold memory.
 GUIDANCE_HEADINGS = ("usage", "how to use", "how this works", "conventions", "rules", "format",
                      "about", "meta", "guidelines", "instructions", "legend", "maintenance")
+# A session log (session_log_reason) is history: its frontmatter type, or a word its name ends in.
+LOG_TYPES = frozenset("log logs session sessions session-log session_log journal diary daily "
+                      "daily-log worklog work-log devlog changelog history minutes meeting "
+                      "meeting-notes transcript".split())
+CLAIM_TYPES = frozenset(("user", "feedback", "project", "reference"))  # Claude Code's own
+LOG_NAMES = frozenset("log logs journal diary changelog history sessions devlog worklog "
+                      "minutes".split())
+LOG_HEADINGS = frozenset("log logs changelog journal diary history devlog worklog minutes "
+                         "timeline".split())
 DATE_KEYS = ("date", "updated", "last_updated", "last-updated", "lastupdated", "modified",
              "created", "last_verified", "verified")
 
@@ -111,6 +165,7 @@ class MemoryFile(object):
         for start, end in self.fences:
             self.fenced_lines.update(range(self.line_of(start), self.line_of(max(start, end - 1)) + 1))
         self.silenced_whole = FILE_IGNORE_MARKER in text
+        self.log = None  # why it is a session log (session_log_reason), for a topic file
 
     def line_of(self, offset):
         import bisect
@@ -121,9 +176,11 @@ class MemoryFile(object):
             0 < line <= len(self.lines) and BUDGET.is_silenced(self.lines[line - 1]))
 
     def in_auto_memory_format(self):
-        """Claude Code's own format: frontmatter with a name and a description or a type."""
+        """A memory tool's format: frontmatter that names the note (`name`, or `title` as Basic
+        Memory writes it) and gives a description or a type, as Claude Code's own files do."""
         keys = self.frontmatter
-        return "name" in keys and ("description" in keys or "type" in keys or "metadata.type" in keys)
+        return ("name" in keys or "title" in keys) and (
+            "description" in keys or "type" in keys or "metadata.type" in keys)
 
 
 def frontmatter_keys(text):
@@ -189,10 +246,15 @@ def patterns():
             "last-updated": re.compile(r"last[ _-]?updated\W{0,6}(\d{4}-\d{2}-\d{2})", re.I),
             "date-header": re.compile(r"^\W{0,4}date\W{0,6}(\d{4}-\d{2}-\d{2})", re.I),
             "code-span": re.compile(r"(`+)([^`\n]+?)\1"),
+            "word": re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?"),
+            "clause-mark": re.compile(r"[.;!?](?=\s|$)|[。；！？]"),
+            "name-word": re.compile(r"[-_. ]+"),
             "import": re.compile(r"(?:^|\s)@(\S+)"),
             "extension": re.compile(r"\.[A-Za-z0-9_]{1,10}$"),
-            "file-name": re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*\.[A-Za-z][A-Za-z0-9]{0,9}$"),
-            "line-suffix": re.compile(r"(:\d+(-\d+)?(:\d+)?|#L\d+(-L?\d+)?)$"),
+            "file-name": re.compile(r"^(?:[A-Za-z0-9_][A-Za-z0-9_.-]*\.[A-Za-z][A-Za-z0-9]{0,9}"
+                                    r"|\.[A-Za-z][A-Za-z0-9_.-]{1,40})$"),
+            "name-date": re.compile(r"(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)"),
+            "line-suffix": re.compile(r"(:L?\d+(-L?\d+)?(:\d+)?|#L\d+(C\d+)?(-L?\d+(C\d+)?)?)$"),
             "wiki-link": re.compile(r"\[\[([^\]|#\n]+)"),
             "list-item": re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s"),
             "machine-path": re.compile(
@@ -349,8 +411,12 @@ def lint_index(project, index, folder, topics, findings):
                      "close it with `-->`, or delete the stray `<!--`")
     index_links(project, index, folder, findings)
     reached = reachable_memory(index, topics, folder)
-    for topic in topics:
-        if os.path.normcase(os.path.normpath(topic.path)) not in reached:
+    unreached = [t for t in topics if os.path.normcase(os.path.normpath(t.path)) not in reached]
+    # Logs need no pointer, unless the memory keeps pointers to its logs: then one left out is
+    # a log nobody will find, as any other topic would be.
+    logs_are_indexed = any(t.log for t in topics if t not in unreached)
+    for topic in unreached:
+        if not topic.log or logs_are_indexed:
             findings.add("orphan", topic, 1,
                          "nothing in %s leads to this file, so no session learns it exists"
                          % index.shown,
@@ -448,11 +514,11 @@ def file_date(memory):
         header = patterns()["date-header"].match(line.strip().replace("*", ""))
         if header and valid_date(header.group(1)):
             return valid_date(header.group(1))
-    named = patterns()["date"].search(memory.name)
+    named = patterns()["name-date"].search(memory.name)
     return valid_date(named.group(0)) if named else None
 
 
-def lint_topics(project, topics, findings, tracked, env):
+def lint_topics(project, index, topics, findings, tracked, env):
     limit = BUDGET.number_setting(env, "MCP_TOPIC_TOKENS", TOPIC_TOKENS)
     for topic in topics:
         tokens = estimated_tokens(len(topic.text))
@@ -463,6 +529,16 @@ def lint_topics(project, topics, findings, tracked, env):
                                                            format(tokens, ","), format(limit, ",")),
                          "split it into topic files a task can open one at a time, and move "
                          "what is history into the git log")
+        if topic.log:
+            findings.add("session-log", topic, 1,
+                         "is a session log or a dated record (%s): it tells what happened, so "
+                         "the paths it names are history and are not checked against git"
+                         % topic.log,
+                         "nothing is wrong with the record; but a log among the topic files is "
+                         "read as memory, so let /dream carry what is still true into topic "
+                         "files, and keep logs where memory is not read (memory/logs/, or git "
+                         "history)")
+            continue
         if not topic.in_auto_memory_format() and file_date(topic) is None \
                 and not patterns()["date"].search(topic.text):
             findings.add("missing-date", topic, 1,
@@ -476,10 +552,69 @@ def lint_topics(project, topics, findings, tracked, env):
                          "is a feedback file without labelled parts: the lesson, then why "
                          "(**Why:**) and how to apply it (**How to apply:**)",
                          "state the lesson, then add the **Why:** and **How to apply:** parts")
-    committed = [t for t in topics if BUDGET.shown_path(project, t.path) in tracked] \
+    # The index is committed memory too, and the one file every session is shown.
+    shared = [m for m in ([index] if index else []) + topics if not m.log]
+    committed = [m for m in shared if BUDGET.shown_path(project, m.path) in tracked] \
         if tracked is not None else []
     for memory in committed:
         machine_local_paths(memory, findings)
+
+
+# --- session logs -------------------------------------------------------------------------------
+
+def session_log_reason(memory):
+    """Why a topic file is a session log, a record of what happened rather than claims about
+    the project now, or None. In this order: its frontmatter `type` (a log's kind is a log;
+    Claude Code's `user`, `feedback`, `project` and `reference` are claims, whatever the name);
+    a file name that holds a date (`2026-08-15.md`, `2026-08-15-deploy.md`,
+    `meeting-2026-08-09-review.md`); a document dated once at its head and never updated
+    (minutes, a report: dated_at_its_head); a name that ends in a log's word
+    (`session-log.md`, `journal.md`); or a log's structure, sections headed by dates (`## 2026-08-15`), at least two of them and
+    at least half the file's sections."""
+    kind = (memory.frontmatter.get("type") or memory.frontmatter.get("metadata.type") or "")
+    kind = kind.strip().lower()
+    if kind in LOG_TYPES:
+        return "its frontmatter says `type: %s`" % kind
+    if kind in CLAIM_TYPES:
+        return None
+    named = patterns()["name-date"].search(memory.name)
+    if named and valid_date(named.group(0)):
+        return "named by its date, %s" % named.group(0)
+    dated_once = dated_at_its_head(memory)
+    if dated_once:
+        return "a document dated once, at its head: %s" % dated_once
+    stem = memory.name[:-len(".md")] if memory.name.endswith(".md") else memory.name
+    last_word = patterns()["name-word"].split(stem.lower())[-1]
+    if last_word in LOG_NAMES:
+        return "named as a log"
+    dated, sections = dated_sections(memory)
+    if dated >= 2 and dated * 2 >= sections:
+        return "its sections are headed by dates"
+    return None
+
+
+def dated_at_its_head(memory):
+    """The date of a document dated once (`**Date:** 2026-03-03` in its first lines: minutes, a
+    report) that is not kept current (no `Last updated`), or None."""
+    if patterns()["last-updated"].search(memory.text):
+        return None
+    for line in memory.lines[:30]:
+        header = patterns()["date-header"].match(line.strip().replace("*", ""))
+        if header and valid_date(header.group(1)):
+            return valid_date(header.group(1))
+    return None
+
+
+def dated_sections(memory):
+    """(sections headed by a date, sections): the `##` and deeper headings outside fences."""
+    dated = sections = 0
+    for number, line in enumerate(memory.lines, start=1):
+        if not line.startswith("##") or number in memory.fenced_lines:
+            continue
+        sections += 1
+        found = patterns()["date"].search(line)
+        dated += 1 if found and valid_date(found.group(0)) else 0
+    return dated, sections
 
 
 def labelled_parts(topic):
@@ -525,7 +660,7 @@ def is_placeholder_home(path):
 # --- references to repository paths -----------------------------------------------------------
 
 class Citation(object):
-    def __init__(self, memory, line, written, candidates, date, link, bare):
+    def __init__(self, memory, line, written, candidates, date, link, bare, span):
         self.memory = memory
         self.line = line
         self.written = written
@@ -533,12 +668,16 @@ class Citation(object):
         self.date = date
         self.link = link
         self.bare = bare  # a file name alone, without a folder
+        self.span = span  # (start, end) of the code span or link that cites it, in its line
+        self.spans = []  # every code span and link of its line
+        self.written_on = None  # the date on its line or over its section, never the file's
+        self.siblings = []  # every citation of its line, itself included
 
 
 def looks_like_repository_path(text):
-    """A code span that names a path: no spaces or shell characters, at least one '/', and a
-    last part with an extension or a trailing '/' (so `origin/main` or `application/json` are
-    not taken for files). Absolute, home and web paths are not the repository's."""
+    """A path in the repository: no spaces or shell characters, at least one '/', and a last
+    part with an extension or a trailing '/' (so `origin/main` or `application/json` are not
+    taken for files). Absolute, home and web paths are not the repository's."""
     if not text or any(c.isspace() for c in text) or "/" not in text:
         return False
     if any(c in text for c in "*?[]{}<>$|;&=\"'(),@!^%"):
@@ -551,63 +690,180 @@ def looks_like_repository_path(text):
     return text.endswith("/") or bool(patterns()["extension"].search(text))
 
 
-def words_of(line):
-    """A line without its code spans and links: what its sentence says, not what it cites."""
-    words = patterns()["code-span"].sub(" ", line)
-    for offset, target in reversed(BUDGET.markdown_links(words, [])):
-        start = words.rfind("[", 0, offset)
-        end = words.find(")", offset)
-        words = words[:max(start, 0)] + " " + words[end + 1:]
-    return words
+def cited_path(text):
+    """The repository path a piece of code names, as developers write one, or None: a path or a
+    bare file name, with what points inside the file dropped (`app.py:42`, `app.py:42:7`,
+    `app.py#L42-L50`, a pytest node id `tests/test_app.py::TestRetry::test_once[slow]`)."""
+    text = text.strip()
+    if "::" in text:
+        text = text[:text.index("::")]
+    text = patterns()["line-suffix"].sub("", text)
+    if looks_like_repository_path(text) or patterns()["file-name"].match(text):
+        return text
+    return None
 
 
-def fact_date(line, fallback):
-    """The newest ISO date in the words of a line, never one inside a code span or a link (the
-    citation itself, or a navigation link, dates nothing); else the file's own date."""
-    dates = [valid_date(m.group(0)) for m in patterns()["date"].finditer(words_of(line))]
-    dates = [d for d in dates if d]
-    return max(dates) if dates else fallback
-
-
-def citations_in(project, memory, is_index):
-    """Every repository path the file cites, outside comments and fenced blocks, with the date
-    of the fact that cites it."""
+def paths_in_code(content):
+    """The paths a code span cites: its whole content when that is a path; else, in a command
+    (`pytest tests/test_api.py -k retry`), each word that is a path with a folder, unless the
+    command itself moves or removes files (`git mv a.py b.py`), which records a change."""
+    whole = cited_path(content)
+    if whole:
+        return [whole]
+    words = content.split()
+    if len(words) < 2 or any(word in COMMANDS_OF_CHANGE for word in words):
+        return []
     found = []
-    fallback = file_date(memory)
-    if is_index:  # what the injection shows: comments gone, lines of comment only skipped
-        numbered = [(n, rest) for n, rest, _ in BUDGET.visible_lines(memory.text, memory.comments)]
-    else:
-        numbered = list(enumerate(memory.lines, start=1))
-    folder = os.path.dirname(memory.path)
-    for number, line in numbered:
-        if number in memory.fenced_lines:
-            continue
-        date = fact_date(line, fallback)
-        for written in code_span_paths(line):
-            bare = "/" not in written
-            bases = [folder] if bare else [project, folder]
-            candidates = [inside_project(project, os.path.normpath(os.path.join(base, written.rstrip("/"))))
-                          for base in bases]
-            candidates = [c for c in candidates if c]
-            if candidates:
-                found.append(Citation(memory, number, written, candidates, date, False, bare))
-        if is_index:
-            continue  # the index's links are pointers, checked as such
-        for offset, target in BUDGET.markdown_links(line, []):
-            if BUDGET.is_relative_file_link(target):
-                path = inside_project(project, os.path.normpath(os.path.join(folder, target)))
-                if path:
-                    found.append(Citation(memory, number, target, [path], date, True, False))
+    for word in words:
+        word = word.strip("\"'")
+        if word.startswith("-") and "=" in word:
+            word = word.split("=", 1)[1]  # --config=conf/app.yml
+        path = cited_path(word)
+        if path and "/" in path and not word.startswith("-"):
+            found.append(path)
     return found
 
 
-def code_span_paths(line):
-    paths = []
-    for match in patterns()["code-span"].finditer(line):
-        text = patterns()["line-suffix"].sub("", match.group(2).strip())
-        if looks_like_repository_path(text) or patterns()["file-name"].match(text):
-            paths.append(text)
-    return paths
+def spans_by_line(memory, with_links):
+    """{line number: [(start, end, kind, text), ...]} of the file's code spans (kind "code",
+    text their content) and, when asked, its relative links (kind "link", text the target),
+    outside comments and fenced blocks, with offsets within their line. The spans come from the
+    hook's scanner, so a memory is read one way everywhere."""
+    fences = set(memory.fences)
+    spans = {}
+    for start, end in memory.code:
+        if (start, end) in fences:
+            continue
+        ticks = len(memory.text[start:end]) - len(memory.text[start:end].lstrip("`"))
+        number = memory.line_of(start)
+        offset = memory.starts[number - 1]
+        spans.setdefault(number, []).append(
+            (start - offset, end - offset, "code", memory.text[start + ticks:end - ticks]))
+    if with_links:
+        hidden = sorted(memory.comments + memory.code)
+        for start, end, target in BUDGET.link_spans(memory.text, hidden):
+            number = memory.line_of(start)
+            offset = memory.starts[number - 1]
+            spans.setdefault(number, []).append((start - offset, end - offset, "link", target))
+    for items in spans.values():
+        items.sort()
+    return spans
+
+
+def masked(line, spans):
+    """The line with every code span and link blanked out, offsets kept: the words its sentence
+    says, apart from what it cites."""
+    pieces = []
+    cursor = 0
+    for start, end, _, _ in spans:
+        if start >= cursor:
+            pieces.append(line[cursor:start])
+            pieces.append(" " * (end - start))
+            cursor = end
+    pieces.append(line[cursor:])
+    return "".join(pieces)
+
+
+def line_date(words):
+    """The newest ISO date in the words of a line (never one inside a code span or a link: the
+    citation itself, or a navigation link, dates nothing), or None."""
+    dates = [valid_date(m.group(0)) for m in patterns()["date"].finditer(words)]
+    dates = [d for d in dates if d]
+    return max(dates) if dates else None
+
+
+def citations_in(project, memory, is_index):
+    """Every repository path the file cites, outside comments, fenced blocks and the parts that
+    are a log (read_sections), with the date of the fact that cites it (its line's, else the
+    file's own) and the day it was written, as far as the line or its section says. The index's links are pointers, checked as such (§9.3); a
+    topic file's relative links are citations, read from where they point."""
+    found = []
+    fallback = file_date(memory)
+    sections = read_sections(memory)
+    folder = os.path.dirname(memory.path)
+    for number, spans in sorted(spans_by_line(memory, not is_index).items()):
+        section_date, history = sections.get(number, (None, False))
+        if history:
+            continue
+        line = memory.lines[number - 1]
+        date = line_date(masked(line, spans))
+        written_on = date or section_date
+        date = date or fallback
+        for start, end, kind, text in spans:
+            if kind == "link":
+                if BUDGET.is_relative_file_link(text):
+                    path = inside_project(project, os.path.normpath(os.path.join(folder, text)))
+                    if path:
+                        found.append(Citation(memory, number, text, [path], date, True, False,
+                                              (start, end)))
+                continue
+            for written in paths_in_code(text):
+                bare = "/" not in written
+                bases = [folder] if bare else [project, folder]
+                candidates = [inside_project(project, os.path.normpath(
+                    os.path.join(base, written.rstrip("/")))) for base in bases]
+                candidates = [c for c in candidates if c]
+                if candidates:
+                    found.append(Citation(memory, number, written, candidates, date, False, bare,
+                                          (start, end)))
+        on_this_line = [c for c in found if c.line == number and c.memory is memory]
+        for citation in on_this_line:
+            citation.spans, citation.siblings, citation.written_on = spans, on_this_line, written_on
+    return found
+
+
+def read_sections(memory):
+    """{line number: (date of its section, whether it lies in a log's part)} for the lines under
+    a heading or a dated entry. A section is dated by a date in its heading (`### Install model
+    (decided 2026-05-02)`). A log's part is history, not claims: a section whose heading names a
+    log (`## Progress log`, `## Changelog`, `## History`), and an entry that opens with its date,
+    as a heading (`## 2026-05-29 — Phase 3 done`) or a paragraph in bold (`**2026-05-29 — Phase 3
+    done**`), down to the next heading of the same or a higher level (an entry in bold, to the
+    next heading or entry). A list item that opens with a date is a dated fact, not an entry."""
+    sections = {}
+    open_sections = []  # (level, date, history), outermost first
+    entry = None
+    for number, line in enumerate(memory.lines, start=1):
+        level = 0 if number in memory.fenced_lines else heading_level(line)
+        if level:
+            while open_sections and open_sections[-1][0] >= level:
+                open_sections.pop()
+            title = line.strip().lstrip("#").strip()
+            outer = open_sections[-1] if open_sections else (0, None, False)
+            open_sections.append((level, first_date(title) or outer[1],
+                                  outer[2] or opens_with_date(title) or names_a_log(title)))
+            entry = None
+        elif number not in memory.fenced_lines and line.startswith(("**", "__")) \
+                and opens_with_date(line):
+            entry = first_date(line)
+        if entry or open_sections:
+            section = open_sections[-1] if open_sections else (0, None, False)
+            sections[number] = (entry or section[1], bool(entry) or section[2])
+    return sections
+
+
+def heading_level(line):
+    """The level of an ATX heading (`## Title` is 2), or 0 for any other line."""
+    marks = len(line) - len(line.lstrip("#"))
+    return marks if 0 < marks <= 6 and line[marks:marks + 1] in (" ", "\t", "") else 0
+
+
+def first_date(text):
+    found = patterns()["name-date"].search(text)
+    return valid_date(found.group(0)) if found else None
+
+
+def opens_with_date(text):
+    """Whether a title or a line opens with a date, past its emphasis and brackets."""
+    start = text.strip().lstrip("*_[(` ")
+    return bool(patterns()["name-date"].match(start)) and first_date(start) is not None
+
+
+def names_a_log(title):
+    """A heading that names a log (`## Progress log`, `## Changelog`, `## History`); a heading
+    that merely mentions sessions (`## Session start checklist`) does not."""
+    return any(word in LOG_HEADINGS for word in
+               (m.group(0).lower() for m in patterns()["word"].finditer(title)))
 
 
 def inside_project(project, path):
@@ -618,6 +874,83 @@ def inside_project(project, path):
     if relative == os.curdir or relative.split(os.sep)[0] == os.pardir:
         return None
     return relative.replace(os.sep, "/")
+
+
+# --- what a line says about the path it cites ---------------------------------------------------
+
+def records_change(citation, spans, existing):
+    """Whether the line, read as a sentence, records that the cited path changed or plans that
+    it will: then a path that is gone is what the line says, not a stale fact. Decided on the
+    clause that holds the citation (the words between sentence marks), by whole words:
+
+    - a word saying the path changed (`removed`, `renamed`, `merged`, `ported`, `used to` after
+      anything but a form of *be* ...), anywhere in the clause;
+    - a word planning the change (`delete`, `remove`, `rename`, `move` ...), before the path,
+      or anywhere in a table row (`| `src/old.py` | DELETE |`), which is one record;
+    - a word of succession (`now`, `became`, `instead of`, an arrow ...) with another cited path
+      in the clause that exists: `src/helpers.py` -> `src/utils.py`.
+
+    A path the change leads to (after `to`, `into`, `as`, `by`, `with`, `now` or an arrow) is
+    what the line says exists, so no word of change excuses it when it is gone."""
+    line = citation.memory.lines[citation.line - 1]
+    words_line = masked(line, spans)
+    start, end = clause_around(words_line, citation.span[0])
+    words = [(m.start(), m.group(0).lower()) for m in
+             patterns()["word"].finditer(words_line, start, end)]
+    before = [word for at, word in words if at < citation.span[0]]
+    if leads_to(before, words_line[start:citation.span[0]]):
+        return False
+    names = [word for _, word in words]
+    if any(word in CHANGED_WORDS for word in names) or used_to_for_the_past(names):
+        return True
+    if any(phrase in " ".join(names) for phrase in CHANGED_PHRASES):
+        return True
+    planned = names if line.lstrip().startswith("|") else before  # a table row is one record
+    if any(word in PLANNED_WORDS for word in planned):
+        return True
+    clause = words_line[start:end]
+    if any(mark in clause for mark in CHANGE_MARKS_WITHOUT_SPACES):
+        return True
+    succession = any(word in SUCCESSION_WORDS for word in names) or \
+        any(arrow in clause for arrow in ARROWS)
+    return succession and any(
+        other is not citation and other.line == citation.line and start <= other.span[0] < end
+        and other in existing for other in citation.siblings)
+
+
+def leads_to(before, text_before):
+    """Whether the words just before a path make it where a change leads: `renamed to`,
+    `merged into`, `replaced by`, `in favour of`, an arrow; not `such as`."""
+    if text_before.rstrip(" *_([").endswith(ARROWS):
+        return True
+    if before[-2:] == ["such", "as"]:
+        return False
+    return bool(before) and before[-1] in DESTINATION_WORDS or \
+        before[-3:] in (["in", "favour", "of"], ["in", "favor", "of"])
+
+
+def clause_around(words_line, position):
+    """(start, end) of the clause of the masked line around `position`: the text between
+    sentence marks (`.`, `;`, `!`, `?` followed by a space or the end, and `。`, `；`)."""
+    start = 0
+    for match in patterns()["clause-mark"].finditer(words_line):
+        if match.end() <= position:
+            start = match.end()
+        else:
+            return start, match.start()
+    return start, len(words_line)
+
+
+def used_to_for_the_past(names):
+    """`used to` as the past (`it used to live in ...`, `used to be`), not as purpose
+    (`is used to generate ...`, or a description that opens with `used to ...`)."""
+    for at in range(len(names) - 1):
+        if names[at] == "used" and names[at + 1] == "to":
+            if names[at + 2:at + 3] == ["be"]:
+                return True
+            if at > 0 and names[at - 1] not in BE_WORDS and not names[at - 1].endswith("'s"):
+                return True
+    return False
 
 
 # --- what git knows ---------------------------------------------------------------------------
@@ -640,14 +973,9 @@ class History(object):
 
 
 def git_output(project, *args):
-    import subprocess
-    command = list(GIT) + ["-C", project] + list(args)
-    try:
-        done = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, timeout=GIT_SECONDS)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout if done.returncode == 0 else None
+    """git's stdout in project, or None when it fails or gives no answer in time."""
+    code, out = GIT.git_bytes(project, *args, timeout=GIT_SECONDS)
+    return out if code == 0 else None
 
 
 def tracked_files(project):
@@ -663,7 +991,7 @@ def read_history(project, wanted):
     history = History()
     shallow = git_output(project, "rev-parse", "--is-shallow-repository")
     log = git_output(project, "log", "--first-parent", "-m", "-M", "--relative", "--name-status",
-                     "-z", "--format=%x1e%h%x1f%cI%x1f%s")
+                     "-z", "--format=%x1e%h%x1f%cI%x1f%s", *GIT.NO_DIFF_PROGRAMS)
     if log is None:
         return history
     history.state = "shallow" if shallow and shallow.strip() == b"true" else "checked"
@@ -710,17 +1038,11 @@ def folders_and_path(name):
 
 def ignored_paths(project, paths):
     """The paths git ignores here: local files, never the repository's to miss."""
-    import subprocess
     if not paths:
         return set()
-    try:
-        done = subprocess.run(list(GIT) + ["-C", project, "check-ignore", "--no-index", "-z",
-                                           "--stdin"],
-                              input="\0".join(paths).encode("utf-8"), stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, timeout=GIT_SECONDS)
-    except (OSError, subprocess.SubprocessError):
-        return set()
-    return set(n for n in done.stdout.decode("utf-8", "replace").split("\0") if n)
+    _, out = GIT.git_bytes(project, "check-ignore", "--no-index", "-z", "--stdin",
+                           stdin="\0".join(paths).encode("utf-8"), timeout=GIT_SECONDS)
+    return set(n for n in out.decode("utf-8", "replace").split("\0") if n)
 
 
 def resolve(project, citation, history):
@@ -746,42 +1068,42 @@ def resolve(project, citation, history):
 
 
 def what_became_of(project, path, history):
-    """`renamed to X in <commit>` or `deleted in <commit>`, following renames to the end."""
+    """(`renamed to X in <commit>` or `deleted in <commit>`, the new path or None, the commit or
+    None), following renames to the end."""
     current, last, hops = path, None, 0
     while current in history.renamed and hops < 50:
         current, last = history.renamed[current][0], history.renamed[current][1]
         hops += 1
     if last and os.path.exists(os.path.join(project, current)):
-        return "renamed to `%s` in %s on %s" % (current, last[0], last[1]), current
+        return "renamed to `%s` in %s on %s" % (current, last[0], last[1]), current, last
     commit = history.removed.get(current) or history.removed.get(path) or last
     if commit is None:  # a folder: the last of its files to go
         under = [c for gone, c in history.removed.items() if gone.startswith(path + "/")]
         commit = max(under, key=lambda c: c[1]) if under else None
     if commit:
-        return "deleted in %s on %s, \"%s\"" % (commit[0], commit[1], commit[2]), None
-    return "gone from the working tree", None
-
-
-def says_it_is_gone(line):
-    lowered = words_of(line).lower()
-    return any(word in lowered for word in GONE_WORDS)
+        return "deleted in %s on %s, \"%s\"" % (commit[0], commit[1], commit[2]), None, commit
+    return "gone from the working tree", None, None
 
 
 def check_citations(project, citations, history, findings):
     """Missing paths: cited, known to git, and gone. Returns {citation: existing path}."""
     existing = {}
-    gone = []
+    candidates = []
     for citation in citations:
         now, known = resolve(project, citation, history)
         if now:
             existing[citation] = now
-        elif known and not says_it_is_gone(citation.memory.lines[citation.line - 1]):
-            gone.append((citation, known))
+        elif known:
+            candidates.append((citation, known))
+    gone = [(citation, known) for citation, known in candidates
+            if not records_change(citation, citation.spans, existing)]
     ignored = ignored_paths(project, sorted(set(known for _, known in gone)))
     for citation, known in gone:
         if known in ignored:
             continue
-        became, new_path = what_became_of(project, known, history)
+        became, new_path, commit = what_became_of(project, known, history)
+        if commit and citation.written_on and commit[1] <= citation.written_on:
+            continue  # written on or after the day the path went: it does not name that path
         findings.add("missing-path", citation.memory, citation.line,
                      "%s `%s`, which git knew as `%s`: %s" % (
                          "links" if citation.link else "cites", citation.written, known, became),
@@ -798,6 +1120,8 @@ def check_dated_facts(project, citations, existing, history, findings):
     churning = set()
     for citation in dated:
         path = existing[citation]
+        if os.path.isdir(os.path.join(project, path)):
+            continue  # a folder is a place: stale when gone or renamed, not when its files change
         commits = history.touches.get(path, [])
         if history.commits >= CHURN_MIN_COMMITS and len(commits) >= CHURN_SHARE * history.commits:
             churning.add(path)
@@ -1069,12 +1393,15 @@ def memory_health(project, env, preview=True, installed=None):
     folder = os.path.dirname(index_path)
     findings = Findings()
     index, topics = memory_files(project, folder, index_path)
+    for topic in topics:
+        topic.log = session_log_reason(topic)
     index_summary = lint_index(project, index, folder, topics, findings) if index else None
     citations = []
     for memory in ([index] if index else []) + topics:
-        citations += citations_in(project, memory, memory is index)
+        if not memory.log:  # a log's paths are history: nothing to check against git
+            citations += citations_in(project, memory, memory is index)
     history = history_for(project, citations)
-    lint_topics(project, topics, findings, history.tracked, env)
+    lint_topics(project, index, topics, findings, history.tracked, env)
     existing = check_citations(project, citations, history, findings)
     facts = check_dated_facts(project, citations, existing, history, findings)
     auto = auto_memory_report(project, env, findings)

@@ -450,8 +450,16 @@ def fenced_blocks(text):
 
 
 def markdown_links(text, hidden):
-    """(offset, target) of every inline link `[text](target)` outside comments and code spans.
-    `hidden` is sorted; links are met in order, so one pointer walks it once."""
+    """(offset, target) of every inline link `[text](destination "title")` outside comments and
+    code, read as CommonMark reads it (see link_at); `target` is the file part of the
+    destination. `hidden` is sorted; links are met in order, so one pointer walks it once."""
+    return [(offset, target) for offset, _, target in link_spans(text, hidden)]
+
+
+def link_spans(text, hidden):
+    """(offset of the link's `[`, offset just past its `)`, target) of every inline link outside
+    `hidden`, the sorted comments and code. A link is read within its line: a destination or
+    title that runs onto the next line is not read (CommonMark allows it; memories do not)."""
     links = []
     at = 0
     position = text.find("](")
@@ -459,27 +467,214 @@ def markdown_links(text, hidden):
         while at < len(hidden) and hidden[at][1] <= position:
             at += 1
         inside = at < len(hidden) and hidden[at][0] <= position
-        end = text.find(")", position + 2)
-        line_end = text.find("\n", position + 2)
-        if end != -1 and (line_end == -1 or end < line_end) and not inside:
-            target = link_target(text[position + 2:end])
-            if target:
-                links.append((position, target))
+        line_end = text.find("\n", position)
+        line_end = len(text) if line_end < 0 else line_end
+        found = None if inside else link_at(text, position, line_end)
+        if found:
+            links.append((found[2], found[1], link_target(found[0])))
         position = text.find("](", position + 2)
     return links
 
 
+def link_at(text, close, line_end):
+    """(raw destination, end, start) when the `](` at `close` ends a link's text and opens its
+    destination, else None. CommonMark's rules: the `]` is not escaped and closes a `[` earlier
+    on the line (brackets nest); the destination is `<...>` (any characters but `<`, `>` and a
+    line break) or a run without spaces whose parentheses balance; a title in `"..."`, `'...'`
+    or `(...)` may follow, after white space; then `)`."""
+    start = -1 if escaped(text, close) else link_text_start(text, close)
+    if start < 0:
+        return None
+    position = skip_spaces(text, close + 2, line_end)
+    if position < line_end and text[position] == "<":
+        end = pointed_destination_end(text, position, line_end)
+        if end < 0:
+            return None
+        raw = text[position + 1:end - 1]
+    else:
+        end = plain_destination_end(text, position, line_end)
+        raw = text[position:end]
+    after = skip_spaces(text, end, line_end)
+    if after > end and after < line_end and text[after] in "\"'(":
+        after = skip_spaces(text, title_end(text, after, line_end), line_end)
+    if after >= line_end or text[after] != ")":
+        return None
+    return raw, after + 1, start
+
+
+def escaped(text, position):
+    """Whether the character at `position` is escaped by an odd run of backslashes."""
+    count = 0
+    while position - count - 1 >= 0 and text[position - count - 1] == "\\":
+        count += 1
+    return count % 2 == 1
+
+
+def link_text_start(text, close):
+    """The offset of the `[` that the `]` at `close` closes, on the same line, or -1."""
+    depth = 0
+    position = close - 1
+    while position >= 0 and text[position] != "\n":
+        mark = text[position]
+        if mark in "[]" and not escaped(text, position):
+            if mark == "]":
+                depth += 1
+            elif depth == 0:
+                return position
+            else:
+                depth -= 1
+        position -= 1
+    return -1
+
+
+def skip_spaces(text, position, line_end):
+    while position < line_end and text[position] in " \t":
+        position += 1
+    return position
+
+
+def pointed_destination_end(text, opening, line_end):
+    """Just past the `>` that closes the `<` at `opening`, or -1."""
+    position = opening + 1
+    while position < line_end:
+        mark = text[position]
+        if mark == "\\" and position + 1 < line_end:
+            position += 2
+            continue
+        if mark == "<":
+            return -1
+        if mark == ">":
+            return position + 1
+        position += 1
+    return -1
+
+
+def plain_destination_end(text, position, line_end):
+    """The end of a destination written without `<>`: at white space, or at a `)` that closes
+    no `(` of the destination's own."""
+    depth = 0
+    while position < line_end:
+        mark = text[position]
+        if mark == "\\" and position + 1 < line_end:
+            position += 2
+            continue
+        if mark in " \t" or ord(mark) < 32:
+            break
+        if mark == "(":
+            depth += 1
+        elif mark == ")":
+            if depth == 0:
+                break
+            depth -= 1
+        position += 1
+    return position
+
+
+def title_end(text, opening, line_end):
+    """Just past the title that opens at `opening`, or `opening` itself when it never closes
+    (then the `)` test that follows fails, as the link does)."""
+    closing = ")" if text[opening] == "(" else text[opening]
+    position = opening + 1
+    while position < line_end:
+        mark = text[position]
+        if mark == "\\":
+            position += 2
+            continue
+        if mark == closing:
+            return position + 1
+        if closing == ")" and mark == "(":
+            return opening
+        position += 1
+    return opening
+
+
 def link_target(raw):
-    """The file part of a link target: no title, no anchor, no query, %20 as a space."""
-    raw = raw.strip()
-    if raw.startswith("<"):
-        raw = raw[1:raw.find(">")] if ">" in raw else raw[1:]
-    elif raw:
-        raw = raw.split()[0]
+    """The file a destination names: backslash escapes and character references undone, the
+    anchor (`#...`) and query (`?...`) dropped, then percent-escapes decoded as UTF-8, the way
+    a viewer turns the link into a file name (`caf%C3%A9.md` is `café.md`)."""
+    raw = unescaped(raw)
     for mark in ("#", "?"):
         if mark in raw:
             raw = raw[:raw.index(mark)]
-    return raw.replace("%20", " ")
+    return percent_decoded(raw)
+
+
+def unescaped(raw):
+    """A destination without its backslash escapes of punctuation and with its character
+    references (`&amp;`, `&#40;`) read."""
+    if "\\" in raw:
+        pieces = []
+        position = 0
+        while position < len(raw):
+            mark = raw[position]
+            if mark == "\\" and position + 1 < len(raw) and is_ascii_punctuation(raw[position + 1]):
+                pieces.append(raw[position + 1])
+                position += 2
+                continue
+            pieces.append(mark)
+            position += 1
+        raw = "".join(pieces)
+    if "&" in raw and ";" in raw:
+        raw = character_references_read(raw)
+    return raw
+
+
+def is_ascii_punctuation(mark):
+    return mark in "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
+
+
+def character_references_read(raw):
+    pieces = []
+    position = 0
+    while position < len(raw):
+        end = raw.find(";", position + 1) if raw[position] == "&" else -1
+        name = raw[position + 1:end] if end > 0 else ""
+        value = character_reference(name) if 0 < len(name) <= 32 else None
+        if value is None:
+            pieces.append(raw[position])
+            position += 1
+            continue
+        pieces.append(value)
+        position = end + 1
+    return "".join(pieces)
+
+
+def character_reference(name):
+    """What `&name;` stands for, or None: `#123`, `#x7B`, or a named HTML entity."""
+    from html.entities import html5
+    if name.startswith("#"):
+        digits, base = (name[2:], 16) if name[1:2] in ("x", "X") else (name[1:], 10)
+        try:
+            code = int(digits, base) if digits and len(digits) <= 7 else None
+        except ValueError:
+            return None
+        if code is None:
+            return None
+        return chr(code) if 0 < code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else "\ufffd"
+    return html5.get(name + ";")
+
+
+def percent_decoded(path):
+    """`%XX` escapes read as the bytes of a UTF-8 name; a path whose escapes do not make UTF-8
+    is kept as written."""
+    if "%" not in path:
+        return path
+    data = bytearray()
+    position = 0
+    hexadecimal = "0123456789abcdefABCDEF"
+    while position < len(path):
+        mark = path[position]
+        pair = path[position + 1:position + 3]
+        if mark == "%" and len(pair) == 2 and pair[0] in hexadecimal and pair[1] in hexadecimal:
+            data.append(int(pair, 16))
+            position += 3
+            continue
+        data.extend(mark.encode("utf-8"))
+        position += 1
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return path
 
 
 def is_relative_file_link(target):

@@ -21,6 +21,10 @@ What it promises:
 - It ends in time: every wait is bounded, each bound counted from the hook's start (the
   arithmetic is beside PRUNE_SECONDS below), so all of them are over 10 s after it began, well
   inside the 15-second timeout install.py writes into settings.json.
+- It serves Claude Code, Codex CLI and Gemini CLI, knowing each by what it sends (see
+  stop-handoff.py's `harness`), in its form: Gemini takes the injection only as JSON
+  additionalContext; Codex counts the limit in UTF-8 bytes, not UTF-16 units. Codex names no
+  project: it is the top of the work tree the hook runs in.
 - Its siblings do their own parts in-process, loaded by path: prune-worktrees.py prunes merged
   agent worktrees first (and what it pruned is shown), context-budget.py weighs the budgets and
   reads comments, and stop-handoff.py reads the hook input, runs the git reads and defines the
@@ -34,7 +38,7 @@ What it promises:
   without the repository's fsmonitor program.
 
 Standard library only; Python 3.8 or newer; runs as `python3 -I -S session-start.py`.
-Configuration: CLAUDE_PROJECT_DIR, MCP_MEMORY_INDEX (memory/MEMORY.md), MCP_SESSION_STATE
+Configuration: CLAUDE_PROJECT_DIR (else GEMINI_PROJECT_DIR), MCP_MEMORY_INDEX (memory/MEMORY.md), MCP_SESSION_STATE
 (.session-state.md, else the older .claude/session-state.md), MCP_BASELINE
 (.claude/hooks/.session-baseline), MCP_WORKTREE_DIR (.claude/worktrees), and every variable
 context-budget.py and prune-worktrees.py read.
@@ -75,11 +79,27 @@ BASELINE_NAMES = ("repository_reads", "start_commands", "finish_commands", "repo
 # --- project and paths --------------------------------------------------------------------
 
 def project_dir():
+    """The project the harness names (Claude Code's CLAUDE_PROJECT_DIR, Gemini CLI's
+    GEMINI_PROJECT_DIR); else the top of the work tree holding the working folder, since
+    Codex CLI names none and starts hooks where it was started, a subfolder perhaps."""
     try:
-        path = os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
+        path = (os.environ.get("CLAUDE_PROJECT_DIR") or os.environ.get("GEMINI_PROJECT_DIR")
+                or work_tree_top(os.getcwd()))
     except OSError:
         return None
     return os.path.abspath(path) if os.path.isdir(path) else None
+
+
+def work_tree_top(folder):
+    """The nearest folder at or above `folder` that holds a .git entry, as git finds the top of
+    a work tree; `folder` itself outside any."""
+    here = folder
+    while not os.path.lexists(os.path.join(here, ".git")):
+        parent = os.path.dirname(here)
+        if parent == here:
+            return folder
+        here = parent
+    return here
 
 
 def setting_path(project, name, default):
@@ -427,13 +447,25 @@ def handoff_section(project, budget, now, seen_at=None):
 
 
 def harness_length(text):
-    """Length as the harness counts it: UTF-16 code units, so characters outside the BMP count twice."""
+    """Length as the harness counts it: UTF-16 code units, so characters outside the BMP count
+    twice; UTF-8 bytes under Codex CLI, which truncates a hook's output past 10,000 of them."""
     if text.isascii():
         return len(text)
+    if measured_in_utf8_bytes:
+        return len(text.encode("utf-8", "surrogatepass"))
     # Each character outside the BMP has exactly one UTF-8 lead byte from F0 to F4; counting
     # them spares importing the UTF-16 codec.
     encoded = text.encode("utf-8", "surrogatepass")
     return len(text) + sum(encoded.count(lead) for lead in b"\xf0\xf1\xf2\xf3\xf4")
+
+
+# The unit of INJECTION_LIMIT: UTF-16 code units unless the hook input says Codex CLI runs it.
+measured_in_utf8_bytes = False
+
+
+def measure_as(harness):
+    global measured_in_utf8_bytes
+    measured_in_utf8_bytes = harness == "codex"
 
 
 OPENING = "<project-memory source=\"SessionStart hook\">"
@@ -591,6 +623,17 @@ def injection(points, pruned, sections, closing, defects=()):
 
 # --- main -----------------------------------------------------------------------------------
 
+def in_the_harness_form(harness, text):
+    """The injection as the harness passes it to the model: Gemini CLI takes only a JSON
+    additionalContext (plain output goes to its terminal); Claude Code and Codex CLI take
+    plain text."""
+    if harness != "gemini":
+        return text
+    import json  # only under Gemini: the plain path spares its start-up time
+    return json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart",
+                                              "additionalContext": text}}, ensure_ascii=False) + "\n"
+
+
 def write_stdout(text):
     try:
         sys.stdout.buffer.write(text.encode("utf-8"))
@@ -641,9 +684,11 @@ def main():
     hook_input = sibling_part({}, guard, "read_hook_input")
     if not isinstance(hook_input, dict):
         hook_input = {}
+    harness = sibling_part("claude", guard, "harness", hook_input)
+    measure_as(harness)
     cwd = text_field(hook_input, "cwd")
     pruned = prune_worktrees(project, [cwd] if cwd else [])
-    write_stdout(read_path(project, guard, hook_input, pruned))
+    write_stdout(in_the_harness_form(harness, read_path(project, guard, hook_input, pruned)))
 
 
 if __name__ == "__main__":

@@ -64,16 +64,17 @@ class Embed(object):
 # ------------------------------------------------------------------ sources
 
 def load_installer(root):
-    """install.py of this checkout, imported by its path."""
+    """The installer package of this checkout (installer/), imported by its path the way
+    install.py imports it."""
     path = os.path.join(root, "install.py")
     sys.dont_write_bytecode = True
     spec = importlib.util.spec_from_file_location("mcp_install_for_sync", path)
     module = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)
+        return module.load_installer()
     except (Exception, SystemExit) as error:
         raise Malformed("cannot load {}: {}".format(path, error))
-    return module
 
 
 def source_text(root, rel):
@@ -95,14 +96,15 @@ def source_text(root, rel):
 def settings_entries(root, installer):
     """The JSON install.py writes into a project that has no .claude/settings.json (and
     no .claudeignore, so the template's lines become its deny rules)."""
-    deny = installer.deny_rules(source_text(root, "templates/claudeignore"))[0]
-    settings = installer.new_settings(installer.DEFAULT_PYTHON, installer.WIRINGS, deny)
-    return installer.settings_text(settings, None)
+    deny = installer.permissions.deny_rules(source_text(root, "templates/claudeignore"))[0]
+    settings = installer.wiring.new_settings(installer.protocol.DEFAULT_PYTHON,
+                                             installer.protocol.WIRINGS, deny)
+    return installer.settings.settings_text(settings, None)
 
 
 def digest_list(root, installer):
-    rels = sorted([".claude/commands/" + name for name in installer.COMMANDS]
-                  + [".claude/hooks/" + name for name in installer.HOOKS])
+    rels = sorted([".claude/commands/" + name for name in installer.protocol.COMMANDS]
+                  + [".claude/hooks/" + name for name in installer.protocol.HOOKS])
     lines = []
     for rel in rels:
         folder = "commands" if rel.startswith(".claude/commands/") else "hooks"
@@ -114,11 +116,11 @@ def digest_list(root, installer):
 def embeds(root, installer):
     """Every copy the prompt carries, in no particular order."""
     found = []
-    for name in installer.COMMANDS:
+    for name in installer.protocol.COMMANDS:
         rel = "commands/" + name
         found.append(Embed("Create `.claude/commands/{}`:".format(name), "markdown",
                            source_text(root, rel), rel))
-    for name in installer.HOOKS:
+    for name in installer.protocol.HOOKS:
         rel = "hooks/" + name
         found.append(Embed("Create `.claude/hooks/{}`:".format(name), "python",
                            source_text(root, rel), rel))
@@ -248,7 +250,7 @@ def sync(prompt_path, root=ROOT, check=False, out=print):
         out("init prompt out of sync with: " + ", ".join(drifted(text, blocks) or ["its fences"]))
         out("fix: python3 init/sync_hooks.py")
         return EXIT_DRIFT
-    installer.write_atomically(prompt_path, new_text.encode("utf-8"),
+    installer.files.write_atomically(prompt_path, new_text.encode("utf-8"),
                                os.stat(prompt_path).st_mode & 0o7777)
     out("init prompt updated")
     return EXIT_OK

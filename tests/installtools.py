@@ -95,11 +95,14 @@ def placeholder(rel):
 
 
 def build_source(dest):
-    """A copy of install.py with hooks/, commands/ and templates/ beside it:
-    the repository's files where they exist, stand-ins otherwise. Returns the
-    path of the copied install.py."""
+    """A copy of install.py with its installer/ package, hooks/, commands/ and
+    templates/ beside it: the repository's files where they exist, stand-ins
+    otherwise. Returns the path of the copied install.py."""
     os.makedirs(dest, exist_ok=True)
     shutil.copy2(os.path.join(REPO, "install.py"), os.path.join(dest, "install.py"))
+    os.makedirs(os.path.join(dest, "installer"))
+    for name in installer_modules():
+        shutil.copy2(os.path.join(REPO, "installer", name), os.path.join(dest, "installer", name))
     wanted = (["hooks/" + name for name in HOOKS] + ["commands/" + name for name in COMMANDS]
               + ["templates/" + name for name in TEMPLATES] + ["memory_health.py"])
     for rel in wanted:
@@ -113,6 +116,12 @@ def build_source(dest):
         else:
             write(target, placeholder(rel))
     return os.path.join(dest, "install.py")
+
+
+def installer_modules():
+    """The file names of the installer package's modules."""
+    return sorted(name for name in os.listdir(os.path.join(REPO, "installer"))
+                  if name.endswith(".py"))
 
 
 def write(path, text, mode="w"):
@@ -322,23 +331,22 @@ def release_a_new_version(installer, rel, table):
         handle.write(b"# a newer version\n")
     name = os.path.basename(rel)
     set_in_installer(installer, "{0}[{1!r}] = {0}.get({1!r}, ()) + ({2!r},)".format(
-        table, name, hashlib.sha256(old).hexdigest()))
+        table, name, hashlib.sha256(old).hexdigest()), "releases")
 
 
-def set_in_installer(installer, statement):
-    """Run a statement in the installer copy's module, after every definition."""
-    with open(installer.script, encoding="utf-8") as handle:
-        script = handle.read()
-    entry = 'if __name__ == "__main__":\n'
-    assert entry in script
-    script = script.replace(entry, statement + "\n\n\n" + entry)
-    with open(installer.script, "w", encoding="utf-8") as handle:
-        handle.write(script)
+def set_in_installer(installer, statement, module):
+    """Run a statement in one module of the installer copy's package (installer/<module>.py),
+    after every definition of that module: the modules that import a name from it import the
+    value the statement leaves."""
+    path = os.path.join(installer.source, "installer", module + ".py")
+    assert os.path.isfile(path), path
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write("\n\n" + statement + "\n")
 
 
 def load_installer(installer):
-    """The installer copy imported as a module, by its path."""
+    """The installer copy's package (installer/), imported by its path as install.py imports it."""
     spec = importlib.util.spec_from_file_location("install_under_test", installer.script)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module
+    return module.load_installer()

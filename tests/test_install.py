@@ -15,6 +15,7 @@ from installtools import (  # noqa: F401  (fixtures are used by name)
     fix_line,
     invoked,
     COMMANDS, GITIGNORE_BLOCK, HOOKS, REPO, expected_settings, git, index_mode, installer,
+    installer_modules,
     path_in, project, read, release_a_new_version, repo, settings_of, snapshot, template_text,
     write, SKILL_RULES, TEMPLATE_DENY_RULES,
 )
@@ -104,6 +105,41 @@ def test_runs_through_a_symlink_to_the_script(installer, repo, tmp_path):
     assert via.stdout.startswith("ok")
 
 
+@pytest.mark.parametrize("isolation", [[], ["-I", "-S"]], ids=["plain", "isolated"])
+def test_the_package_beside_the_script_runs_whatever_the_folder_and_sys_path(
+        installer, repo, tmp_path, isolation):
+    """install.py imports installer/ by its path: run from another folder, under -I -S (no
+    script folder on sys.path), or with packages of the same names first on sys.path, it runs
+    its own modules and none of those."""
+    decoys = tmp_path / "decoys"
+    marker = tmp_path / "decoy ran"
+    for name in ("installer", "mcp_installer"):
+        write(str(decoys / name / "__init__.py"),
+              "open({!r}, 'w').close()\n".format(str(marker)))
+        for module in installer_modules():
+            write(str(decoys / name / module), "open({!r}, 'w').close()\n".format(str(marker)))
+    env = {"PYTHONPATH": str(decoys)}
+    for args in (["--project", repo], ["--check", repo], ["--uninstall", repo]):
+        done = subprocess.run([sys.executable] + isolation + [installer.script] + args,
+                              cwd=str(decoys), env=dict(installer.env, **env),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True)
+        assert (done.returncode, done.stderr) == (0, ""), (args, done.stdout)
+    assert not marker.exists()
+    assert not os.path.exists(installer.source_file("installer/__pycache__"))
+
+
+def test_a_missing_module_of_the_package_is_one_line_exit_1(installer, project):
+    os.remove(installer.source_file("installer/plan.py"))
+    done = installer.run("--project", project)
+    assert done.returncode == 1 and done.stdout == ""
+    [line] = done.stderr.splitlines()
+    assert line.startswith("install.py: error: incomplete installer: cannot load {}: ".format(
+        installer.source_file("installer")))
+    assert "plan" in line
+    assert os.listdir(project) == []
+
+
 def test_an_incomplete_source_tree_is_one_line_exit_1(installer, project):
     os.remove(installer.source_file("commands/dream.md"))
     done = installer.run("--project", project)
@@ -126,20 +162,26 @@ def test_every_mode_runs_under_each_python_from_3_8(installer, repo, minor):
     assert done.returncode == 2 and len(done.stderr.splitlines()) == 1
 
 
-def test_install_py_is_python_3_8_syntax_and_stdlib_only():
-    with open(os.path.join(REPO, "install.py"), encoding="utf-8") as handle:
+@pytest.mark.parametrize("rel", ["install.py"] + ["installer/" + name for name in installer_modules()])
+def test_install_py_is_python_3_8_syntax_and_stdlib_only(rel):
+    """install.py and its package: Python 3.8 syntax, and nothing imported but the standard
+    library and the package's own modules (relative imports)."""
+    with open(os.path.join(REPO, *rel.split("/")), encoding="utf-8") as handle:
         source = handle.read()
     tree = ast.parse(source, feature_version=(3, 8))
     imported = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             imported.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
             imported.add(node.module.split(".")[0])
     stdlib = getattr(sys, "stdlib_module_names", None)
     if stdlib:
         assert imported <= set(stdlib) | {"__future__"}, imported - set(stdlib)
-    assert source.startswith("#!/usr/bin/env python3\n")
+    if rel == "install.py":
+        assert source.startswith("#!/usr/bin/env python3\n")
+    else:  # every module opens with why it exists
+        assert ast.get_docstring(tree), rel
 
 
 # ------------------------------------------------------------------ --project

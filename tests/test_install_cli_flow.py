@@ -136,10 +136,10 @@ update checkpoint undo routines remote bashes tp cost stats breaks break-reminde
 
 def test_no_command_is_named_like_a_built_in_one(installer):
     module = load_installer(installer)
-    names = [name[:-3] for name in module.COMMANDS]
+    names = [name[:-3] for name in module.protocol.COMMANDS]
     assert names == [name[:-3] for name in COMMANDS]
     assert not set(names) & BUILT_IN_COMMANDS
-    assert set(name[:-3] for name in module.RETIRED_COMMANDS) <= BUILT_IN_COMMANDS
+    assert set(name[:-3] for name in module.releases.RETIRED_COMMANDS) <= BUILT_IN_COMMANDS
 
 
 def put_the_released_status_command_in(project):
@@ -288,13 +288,13 @@ def test_permissions_of_another_shape_are_refused_before_any_write(installer, pr
 ])
 def test_a_claudeignore_line_becomes_the_rule_that_matches_what_git_would(installer, line, rule):
     module = load_installer(installer)
-    assert module.deny_rules(line + "\n") == ([rule], [])
+    assert module.permissions.deny_rules(line + "\n") == ([rule], [])
 
 
 @pytest.mark.parametrize("line", ["!.env.example", "weird(name).txt", "a\\#b"])
 def test_a_line_with_no_deny_form_is_named(installer, line):
     module = load_installer(installer)
-    assert module.deny_rules("# a comment\n\n.env\r\n" + line + "\n") == (["Read(./.env)"], [line])
+    assert module.permissions.deny_rules("# a comment\n\n.env\r\n" + line + "\n") == (["Read(./.env)"], [line])
 
 
 def test_the_template_becomes_exactly_these_rules(installer, project):
@@ -377,9 +377,9 @@ def test_an_edited_claudeignore_is_kept_and_enforced(installer, repo):
 def test_released_claudeignore_digest_is_0_1_0s(installer):
     module = load_installer(installer)
     digest = hashlib.sha256(released_file("templates/claudeignore")).hexdigest()
-    assert module.RELEASED_CLAUDEIGNORE_DIGESTS[0] == digest
+    assert module.releases.RELEASED_CLAUDEIGNORE_DIGESTS[0] == digest
     assert hashlib.sha256(read(installer.source_file("templates/claudeignore"))).hexdigest() \
-        not in module.RELEASED_CLAUDEIGNORE_DIGESTS
+        not in module.releases.RELEASED_CLAUDEIGNORE_DIGESTS
 
 
 # ---------------------------------------------------------------- the interpreter

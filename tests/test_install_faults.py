@@ -13,14 +13,23 @@ import pytest
 from installtools import COMMANDS, HOOKS, installer, path_in, project, repo, snapshot, write  # noqa: F401
 
 # Runs install.py's main() with one of its functions patched, to make a fault happen at an
-# exact point: argv[1] is the script, argv[2] the patch (Python, given `install` and `calls`),
-# the rest the command line.
+# exact point: argv[1] is the script, argv[2] the patch (Python, given `patch` and `calls`),
+# the rest the command line. patch(name, new) puts new in the place of the installer's function
+# of that name in every module that uses it, and returns the function it replaced.
 DRIVER = """\
 import importlib.util, sys
 spec = importlib.util.spec_from_file_location("install_under_test", sys.argv[1])
 install = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(install)
-exec(sys.argv[2], {"install": install, "calls": []})
+package = install.load_installer()
+def patch(name, new):
+    real = getattr(package.files, name)
+    for module in list(sys.modules.values()):
+        if getattr(module, "__name__", "").startswith(install.PACKAGE + ".") and \\
+                getattr(module, name, None) is real:
+            setattr(module, name, new)
+    return real
+exec(sys.argv[2], {"patch": patch, "calls": []})
 sys.exit(install.main(sys.argv[3:]))
 """
 
@@ -35,13 +44,12 @@ def on_write(action, at=1):
     """A patch that does `action` on the at-th file write, before making it."""
     return """
 import os, signal
-real = install.write_atomically
 def patched(path, *args, **kwargs):
     calls.append(path)
     if len(calls) == {at}:
         {action}
     real(path, *args, **kwargs)
-install.write_atomically = patched
+real = patch("write_atomically", patched)
 """.format(at=at, action=action)
 
 
@@ -187,7 +195,7 @@ def patched(path, shown):
     os.kill(os.getpid(), signal.SIGINT)
     while True:
         time.sleep(0.05)
-install.read_bytes = patched
+patch("read_bytes", patched)
 """
     done = run_patched(installer, patch, "--project", project)
     assert done.returncode == 130

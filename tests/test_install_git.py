@@ -136,7 +136,7 @@ def test_a_git_that_never_answers_stops_no_run(installer, repo, tmp_path):
     folder = tmp_path / "hanging git"
     write(str(folder / "git"), "#!/bin/sh\nexec sleep 120\n")
     os.chmod(str(folder / "git"), 0o755)
-    set_in_installer(installer, "GIT_TIMEOUT_SECONDS = 1")
+    set_in_installer(installer, "GIT_TIMEOUT_SECONDS = 1", "git")
     commit(repo, installer.env, {".claude/settings.json": ONLY_OURS})
     env = {"PATH": "{}{}{}".format(folder, os.pathsep, installer.env["PATH"])}
     installer.ok("--update", repo, env=env, timeout=60)

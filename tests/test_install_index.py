@@ -95,7 +95,7 @@ def test_a_git_that_never_says_where_its_index_lock_is_stops_the_run(installer, 
     write(str(folder / "git"), '#!/bin/sh\ncase " $* " in *" --git-path "*) exec sleep 120;; '
           'esac\nexec {} "$@"\n'.format(shlex.quote(real_git)))
     os.chmod(str(folder / "git"), 0o755)
-    set_in_installer(installer, "GIT_TIMEOUT_SECONDS = 1")
+    set_in_installer(installer, "GIT_TIMEOUT_SECONDS = 1", "git")
     before = snapshot(repo)
     done = installer.run("--update", repo, timeout=60,
                          env={"PATH": "{}{}{}".format(folder, os.pathsep, env["PATH"])})

@@ -178,7 +178,7 @@ def test_an_owner_that_cannot_be_kept_is_named_after_every_change_is_made(instal
     half done), then one line names each owner that could not be kept and the chown that gives
     the file back, and the exit code is 1."""
     users_project(project)
-    set_in_installer(installer, REFUSING_CHOWN)
+    set_in_installer(installer, REFUSING_CHOWN, "files")
     done = installer.run("--project", project)
     assert done.returncode == 1, (done.stdout, done.stderr)
     assert done.stdout.splitlines()[-1].startswith("done: ")
@@ -203,7 +203,7 @@ def test_an_owner_that_cannot_be_kept_is_named_after_every_change_is_made(instal
 
 @needs_root
 def test_a_refused_chown_says_nothing_where_root_owns_the_folder_anyway(installer, project):
-    set_in_installer(installer, REFUSING_CHOWN)
+    set_in_installer(installer, REFUSING_CHOWN, "files")
     installer.ok("--project", project)
 
 
@@ -435,7 +435,7 @@ def test_a_write_through_a_hard_link_that_stops_half_way_puts_the_old_bytes_back
     old = GITIGNORE_BLOCK + USER_GITIGNORE + "# " + "x" * 4000 + "\n"
     write(path_in(project, ".gitignore"), old)
     other = hard_link(project, ".gitignore", str(tmp_path / "shared"))
-    set_in_installer(installer, WRITE_HALF_THEN_FAIL)
+    set_in_installer(installer, WRITE_HALF_THEN_FAIL, "files")
     done = installer.run("--uninstall", project)
     assert done.returncode == 1, (done.stdout, done.stderr)
     assert "could not change .gitignore: No space left on device; the " in done.stderr

@@ -32,8 +32,8 @@ def released_hook(name):
 
 def test_every_hook_lists_the_digest_of_its_released_version(installer):
     module = load_installer(installer)
-    assert sorted(module.RELEASED_HOOK_DIGESTS) == sorted(HOOKS)
-    for name, digests in module.RELEASED_HOOK_DIGESTS.items():
+    assert sorted(module.releases.RELEASED_HOOK_DIGESTS) == sorted(HOOKS)
+    for name, digests in module.releases.RELEASED_HOOK_DIGESTS.items():
         current = hashlib.sha256(read(installer.source_file("hooks/" + name))).hexdigest()
         assert digests and current not in digests, name
         assert all(re.match(r"[0-9a-f]{64}\Z", digest) for digest in digests), name
@@ -146,8 +146,8 @@ def test_update_brings_an_older_command_form_with_its_interpreter(installer, pro
 
 def test_every_changed_command_lists_the_digest_of_its_released_version(installer):
     module = load_installer(installer)
-    for name, digests in module.RELEASED_COMMAND_DIGESTS.items():
-        if name in module.RETIRED_COMMANDS:
+    for name, digests in module.releases.RELEASED_COMMAND_DIGESTS.items():
+        if name in module.releases.RETIRED_COMMANDS:
             continue
         current = hashlib.sha256(read(installer.source_file("commands/" + name))).hexdigest()
         assert digests and current not in digests, name
@@ -157,10 +157,10 @@ def test_every_changed_command_lists_the_digest_of_its_released_version(installe
 
 def test_every_retired_command_lists_the_digest_of_its_released_version(installer):
     module = load_installer(installer)
-    for name, successor in module.RETIRED_COMMANDS.items():
+    for name, successor in module.releases.RETIRED_COMMANDS.items():
         assert not os.path.exists(installer.source_file("commands/" + name)), name
-        assert successor in module.COMMANDS, name
-        digests = module.RELEASED_COMMAND_DIGESTS[name]
+        assert successor in module.protocol.COMMANDS, name
+        digests = module.releases.RELEASED_COMMAND_DIGESTS[name]
         assert hashlib.sha256(released_file("commands/" + name)).hexdigest() == digests[0], name
 
 

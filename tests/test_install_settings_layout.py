@@ -251,39 +251,39 @@ def test_a_new_or_empty_file_gets_two_space_indentation(module):
     data = {"hooks": {"Stop": [{"hooks": []}]}, "model": "x"}
     fresh = json.dumps(data, indent=2)
     for original in (None, "", "{}\n", "  \n"):
-        assert module.settings_text(data, original) == fresh + "\n", original
-    assert module.settings_text(data, "{}") == fresh
+        assert module.settings.settings_text(data, original) == fresh + "\n", original
+    assert module.settings.settings_text(data, "{}") == fresh
 
 
 def test_a_list_on_one_line_stays_on_one_line(module):
     original = '{\n  "permissions": {"allow": ["Read"]}\n}\n'
     data = {"permissions": {"allow": ["Read", "Skill(catchup)"], "deny": ["Read(./.env)"]}}
-    assert module.settings_text(data, original) == (
+    assert module.settings.settings_text(data, original) == (
         '{\n  "permissions": {"allow": ["Read", "Skill(catchup)"], "deny": ["Read(./.env)"]}\n}\n')
 
 
 def test_an_empty_list_takes_the_layout_of_the_object_holding_it(module):
     original = '{\n    "permissions": {"allow": ["Read"], "deny": []},\n    "model": "x"\n}\n'
     data = {"permissions": {"allow": ["Read"], "deny": ["Read(./.env)"]}, "model": "x"}
-    assert module.settings_text(data, original) == (
+    assert module.settings.settings_text(data, original) == (
         '{\n    "permissions": {"allow": ["Read"], "deny": ["Read(./.env)"]},\n    "model": "x"\n}\n')
 
 
 def test_a_compact_file_stays_compact(module):
     original = '{"a":[1,2],"b":{}}'
     data = {"a": [1, 2, {"x": [3]}], "b": {"c": True}}
-    assert module.settings_text(data, original) == '{"a":[1,2,{"x":[3]}],"b":{"c":true}}'
+    assert module.settings.settings_text(data, original) == '{"a":[1,2,{"x":[3]}],"b":{"c":true}}'
 
 
 def test_an_element_added_to_a_multi_line_list_takes_its_siblings_indentation(module):
     original = '{\n\t"a": [\n\t\t1,\n\t\t2\n\t]\n}'
-    assert module.settings_text({"a": [1, 2, {"b": 3}]}, original) == (
+    assert module.settings.settings_text({"a": [1, 2, {"b": 3}]}, original) == (
         '{\n\t"a": [\n\t\t1,\n\t\t2,\n\t\t{\n\t\t\t"b": 3\n\t\t}\n\t]\n}')
 
 
 def test_a_container_added_to_an_empty_one_opens_over_several_lines(module):
     original = '{\r\n    "a": 1,\r\n    "hooks": {}\r\n}\r\n'
-    assert module.settings_text({"a": 1, "hooks": {"Stop": []}}, original) == (
+    assert module.settings.settings_text({"a": 1, "hooks": {"Stop": []}}, original) == (
         '{\r\n    "a": 1,\r\n    "hooks": {\r\n        "Stop": []\r\n    }\r\n}\r\n')
 
 
@@ -297,30 +297,30 @@ def test_a_container_added_to_an_empty_one_opens_over_several_lines(module):
 def test_a_removed_member_goes_with_its_separator_and_its_line(module, kept, expected):
     original = '{\n  "a": 1,\n  "b": {"x": [1, 2]},\n  "c": 3\n}\n'
     everything = {"a": 1, "b": {"x": [1, 2]}, "c": 3}
-    assert module.settings_text({key: everything[key] for key in kept}, original) == expected
+    assert module.settings.settings_text({key: everything[key] for key in kept}, original) == expected
 
 
 def test_a_changed_value_is_rewritten_in_place_and_nothing_else(module):
     original = '{"t":  1e2 , "s": "\\u00e9\\/", "l": [ "a" ,"b" ]}'
     data = {"t": 30, "s": "\u00e9/", "l": ["a", "c"]}
-    assert module.settings_text(data, original) == '{"t":  30 , "s": "\\u00e9\\/", "l": [ "a" ,"c" ]}'
+    assert module.settings.settings_text(data, original) == '{"t":  30 , "s": "\\u00e9\\/", "l": [ "a" ,"c" ]}'
 
 
 def test_half_a_surrogate_pair_added_to_a_file_is_written_escaped(module):
     original = '{\n  "a": "\u00e9"\n}\n'
-    data = module.settings_bytes({"a": "\u00e9", "x": "\udc80"}, original)
+    data = module.settings.settings_bytes({"a": "\u00e9", "x": "\udc80"}, original)
     assert data == '{\n  "a": "\u00e9",\n  "x": "\\udc80"\n}\n'.encode("utf-8")
 
 
 @pytest.mark.parametrize("name", sorted(HAND_WRITTEN))
 def test_settings_that_did_not_change_are_written_as_they_were(module, name):
     original = HAND_WRITTEN[name]
-    data = module.parse_settings(original.lstrip("\ufeff"), SETTINGS)
-    assert module.settings_text(data, original) == original
+    data = module.settings.parse_settings(original.lstrip("\ufeff"), SETTINGS)
+    assert module.settings.settings_text(data, original) == original
 
 
 def test_an_element_that_changed_is_edited_where_it_differs(module):
     original = '{"hooks": {"Stop": [{"hooks": [{"command":  "old" ,"timeout": 1e1}]}, "x"]}}'
     data = {"hooks": {"Stop": [{"hooks": [{"command": "new", "timeout": 10.0}]}, "x"]}}
-    assert module.settings_text(data, original) == (
+    assert module.settings.settings_text(data, original) == (
         '{"hooks": {"Stop": [{"hooks": [{"command":  "new" ,"timeout": 1e1}]}, "x"]}}')

@@ -2,10 +2,10 @@
 it afterwards: the stream of events it printed, its debug log, the requests the model received.
 
 The run is sealed: HOME and CLAUDE_CONFIG_DIR are throw-away folders, the API key is a dummy, the
-variables that steer the CLI, the protocol or git (ANTHROPIC_*, CLAUDE*, MCP_*, GIT_*) are not passed
-on, non-essential traffic is off, and the mock is the CLI's only proxy. The repository is recorded
-as trusted in that configuration, as it is for a user who accepted the CLI's trust dialog there
-once: without it the CLI ignores the project's permissions.allow.
+variables that steer an agent CLI, the protocol or git (ANTHROPIC_*, CLAUDE*, MCP_*, GIT_*, ...)
+are not passed on, non-essential traffic is off, and the mock is the CLI's only proxy. The
+repository is recorded as trusted in that configuration, as it is for a user who accepted the
+CLI's trust dialog there once: without it the CLI ignores the project's permissions.allow.
 
 The texts matched here are the CLI's own, not the protocol's: the `SessionStart:<source> hook
 success` marker before a SessionStart hook's output, the `Stop hook feedback` message after a Stop
@@ -23,7 +23,9 @@ from conftest import GIT_IDENTITY
 START_MARKER = re.compile(r"SessionStart:(\w+) hook success")
 STOP_FEEDBACK = "Stop hook feedback"
 CLI_SECONDS = 180
-STEERING = ("ANTHROPIC_", "CLAUDE", "MCP_", "GIT_")
+# What steers an agent CLI, the protocol or git: never passed on from the environment the tests
+# run in, whichever CLI a test runs.
+STEERING = ("ANTHROPIC_", "CLAUDE", "MCP_", "GIT_", "OPENAI_", "CODEX_", "GEMINI_", "GOOGLE_")
 PROXIES = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
 
 
@@ -32,12 +34,25 @@ def utf16_units(text):
     return len(text.encode("utf-16-le")) // 2
 
 
-def sealed_environment(api, home, config, scratch):
+def sealed_base_environment(api, home, scratch):
+    """What every CLI run gets: a throw-away HOME and temporary folder, the mock as its only
+    proxy, git without the user's configuration, and nothing that steers a CLI or the protocol."""
     env = {key: value for key, value in os.environ.items()
            if not key.startswith(STEERING) and key.lower() not in PROXIES}
     env.update({
         "HOME": home,
         "TMPDIR": scratch, "TMP": scratch, "TEMP": scratch,
+        "HTTP_PROXY": api.url, "HTTPS_PROXY": api.url, "http_proxy": api.url, "https_proxy": api.url,
+        "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+    })
+    env.update(GIT_IDENTITY)
+    return env
+
+
+def sealed_environment(api, home, config, scratch):
+    env = sealed_base_environment(api, home, scratch)
+    env.update({
         "CLAUDE_CONFIG_DIR": config,
         "ANTHROPIC_BASE_URL": api.url,
         "ANTHROPIC_API_KEY": "sk-e2e-dummy",
@@ -45,11 +60,7 @@ def sealed_environment(api, home, config, scratch):
         "DISABLE_TELEMETRY": "1",
         "DISABLE_AUTOUPDATER": "1",
         "DISABLE_ERROR_REPORTING": "1",
-        "HTTP_PROXY": api.url, "HTTPS_PROXY": api.url, "http_proxy": api.url, "https_proxy": api.url,
-        "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
-        "GIT_CONFIG_GLOBAL": os.devnull,
     })
-    env.update(GIT_IDENTITY)
     return env
 
 

@@ -8,13 +8,14 @@ rest of the suite runs as before. Where the CLI must run (CI sets E2E_REQUIRE_CL
 an error instead: a green run that never started the CLI would say nothing.
 """
 import os
+import re
 import subprocess
 import sys
 import uuid
 
 import pytest
 
-import claude_cli
+import npm_cli
 from cli_session import Cli
 from conftest import git
 from installtools import REPO, sealed_env, write
@@ -23,14 +24,18 @@ from mock_api import MockApi
 INSTALL_PY = os.path.join(REPO, "install.py")
 
 
-@pytest.fixture(scope="session")
-def claude_binary():
-    binary, reason = claude_cli.find_cli()
+def binary_of(pinned, name):
+    binary, reason = pinned.find()
     if binary:
         return binary
     if os.environ.get("E2E_REQUIRE_CLI") == "1":
-        pytest.fail("E2E_REQUIRE_CLI=1 but the CLI cannot be had: " + reason, pytrace=False)
-    pytest.skip("real Claude Code CLI unavailable: " + reason)
+        pytest.fail("E2E_REQUIRE_CLI=1 but the %s cannot be had: %s" % (name, reason), pytrace=False)
+    pytest.skip("real %s unavailable: %s" % (name, reason))
+
+
+@pytest.fixture(scope="session")
+def claude_binary():
+    return binary_of(npm_cli.CLAUDE, "Claude Code CLI")
 
 
 @pytest.fixture(scope="session")
@@ -111,3 +116,23 @@ class Fixture(object):
 @pytest.fixture
 def installed(tmp_path):
     return Fixture(tmp_path / "repo")
+
+
+def handoff_path_named_in(text, project):
+    """The session-state file a block message asks for: a Markdown path it names that is not part
+    of the shared memory and does not exist yet."""
+    for token in re.findall(r"[\w./-]*[\w-]\.md\b", text):
+        relative = token[len(project.path) + 1:] if token.startswith(project.path + "/") else token
+        relative = relative[2:] if relative.startswith("./") else relative
+        if os.path.isabs(relative) or relative.startswith("memory/") or "/memory/" in relative:
+            continue
+        if not os.path.exists(project.file(relative)):
+            return relative
+    return None
+
+
+def handoff_path_stated_by_the_hook(project):
+    """MCP_SESSION_STATE's default as the installed Stop hook's header states it."""
+    source = project.read(".claude/hooks/stop-handoff.py")
+    found = re.search(r"MCP_SESSION_STATE \(([^()\s]+\.md)\)", source)
+    return found.group(1) if found else None

@@ -1,5 +1,7 @@
 """A stand-in for the Anthropic Messages API that the real Claude Code CLI talks to in the end-to-end
-tests, so that they need no account, no network and no model.
+tests, so that they need no account, no network and no model. Its server, script and record serve
+the other CLIs' mocks too (mock_responses.py for Codex, mock_gemini.py for Gemini), which answer
+their own protocol in `answer`.
 
 It promises:
 - it listens on 127.0.0.1 only, on a free port, in a thread of the test process;
@@ -74,6 +76,29 @@ class MockApi(object):
         with self.lock:
             (self.refused if refused else self.requests).append(entry)
 
+    def answer(self, handler, path, body):
+        """Answer one request for this server's own address: the Messages API's routes."""
+        if path == "/v1/messages" and handler.command == "POST":
+            self.answer_messages(handler, body)
+        elif path == "/v1/messages/count_tokens":
+            self.record({"path": path, "kind": "count_tokens", "body": body})
+            handler.reply(200, {"input_tokens": 100})
+        else:
+            self.record({"path": path, "kind": "other", "body": body})
+            handler.reply(200, {"data": [], "has_more": False})
+
+    def answer_messages(self, handler, body):
+        body = body if isinstance(body, dict) else {}
+        main = bool(body.get("tools")) and "haiku" not in str(body.get("model", "")).lower()
+        reply = self.next_reply(body) if main else say(HELPER_REPLY)
+        message = message_for(reply, body.get("model") or "claude-e2e")
+        self.record({"path": "/v1/messages", "kind": "main" if main else "helper",
+                     "body": body, "reply": message["content"]})
+        if body.get("stream") is True:
+            handler.reply(200, stream_of(message), "text/event-stream")
+        else:
+            handler.reply(200, message)
+
     def handler_class(self):
         api = self
 
@@ -94,15 +119,7 @@ class MockApi(object):
                     api.record({"method": self.command, "target": self.path}, refused=True)
                     self.reply(403, {"error": "only 127.0.0.1 is reachable in this test"})
                     return
-                body = self.read_json()
-                if parts.path == "/v1/messages" and self.command == "POST":
-                    self.answer_messages(body)
-                elif parts.path == "/v1/messages/count_tokens":
-                    api.record({"path": parts.path, "kind": "count_tokens", "body": body})
-                    self.reply(200, {"input_tokens": 100})
-                else:
-                    api.record({"path": parts.path, "kind": "other", "body": body})
-                    self.reply(200, {"data": [], "has_more": False})
+                api.answer(self, parts.path, self.read_json())
 
             do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = handle_request
 
@@ -128,18 +145,6 @@ class MockApi(object):
                         return data
                     data += self.rfile.read(size)
                     self.rfile.readline()
-
-            def answer_messages(self, body):
-                body = body if isinstance(body, dict) else {}
-                main = bool(body.get("tools")) and "haiku" not in str(body.get("model", "")).lower()
-                reply = api.next_reply(body) if main else say(HELPER_REPLY)
-                message = message_for(reply, body.get("model") or "claude-e2e")
-                api.record({"path": "/v1/messages", "kind": "main" if main else "helper",
-                            "body": body, "reply": message["content"]})
-                if body.get("stream") is True:
-                    self.reply(200, stream_of(message), "text/event-stream")
-                else:
-                    self.reply(200, message)
 
             def reply(self, status, payload, content_type="application/json"):
                 data = payload if isinstance(payload, bytes) else json.dumps(payload).encode("utf-8")

@@ -8,12 +8,12 @@ The scripted model learns where to write the handoff the way a model would: from
 the CLI sent it (or, where the message names no path, from the installed hook's stated default), so
 these tests follow whatever path the installed protocol uses."""
 import os
-import re
 
 import pytest
 
 from cli_session import Cli, STOP_FEEDBACK, block_message, texts_of
-from e2e_fixtures import Fixture, api, assert_clean, claude_binary, cli, installed  # noqa: F401
+from e2e_fixtures import (Fixture, api, assert_clean, claude_binary, cli, handoff_path_named_in,  # noqa: F401
+                          handoff_path_stated_by_the_hook, installed)
 from mock_api import say, use
 
 pytestmark = pytest.mark.e2e
@@ -45,26 +45,6 @@ def test_work_earns_one_block_whose_message_reaches_the_model_then_the_stop_pass
     assert said[1] is None and said[0].strip()
     assert len(feedback[2]) == 1
     assert said[0].strip().splitlines()[0] in feedback[2][0]
-
-
-def handoff_path_named_in(text, project):
-    """The session-state file a block message asks for: a Markdown path it names that is not part
-    of the shared memory and does not exist yet."""
-    for token in re.findall(r"[\w./-]*[\w-]\.md\b", text):
-        relative = token[len(project.path) + 1:] if token.startswith(project.path + "/") else token
-        relative = relative[2:] if relative.startswith("./") else relative
-        if os.path.isabs(relative) or relative.startswith("memory/") or "/memory/" in relative:
-            continue
-        if not os.path.exists(project.file(relative)):
-            return relative
-    return None
-
-
-def handoff_path_stated_by_the_hook(project):
-    """MCP_SESSION_STATE's default as the installed Stop hook's header states it."""
-    source = project.read(".claude/hooks/stop-handoff.py")
-    found = re.search(r"MCP_SESSION_STATE \(([^()\s]+\.md)\)", source)
-    return found.group(1) if found else None
 
 
 def save_flow(project):

@@ -39,12 +39,18 @@ What it promises (spec §7.6 is the table; each of its rows is a function here):
   over within 10 s of the 15-second timeout install.py writes into settings.json.
 - It writes only the baseline, inside the project's .claude/ folder, atomically, never through
   a symlink. No traceback reaches the user: any failure lets the stop through.
+- It serves Claude Code, Codex CLI (as its Stop hook) and Gemini CLI (as its AfterAgent hook),
+  knowing each by what it sends, and answers in its form: Codex and Gemini get the block as a
+  JSON decision on stdout, exit 0, so under them it never exits 2. Codex names no project: it
+  is the top of the work tree the hook runs in. Gemini says stop_hook_active false again after
+  a continuation that ran a tool: a stop whose transcript's last user text is this guard's
+  block ends that continuation, and passes.
 
 The guard owns the definition of "work": session-start.py loads this file to read the hook
 input, run the git reads and record the baseline, so both hooks compute the state one way.
 
 Standard library only; Python 3.8 or newer; runs as `python3 -I -S stop-handoff.py`.
-Configuration: CLAUDE_PROJECT_DIR, MCP_SESSION_STATE (.session-state.md; .claude/session-state.md
+Configuration: CLAUDE_PROJECT_DIR (else GEMINI_PROJECT_DIR), MCP_SESSION_STATE (.session-state.md; .claude/session-state.md
 is read while only it exists), MCP_BASELINE
 (.claude/hooks/.session-baseline, one file per session_id), MCP_THROTTLE_MIN (45), and
 MCP_MEMORY_INDEX (memory/MEMORY.md), whose folder the instructions name and the state leaves out.
@@ -78,12 +84,25 @@ GIT = ("git", "--no-pager", "--no-optional-locks", "-c", "core.fsmonitor=false",
 LET_STOP, BLOCK = 0, 2
 NOTICE_MARK = "The Stop guard cannot record its baseline"
 UNREAD_MARK = "The Stop guard could not read"
+BLOCK_MARK = "[memory-context-protocol] This session changed the repository"
+CLAUDE, CODEX, GEMINI = "claude", "codex", "gemini"
+TRANSCRIPT_TAIL = 1024 * 1024  # where Gemini's last user turn is, whatever a tool returned
+hook_input_read = None  # the harness's input, once read
 
 
 # --- hook input ---------------------------------------------------------------------------
 
 def read_hook_input():
-    """The harness's JSON object, or {} for anything else. Never waits longer than STDIN_SECONDS."""
+    """The harness's JSON object, or {} for anything else. Never waits longer than STDIN_SECONDS.
+    Read once: a later call returns the same object, so main answers in the form of the
+    harness that sent it."""
+    global hook_input_read
+    if hook_input_read is None:
+        hook_input_read = read_stdin_object()
+    return hook_input_read
+
+
+def read_stdin_object():
     try:
         if sys.stdin is None or sys.stdin.isatty():
             return {}
@@ -171,15 +190,79 @@ def stop_hook_active(hook_input):
     purpose: a misspelt true must never turn into a loop."""
     value = hook_input.get("stop_hook_active")
     if isinstance(value, str):
-        return value.strip().lower() in ("true", "yes", "1")
-    return value is True or (isinstance(value, (int, float)) and value != 0)
+        flagged = value.strip().lower() in ("true", "yes", "1")
+    else:
+        flagged = value is True or (isinstance(value, (int, float)) and value != 0)
+    return flagged or continues_this_guards_block(hook_input)
+
+
+# --- the harness ----------------------------------------------------------------------------
+
+def harness(hook_input):
+    """Which CLI runs the hook, from what it sends: Gemini CLI names its stop AfterAgent and
+    gives hooks the session's id in GEMINI_SESSION_ID; Codex CLI alone sends a turn_id and names
+    its transcripts rollout-<time>-<session id>.jsonl. Anything else is answered as Claude Code."""
+    session = text_field(hook_input, "session_id")
+    if (hook_input.get("hook_event_name") == "AfterAgent"
+            or session is not None and os.environ.get("GEMINI_SESSION_ID") == session):
+        return GEMINI
+    transcript = text_field(hook_input, "transcript_path") or ""
+    if "turn_id" in hook_input or os.path.basename(transcript).startswith("rollout-"):
+        return CODEX
+    return CLAUDE
+
+
+def continues_this_guards_block(hook_input):
+    """Under Gemini CLI, whether this stop ends the continuation a block of this guard started.
+    Gemini says stop_hook_active false again once the continuation ran a tool, but its
+    transcript then holds the block's message as the last text of a user turn."""
+    if harness(hook_input) != GEMINI:
+        return False
+    said = last_user_text(text_field(hook_input, "transcript_path"))
+    return said is not None and said.startswith(BLOCK_MARK)
+
+
+def last_user_text(transcript):
+    """The last text part of a user turn in a Gemini transcript (JSON lines; a tool's response
+    is a user turn without text and is passed over), read from its last TRANSCRIPT_TAIL bytes,
+    where a line cut by the start does not parse; None when there is none or the file cannot
+    be read."""
+    try:
+        if transcript is None or not stat.S_ISREG(os.stat(transcript).st_mode):
+            return None
+        with open(transcript, "rb") as stream:
+            stream.seek(max(0, stream.seek(0, 2) - TRANSCRIPT_TAIL))
+            lines = stream.read(TRANSCRIPT_TAIL).split(b"\n")
+    except (OSError, ValueError):
+        return None
+    for line in reversed(lines):
+        record = json_object(line) if b'"user"' in line else {}
+        texts = [part.get("text") for part in record.get("content") or () if isinstance(part, dict)
+                 and isinstance(part.get("text"), str)] if record.get("type") == "user" else []
+        if texts:
+            return texts[-1]
+    return None
+
+
+def block_answer(harness_name, message):
+    """(exit code, stdout, stderr) that block a stop in the harness's form. Claude Code takes
+    exit 2 with the message on stderr; Codex CLI and Gemini CLI take a JSON decision on stdout
+    with exit 0 (Gemini reports an exit 2 as a failed hook besides), so under them the hook
+    never exits 2, which a wrapper that cannot find the hook must not be mistaken for either."""
+    if harness_name == CLAUDE:
+        return BLOCK, "", message
+    return LET_STOP, '{"decision": "block", "reason": %s}\n' % json_string(message), ""
 
 
 # --- project and paths --------------------------------------------------------------------
 
 def project_dir():
+    """The project the harness names (Claude Code's CLAUDE_PROJECT_DIR, Gemini CLI's
+    GEMINI_PROJECT_DIR); else the top of the work tree holding the working folder, since
+    Codex CLI names none and starts hooks where it was started, a subfolder perhaps."""
     try:
-        path = os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
+        path = (os.environ.get("CLAUDE_PROJECT_DIR") or os.environ.get("GEMINI_PROJECT_DIR")
+                or work_tree_top(os.getcwd()))
     except OSError:
         return None
     return os.path.abspath(path) if os.path.isdir(path) else None
@@ -825,7 +908,7 @@ def instructions(project, written_ns):
         else:
             reason = "its handoff (%s) is older than %d minutes" % (shown, throttle_minutes())
     return (
-        "[memory-context-protocol] This session changed the repository and %s. Save the "
+        BLOCK_MARK + " and %s. Save the "
         "session now, without asking the user:\n"
         "1. Run /handoff: write %s with the current state only (replace the file, do not "
         "append).\n"
@@ -1121,9 +1204,13 @@ def main():
     if notice is not None:
         # Shown to the user as a warning; the stop goes through.
         write_bytes(sys.stdout, '{"systemMessage": %s}\n' % json_string(notice))
-    if verdict == BLOCK:
-        write_bytes(sys.stderr, instructions(project, handoff_time(project)))
-    return verdict
+    if verdict != BLOCK:
+        return verdict
+    code, out, err = block_answer(harness(read_hook_input()),
+                                  instructions(project, handoff_time(project)))
+    write_bytes(sys.stdout, out)
+    write_bytes(sys.stderr, err)
+    return code
 
 
 def write_bytes(stream, text):

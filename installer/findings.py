@@ -1,0 +1,456 @@
+"""What --check finds wrong with a project's install, each kind of finding in one function.
+
+Why it exists: --check must fail on every install that cannot run, cannot fire or will not reach
+teammates, and say what repairs it. Each function here reads the project (its files, its settings
+as the harness reads them, git) and returns Findings: hooks missing or drifted, entries unwired,
+silenced or run twice, an interpreter that cannot run the hooks, parts git would not share, a
+saved file the agent could not write unattended, and what --update would change, read from
+--update's own plan so that the check and the repair never disagree.
+"""
+
+import json
+import os
+import re
+
+from .errors import Refusal
+from .files import read_bytes, same_content
+from .protocol import (
+    COMMANDS, COMMAND_DIR, DEFAULT_PYTHON, HOOKS, HOOK_DIR, LOCAL_SETTINGS, MEMORY_INDEX,
+    SESSION_STATE, SETTINGS, SKILL_PERMISSIONS, WIRINGS, is_exec_form,
+)
+from .releases import RETIRED_COMMANDS, is_the_installers
+from .plan import VERBS
+from .settings import harness_settings, project_settings
+from .interpreter import (
+    a_working_python, instead, interpreter_and_flags, shell_word, why_interpreter_fails,
+)
+from .permissions import claudeignore_text, deny_rules, our_deny_rules, rules_in_force
+from .wiring import handlers_where, our_handlers, wired_events
+from .bash_edition import bash_edition_wiring, the_bash_edition_is_here
+from .repository import ignoring_lines, is_in_a_repository, why_git_gives_no_answer
+from .project import Options, plan_install
+
+# The install.py options that fix a finding, the one that fixes the most last.
+FIXES = ("--project", "--update", "--update --force")
+
+
+def fix_rank(fix):
+    """A fix outside FIXES (one naming an interpreter) does everything --update does, and more."""
+    return FIXES.index(fix) if fix in FIXES else len(FIXES)
+
+
+class Finding(object):
+    def __init__(self, kind, text, fix=None):
+        self.kind = kind
+        self.text = text
+        self.fix = fix
+
+
+def hook_findings(source, project, env):
+    present = [name for name in HOOKS if os.path.lexists(os.path.join(project, HOOK_DIR, name))]
+    wired = wired_events(project)
+    if not present and not wired:
+        bash = bash_edition_wiring(project)
+        if bash:
+            return [bash_edition_finding(bash)]
+        return [Finding("missing", "protocol not installed", "--project")]
+    findings = []
+    missing = [name for name in HOOKS if name not in present]
+    if missing:
+        findings.append(Finding("drift", "hooks missing: " + ", ".join(missing), "--update"))
+    installed = {name: read_bytes(os.path.join(project, HOOK_DIR, name), HOOK_DIR + "/" + name)
+                 for name in present}
+    drifted = [name for name in present if installed[name] is None
+               or not same_content(installed[name], source.hook(name))]
+    if drifted:
+        users = [name for name in drifted if installed[name] is not None and
+                 not is_the_installers(source, HOOK_DIR + "/" + name, installed[name])]
+        findings.append(Finding("drift", "hooks differ from this version: " + ", ".join(drifted),
+                                "--update --force" if users else "--update"))
+    unwired = [wiring.event for wiring in WIRINGS if wiring.event not in wired]
+    if unwired:
+        findings.append(Finding("unwired", "not wired in settings.json: " + ", ".join(unwired),
+                                "--update"))
+    findings += local_only_wiring_findings(project, wired)
+    findings += double_wiring_findings(project)
+    findings += repair_findings(source, project) + silenced_findings(project, wired) + \
+        interpreter_findings(project, env) + sharing_findings(project) + \
+        unattended_save_findings(project, env)
+    if unwired:  # --update writes the permissions with the entries; one finding says so
+        return findings
+    return findings + permission_findings(source, project)
+
+
+def local_only_wiring_findings(project, wired):
+    """Events wired only in the local settings file, which the CLI keeps out of
+    git. --update writes the shared entry as --project does: where the local
+    command is that same command, the harness runs the two once; where it is
+    another (another interpreter), both would run, so the local one must go."""
+    shared = wired_events(project, (SETTINGS,))
+    local_only = [wiring for wiring in WIRINGS if wiring.event in wired and
+                  wiring.event not in shared]
+    if not local_only:
+        return []
+    try:
+        [(_, local)] = project_settings(project, (LOCAL_SETTINGS,))
+    except Refusal:
+        local = {}
+    others = [wiring.event for wiring in local_only
+              if any(handler.get("command") != wiring.handler(DEFAULT_PYTHON)["command"]
+                     or "args" in handler for _, handler in our_handlers(local, wiring))]
+    events = " and ".join(wiring.event for wiring in local_only)
+    then = ("; then delete {} from {}, whose command differs and would run as well".format(
+        " and ".join(others), LOCAL_SETTINGS) if others
+        else " (the same command in both runs once)")
+    return [Finding("unshared", "{} wired only in {}, which teammates do not get; --update "
+                    "wires {} in {} too{}".format(events, LOCAL_SETTINGS,
+                                                   "them" if len(local_only) > 1 else "it",
+                                                   SETTINGS, then), "--update")]
+
+
+def bash_edition_finding(bash):
+    """What --check says of a project the bash edition alone is wired in."""
+    events = [wiring.event for wiring in WIRINGS if any(wiring.event in found for _, found in bash)]
+    return Finding("drift", "the bash edition is installed ({} wired to its .sh hooks in {}); "
+                   "--update moves the project to this edition".format(
+                       " and ".join(events), " and ".join(rel for rel, _ in bash)), "--update")
+
+
+def permission_findings(source, project):
+    """The protocol's Skill permissions missing from the project's settings,
+    and deny rules out of step with its .claudeignore."""
+    findings = []
+    shared = rules_in_force(project, (SETTINGS,))
+    local = rules_in_force(project, (LOCAL_SETTINGS,))
+    rules = {key: shared[key] + local[key] for key in shared}
+    missing = [rule for rule in SKILL_PERMISSIONS if rule not in rules["allow"]]
+    if missing:
+        findings.append(Finding("unwired", "not allowed in settings.json: {} (the CLI asks "
+                                "before the model runs that command)".format(", ".join(missing)),
+                                "--update"))
+    text = claudeignore_text(project)
+    wanted = deny_rules(text)[0]
+    denied = rules["deny"]
+    unenforced = [rule for rule in wanted if rule not in denied]
+    local_only = [rule for rule in SKILL_PERMISSIONS if rule in rules["allow"]
+                  and rule not in shared["allow"]] + \
+        [rule for rule in wanted if rule in denied and rule not in shared["deny"]]
+    if local_only:
+        findings.append(Finding("unshared", "only in {}, which teammates do not get: {}; "
+                                "--update writes them into {}".format(
+                                    LOCAL_SETTINGS, some_of(local_only), SETTINGS), "--update"))
+    stale = [rule for rule in our_deny_rules(source, text) if rule in denied and rule not in wanted]
+    if unenforced:
+        findings.append(Finding("drift", ".claudeignore lines without their permissions.deny "
+                                "rule (the file tools may open them): " + some_of(unenforced),
+                                "--update"))
+    if stale:
+        findings.append(Finding("drift", "permissions.deny rules for lines gone from "
+                                ".claudeignore: " + some_of(stale), "--update"))
+    return findings
+
+
+def some_of(rules, shown=4):
+    """The first rules, and how many more there are: a finding stays one line."""
+    more = len(rules) - shown
+    return ", ".join(rules[:shown]) + (" and {} more".format(more) if more > 0 else "")
+
+
+# The protocol's parts that a teammate's clone needs.
+SHARED_PARTS = (SETTINGS, HOOK_DIR + "/" + HOOKS[0], COMMAND_DIR + "/" + COMMANDS[0], MEMORY_INDEX)
+
+
+def sharing_findings(project):
+    """Why the protocol would not reach teammates: no git at all, or parts git ignores."""
+    if not is_in_a_repository(project):  # the memory loads, but nothing guards or reaches anyone
+        return [Finding("unshared", NOT_A_REPOSITORY)]
+    refused = why_git_gives_no_answer(project)
+    if refused:  # then every answer below would be a silent "nothing ignored"
+        return [Finding("unshared", refused)]
+    ignored = ignoring_lines(project, SHARED_PARTS)
+    if not ignored:
+        return []
+    return [Finding("unshared", "git ignores {} ({}), so teammates never get them; remove or "
+                    "narrow that line".format(", ".join(sorted(ignored)),
+                                              "; ".join(sorted(set(ignored.values())))))]
+
+
+NOT_A_REPOSITORY = ("not a git repository: the Stop hook's save check and the worktree pruner "
+                    "need git, and nothing is shared; run git init")
+
+
+def repair_findings(source, project):
+    """What --update would change or keeps only for want of --force, read from
+    its own plan (so the check and the repair never disagree), apart from
+    what the findings above name more precisely: the hooks' files, and the
+    settings file, whose entries and permission rules they name one by one."""
+    plan = plan_install(source, project, Options(update=True))
+    repairs, edited, retired = [], [], []
+    for step in plan.steps:
+        hook_file = step.shown.startswith(HOOK_DIR + "/") and step.verb in ("write", "replace")
+        settings = step.shown == SETTINGS
+        if step.change is not None and not hook_file and not settings:
+            repairs.append("{} {}{}".format(VERBS[step.verb][1].replace("would ", "", 1),
+                                            step.shown, " ({})".format(step.note) if step.note
+                                            else ""))
+        elif step.verb == "keep" and step.note.startswith("edited by you"):
+            # no mode removes an edited command under a retired name, not even with --force
+            is_retired = os.path.basename(step.shown) in RETIRED_COMMANDS
+            (retired if is_retired else edited).append(step.shown)
+    findings = []
+    if repairs:
+        findings.append(Finding("drift", "--update would: " + "; ".join(repairs), "--update"))
+    if edited:
+        findings.append(Finding("drift", "edited by you, so --update keeps them: {}; "
+                                "--update --force replaces them".format(", ".join(edited)),
+                                "--update --force"))
+    for rel in retired:
+        name = os.path.basename(rel)[:-3]
+        findings.append(Finding("drift", "{} is edited by you and shadows the CLI's own /{} (the "
+                                "protocol's is now /{}): rename or delete it".format(
+                                    rel, name, RETIRED_COMMANDS[name + ".md"][:-3])))
+    return findings
+
+
+# The sources a SessionStart hook is started for.
+SESSION_SOURCES = ("startup", "resume", "clear", "compact", "fork")
+
+# What the agent writes when it saves, by the variable that moves it: the
+# handoff (outside the project, or under .claude/, the CLI asks before the
+# write), and the memory index's folder (under .claude/ only: the CLI lets
+# the agent write its own auto memory outside the project).
+AGENT_WRITTEN = (("MCP_SESSION_STATE", SESSION_STATE, True), ("MCP_MEMORY_INDEX", MEMORY_INDEX, False))
+
+
+def unattended_save_findings(project, env):
+    """The save needs nobody only where the CLI lets the agent write without
+    asking in acceptEdits mode: in the project or a folder the settings add
+    to it (permissions.additionalDirectories), and outside .claude/, which it
+    write-protects. A setting that moves a saved file elsewhere makes every
+    save wait for someone to approve it."""
+    findings = []
+    top = os.path.abspath(project)
+    writable = [top] + added_folders(project)
+    for name, default, inside_only in AGENT_WRITTEN:
+        value = env.get(name)
+        if not value:
+            continue
+        if value.startswith("~"):  # no shell reads it: the hooks take it as a folder named ~
+            findings.append(Finding("broken", "{}={} starts with ~, which the hooks do not "
+                                    "expand: they look in a folder named ~ in the project, the "
+                                    "agent in your home folder; give a path relative to the "
+                                    "project, or an absolute one".format(name, value)))
+            continue
+        where = where_the_cli_asks_before_a_write(top, writable, os.path.join(top, value),
+                                                  inside_only)
+        if where:
+            findings.append(Finding("broken", "{}={} puts what the agent saves {}, so every save "
+                                    "waits for someone to approve it; unset it (default {}) or "
+                                    "choose a path in the project outside .claude/"
+                                    .format(name, value, where, default)))
+    return findings
+
+
+def added_folders(project):
+    """The folders the settings files add to the project's (permissions.additionalDirectories)."""
+    folders = []
+    for _, settings in harness_settings(project):
+        permissions = settings.get("permissions")
+        added = permissions.get("additionalDirectories") if isinstance(permissions, dict) else None
+        if isinstance(added, list):
+            folders += [os.path.abspath(os.path.join(project, os.path.expanduser(folder)))
+                        for folder in added if isinstance(folder, str) and folder]
+    return folders
+
+
+def is_within(path, folder):
+    try:
+        rel = os.path.relpath(os.path.normcase(path), os.path.normcase(folder))
+    except ValueError:  # another drive on Windows
+        return False
+    return rel.split(os.sep)[0] != os.pardir
+
+
+def where_the_cli_asks_before_a_write(top, writable, path, inside_only):
+    """Why the CLI would ask before the agent writes path, or None."""
+    path = os.path.normpath(path)
+    if is_within(path, os.path.join(top, ".claude")):
+        return "under .claude/, which the CLI write-protects"
+    if inside_only and not any(is_within(path, folder) for folder in writable):
+        return "outside the project"
+    return None
+
+
+def silenced_findings(project, wired):
+    """Hooks that are wired but that the harness never runs, or that cannot do
+    their job: all hooks switched off, and, when no entry of the event's hook
+    runs, why each one does not."""
+    files = harness_settings(project)
+    switch = [(shown, settings["disableAllHooks"]) for shown, settings in files
+              if "disableAllHooks" in settings]
+    if switch and switch[-1][1] is True:  # the file of highest precedence decides
+        return [Finding("unwired", '"disableAllHooks": true in {}: no hook runs; remove the key'
+                        .format(switch[-1][0]))]
+    findings = []
+    for wiring in WIRINGS:
+        if wiring.event not in wired:
+            continue
+        reasons = [(shown, why_handler_never_does_its_job(wiring, group, handler))
+                   for shown, settings in files for group, handler in our_handlers(settings, wiring)]
+        if reasons and all(reason for _, reason in reasons):
+            findings.append(Finding("unwired", "{} hook never runs as it should: {}".format(
+                wiring.event, "; ".join("{} in {}".format(reason, shown)
+                                        for shown, reason in reasons))))
+    return findings
+
+
+# What running an event's hook twice does.
+TWICE = {"SessionStart": "the memory is injected twice",
+         "Stop": "two Stop guards ask for the handoff"}
+
+
+def double_wiring_findings(project):
+    """Protocol hooks the harness runs twice for one event: the bash edition's
+    beside this edition's, or this edition's in two commands. Handlers with
+    the same command (and, in exec form, the same args) run once, in one
+    group or across the user's, the shared and the local settings file; a
+    copy that never runs does not count."""
+    files = harness_settings(project)
+    findings = []
+    bash_here = the_bash_edition_is_here(project)
+    for wiring in WIRINGS:
+        ours = running_commands(files, wiring, wiring.is_ours, wiring.path_in_command)
+        bash = running_commands(files, wiring, wiring.is_the_bash_editions,
+                                wiring.bash_path_in_command) if bash_here else {}
+        if ours and bash:
+            gone = not os.path.lexists(os.path.join(project, HOOK_DIR, wiring.bash_hook))
+            findings.append(both_editions_finding(wiring, sorted_files(sum(bash.values(), [])),
+                                                  gone))
+        elif len(ours) > 1:
+            findings.append(twice_wired_finding(wiring, list(ours.values())))
+    return findings
+
+
+def running_commands(files, wiring, test, path):
+    """{what the harness tells handlers apart by: [settings file, ...]} for the
+    handlers test selects that run."""
+    found = {}
+    for shown, settings in files:
+        for group, handler in handlers_where(settings, wiring.event, test):
+            if why_handler_never_does_its_job(wiring, group, handler, path) is None:
+                key = json.dumps([handler.get("command"), handler.get("args")])
+                found.setdefault(key, []).append(shown)
+    return found
+
+
+def sorted_files(shown):
+    """The settings files named once each, the shared one (which --update edits) first."""
+    return sorted(dict.fromkeys(shown), key=lambda name: name != SETTINGS)
+
+
+def both_editions_finding(wiring, files, gone):
+    """gone: the bash edition's script is not there, so its entry fails instead."""
+    others = [shown for shown in files if shown != SETTINGS]
+    repairs = (["--update replaces it"] if SETTINGS in files else []) + \
+        ["delete that entry from " + shown for shown in others]
+    what = "is gone, so it fails at every {}".format(wiring.event) if gone \
+        else "runs beside {}, so {}".format(wiring.hook, TWICE[wiring.event])
+    text = "{} is wired in both editions: the bash edition's {} ({}) {}; {}".format(
+        wiring.event, wiring.bash_hook, " and ".join(files), what, "; ".join(repairs))
+    return Finding("drift", text, None if others else "--update")
+
+
+def twice_wired_finding(wiring, copies):
+    """copies: the files wiring each distinct command. The shared file's
+    first copy stays; --update removes the shared file's others, the other
+    files are the user's to edit."""
+    files = sorted_files(sum(copies, []))
+    extra = sum(copies, [])
+    extra.remove(files[0])
+    others = sorted_files(shown for shown in extra if shown != SETTINGS)
+    repairs = (["--update keeps one"] if SETTINGS in extra else []) + \
+        ["delete it from " + shown for shown in others]
+    return Finding("drift", "{} runs {} {} times: {} wire it in {} different commands, and the "
+                   "harness runs each; {}".format(wiring.event, wiring.hook, len(copies),
+                                                  " and ".join(files), len(copies),
+                                                  "; ".join(repairs)),
+                   None if others else "--update")
+
+
+def why_handler_never_does_its_job(wiring, group, handler, path=None):
+    """Why the harness never runs the handler, or runs it where it cannot do
+    its job; None when it runs as the installer wires it. path finds the
+    hook's script in the command (this edition's by default)."""
+    if handler.get("type") != "command":
+        return 'its type is {} (the harness runs a "command" only): make it "command"'.format(
+            json.dumps(handler.get("type")))
+    if "if" in handler:
+        return 'it has an "if", which makes a {} hook never run: remove it'.format(wiring.event)
+    if wiring.event == "Stop" and handler.get("async") is True:
+        return 'it is "async": true, so it cannot stop the session: remove it'
+    if not is_exec_form(handler) and not (path or wiring.path_in_command).search(
+            without_shell_comment(str(handler.get("command", "")))):
+        return "its command is commented out (#): remove the text before the hook's command"
+    if wiring.event == "SessionStart" and not any(
+            matcher_matches(group.get("matcher"), source) for source in SESSION_SOURCES):
+        return "its matcher {} matches none of {}: use {}".format(
+            json.dumps(group.get("matcher")), "|".join(SESSION_SOURCES), wiring.matcher)
+    return None
+
+
+def matcher_matches(matcher, source):
+    """Whether a matcher selects the source, as the harness reads it: none, "" or
+    "*" select all; letters, digits, _, -, spaces, commas and | name sources
+    exactly; anything else is a regular expression searched for in the source."""
+    if matcher is None or matcher in ("", "*"):
+        return True
+    if not isinstance(matcher, str):
+        return False
+    if re.match(r"[\w\- ,|]+\Z", matcher):
+        return source in [name.strip() for name in re.split(r"[|,]", matcher)]
+    try:
+        return re.search(matcher, source) is not None
+    except re.error:
+        return False
+
+
+def without_shell_comment(command):
+    """The command without what sh takes as a comment: from a # that starts a
+    word outside quotes to the end of the line."""
+    quote = None
+    for index, char in enumerate(command):
+        if quote:
+            if char == quote:
+                quote = None
+            elif char == "\\" and quote == '"':
+                continue
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (index == 0 or command[index - 1].isspace()):
+            return command[:index]
+    return command
+
+
+def interpreter_findings(project, env):
+    """The interpreters the wired hook commands start, each run as the harness
+    would run it (through sh, with the command's flags, in the session's
+    environment): one that is missing, too old or rejects the flags fails the
+    hook at every session."""
+    prefixes = []
+    for _, settings in project_settings(project):
+        for wiring in WIRINGS:
+            for group, handler in our_handlers(settings, wiring):
+                if why_handler_never_does_its_job(wiring, group, handler):
+                    continue  # never run, so its interpreter matters not; said on its own
+                prefix = interpreter_and_flags(wiring, handler)
+                if prefix is not None and prefix not in prefixes:
+                    prefixes.append(prefix)
+    findings = []
+    for prefix in prefixes:
+        problem = why_interpreter_fails(prefix, env, project)
+        if problem:
+            python = a_working_python(env)
+            repair = "--update --python {}".format(shell_word(python)) if python else None
+            findings.append(Finding("broken", "the hooks' interpreter ({}) {}; {}".format(
+                prefix, problem, instead(env)), repair))
+    return findings

@@ -1,0 +1,245 @@
+"""The settings files the harness reads: where they are, one parser for them, and writing one back.
+
+Why it exists: every mode reads the project's settings.json and settings.local.json, and --check
+also the user's; they are read here, one way, and each is refused with one line naming what is
+wrong (invalid JSON, duplicate keys, a "hooks" or "permissions" the harness could not read).
+Writing one back edits the original text (json_edit.py) rather than dumping it anew. The meaning
+of two settings texts is compared as the harness would: 1 and 1.0 differ, an empty "hooks" counts
+as none.
+"""
+
+import json
+import os
+
+from .errors import Refusal, UsageError
+from .files import newline_of, read_bytes
+from .protocol import LOCAL_SETTINGS, SETTINGS
+from .json_edit import SettingsEdit
+
+
+class SettingsError(Refusal):
+    pass
+
+
+def parse_settings(text, shown):
+    """The settings as a dict (an empty file counts as {}); a SettingsError
+    otherwise, naming what is wrong and where. Duplicate keys, NaN and a
+    number too large for a double are refused too: a rewrite would silently
+    drop the first key, and would write the number as Infinity, which is no
+    JSON at all."""
+    if not text.strip():
+        return {}
+
+    def unique_keys(pairs):
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise SettingsError('{}: the key "{}" appears twice in one object'.format(
+                    shown, key))
+            seen.add(key)
+        return dict(pairs)
+
+    def no_constant(name):
+        raise SettingsError("{}: {} is not JSON".format(shown, name))
+
+    def finite(number):
+        value = float(number)
+        if value in (float("inf"), float("-inf")):
+            raise SettingsError("{}: the number {} is too large to be written back as "
+                                "JSON (it reads as infinity); use a smaller one".format(
+                                    shown, number))
+        return value
+
+    try:
+        data = json.loads(text, object_pairs_hook=unique_keys, parse_constant=no_constant,
+                          parse_float=finite)
+    except json.JSONDecodeError as error:
+        raise SettingsError("{} is not valid JSON at line {}, column {} ({})".format(
+            shown, error.lineno, error.colno, error.msg))
+    except RecursionError:
+        raise SettingsError("{} is nested too deeply to read".format(shown))
+    if not isinstance(data, dict):
+        raise SettingsError("{} does not hold a JSON object".format(shown))
+    problem = hooks_shape_problem(data.get("hooks", {})) or \
+        permissions_shape_problem(data.get("permissions", {}))
+    if problem:
+        raise SettingsError("{}: {}".format(shown, problem))
+    return data
+
+
+def hooks_shape_problem(hooks):
+    """What keeps "hooks" from the shape the harness reads (an object of lists
+    of groups, each with a "hooks" list of handler objects); None when sound."""
+    if not isinstance(hooks, dict):
+        return '"hooks" is not an object'
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            return '"hooks.{}" is not a list'.format(event)
+        for index, group in enumerate(groups):
+            where = "hooks.{}[{}]".format(event, index)
+            if not isinstance(group, dict):
+                return '"{}" is not an object'.format(where)
+            if not isinstance(group.get("hooks"), list):
+                return '"{}" has no "hooks" list'.format(where)
+            if not all(isinstance(handler, dict) for handler in group["hooks"]):
+                return '"{}.hooks" holds something other than objects'.format(where)
+    return None
+
+
+def permissions_shape_problem(permissions):
+    """What keeps "permissions" from the shape the installer merges into (an
+    object whose "allow" and "deny" are lists of rule strings); None when sound."""
+    if not isinstance(permissions, dict):
+        return '"permissions" is not an object'
+    for key in ("allow", "deny"):
+        rules = permissions.get(key, [])
+        if not isinstance(rules, list) or not all(isinstance(rule, str) for rule in rules):
+            return '"permissions.{}" is not a list of rules'.format(key)
+    return None
+
+
+def load_settings(path, shown):
+    """(settings, original text); ({}, None) when the file does not exist."""
+    data = read_bytes(path, shown)
+    if data is None:
+        return {}, None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise SettingsError("{} is not UTF-8 text (byte {} at offset {})".format(
+            shown, hex(data[error.start]), error.start))
+    return parse_settings(text.lstrip("\ufeff"), shown), text
+
+
+def settings_bytes(data, original):
+    """settings_text() as UTF-8. A string holding half a surrogate pair (which
+    JSON's \\u escapes allow) has no UTF-8 form: the file is then written with
+    every non-ASCII character escaped."""
+    try:
+        return settings_text(data, original, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return settings_text(data, original, ensure_ascii=True).encode("utf-8")
+
+
+def settings_text(data, original, ensure_ascii=False):
+    """The settings as JSON text. An existing file is edited, not rewritten:
+    only the values that differ from the original change, in the layout of
+    the object or list that holds them, and every other character (keys,
+    escapes, number spellings, whitespace, byte order mark, line endings,
+    final newline) stays as it was. A new or empty file gets the settings
+    indented by 2 spaces."""
+    bom = "\ufeff" if original and original.startswith("\ufeff") else ""
+    body = (original or "")[len(bom):]
+    if body.strip():
+        try:
+            return bom + SettingsEdit(body, ensure_ascii).text_holding(data)
+        except RecursionError:
+            pass
+    newline = newline_of(body)
+    final_newline = "\n" if body.endswith("\n") or not body.strip() else ""
+    text = json.dumps(data, indent=2, ensure_ascii=ensure_ascii) + final_newline
+    return bom + text.replace("\n", newline)
+
+
+def settings_mean_the_same(data, other_text):
+    """Whether other_text holds the same settings as data, an empty "hooks"
+    object or event list counting as none."""
+    try:
+        other = parse_settings(other_text.lstrip("\ufeff"), SETTINGS)
+    except SettingsError:
+        return False
+    return settings_meaning(data) == settings_meaning(other)
+
+
+def settings_meaning(settings):
+    """The settings as canonical JSON: Python's == takes false for 0 and 30.0
+    for 30, which the harness and the user do not. An empty "hooks" object,
+    event list, "permissions" object or rule list means nothing to the
+    harness, and counts as absent."""
+    meaning = dict(settings)
+    hooks = {event: groups for event, groups in meaning.pop("hooks", {}).items() if groups}
+    if hooks:
+        meaning["hooks"] = hooks
+    permissions = {key: rules for key, rules in meaning.pop("permissions", {}).items()
+                   if not (key in ("allow", "deny") and rules == [])}
+    if permissions:
+        meaning["permissions"] = permissions
+    return json.dumps(meaning, sort_keys=True)
+
+
+def project_settings(project, files=(SETTINGS, LOCAL_SETTINGS)):
+    """[(file, settings)] of the project's settings files, shared then local
+    ({} for one that does not exist); an invalid one raises SettingsError."""
+    return [(rel, load_settings(os.path.join(project, *rel.split("/")), rel)[0])
+            for rel in files]
+
+
+def user_config_dir():
+    """Where the harness keeps the user's settings and CLAUDE.md: $CLAUDE_CONFIG_DIR,
+    else ~/.claude. A UsageError when that cannot be told for certain."""
+    configured = os.environ.get("CLAUDE_CONFIG_DIR")
+    if configured:
+        if not os.path.isabs(configured):
+            raise UsageError("CLAUDE_CONFIG_DIR must be an absolute path (it is {})".format(
+                configured))
+        folder = configured
+    else:
+        if os.name != "nt" and os.environ.get("HOME") == "":
+            raise UsageError("HOME is empty: set it, or CLAUDE_CONFIG_DIR")
+        home = os.path.expanduser("~")
+        if not os.path.isabs(home):
+            raise UsageError("cannot find your home folder: set HOME or CLAUDE_CONFIG_DIR")
+        if not os.path.isdir(home):  # a HOME that is not there is a mistake, not a place to make
+            raise UsageError("your home folder {} does not exist: set HOME or "
+                             "CLAUDE_CONFIG_DIR".format(home))
+        folder = os.path.join(home, ".claude")
+    folder = os.path.normpath(folder)
+    existing = folder
+    while not os.path.lexists(existing) and os.path.dirname(existing) != existing:
+        existing = os.path.dirname(existing)
+    if os.path.lexists(existing) and not os.path.isdir(existing):
+        raise UsageError("not a directory: {} (the user configuration folder is {})".format(
+            existing, folder))
+    return folder
+
+
+def is_user_config_dir(folder):
+    try:
+        return os.path.realpath(folder) == os.path.realpath(user_config_dir())
+    except UsageError:
+        return False
+
+
+def harness_settings(project):
+    """[(shown name, settings)] of every settings file the harness reads for the
+    project that exists, lowest precedence first: the user's, the shared, the
+    local. A file that cannot be read counts as empty here (the check reports
+    a broken project file on its own)."""
+    files = []
+    try:
+        files.append((os.path.join(user_config_dir(), "settings.json"),) * 2)
+    except UsageError:
+        pass
+    files += [(os.path.join(project, *rel.split("/")), rel) for rel in (SETTINGS, LOCAL_SETTINGS)]
+    found = []
+    for path, shown in files:
+        try:
+            settings, original = load_settings(path, shown)
+        except Refusal:
+            continue
+        if original is not None:
+            found.append((shown, settings))
+    return found
+
+
+def session_environment(project, base=None):
+    """The environment the hooks see in a session: this one, with the "env"
+    of every settings file on top, as the harness applies it (a project's
+    value over the user's, the local file's over the shared one's)."""
+    env = dict(os.environ if base is None else base)
+    for _, settings in harness_settings(project):
+        values = settings.get("env")
+        if isinstance(values, dict):
+            env.update((str(key), value if isinstance(value, str) else json.dumps(value))
+                       for key, value in values.items() if value is not None)
+    return env

@@ -1,0 +1,160 @@
+"""The protocol's hook entries in a settings object: adding, updating and removing them.
+
+Why it exists: the entries that run the protocol's hooks sit among the user's own, in the user's
+groups. This module finds the protocol's (by the one reading in protocol.Wiring), adds the
+missing ones, brings an earlier release's command or matcher to this version's, drops copies the
+harness would run twice, and takes them out again, leaving every other field and entry as the
+user wrote it.
+"""
+
+import os
+
+from .protocol import (
+    DEFAULT_PYTHON, HOOKS, HOOK_DIR, LOCAL_SETTINGS, SETTINGS, SKILL_PERMISSIONS, WIRINGS,
+    is_exec_form,
+)
+from .releases import RELEASED_MATCHERS
+from .settings import SettingsError, load_settings, project_settings
+from .interpreter import interpreter_in
+from .permissions import grant
+
+
+def our_handlers(settings, wiring):
+    """(group, handler) for every handler of ours under the wiring's event."""
+    return handlers_where(settings, wiring.event, wiring.is_ours)
+
+
+def handlers_where(settings, event, test):
+    return [(group, handler) for group in settings.get("hooks", {}).get(event, [])
+            for handler in group["hooks"] if test(handler)]
+
+
+def wire(settings, python, update, wirings=WIRINGS):
+    """Add the wirings' entries where missing. With update, also bring the command of
+    each entry of ours to this version's form, keeping its interpreter unless
+    python is given (without python, a command whose interpreter cannot be
+    read stays as written), and a matcher an earlier release wrote to this
+    version's in a group of the protocol's alone; an entry wired more than
+    once (which the harness would run as often) keeps only its first copy.
+    Every other field of an entry (its timeout, a matcher of the user's, its
+    status message) is the user's to change and stays. Returns the names of
+    the events that changed."""
+    changed = []
+    for wiring in wirings:
+        found = our_handlers(settings, wiring)
+        if not found:
+            hooks = settings.setdefault("hooks", {})
+            hooks.setdefault(wiring.event, []).append(wiring.group(python or DEFAULT_PYTHON))
+            changed.append(wiring.event)
+            continue
+        if not update:
+            continue
+        group, handler = found[0]
+        updated = [update_command(handler, wiring, python), update_matcher(group, wiring)]
+        drop_handlers(settings, wiring.event, found[1:])
+        if any(updated) or found[1:]:
+            changed.append(wiring.event)
+    return changed
+
+
+def update_command(handler, wiring, python):
+    """Bring the handler's command to this version's form, unless no python is
+    given and its own cannot be read; whether it changed."""
+    old = str(handler.get("command", ""))
+    python = python or interpreter_in(old)
+    if python is None or is_exec_form(handler):  # exec form is the user's choice, kept
+        return False
+    new = wiring.handler(python)["command"]
+    if old == new:
+        return False
+    handler["command"] = new
+    return True
+
+
+def update_matcher(group, wiring):
+    """Bring a matcher an earlier release wrote to this version's, unless the
+    group also holds handlers of the user's, which would then run for more
+    sources than the user chose; whether it changed."""
+    if not is_on_a_released_matcher(group, wiring) or \
+            not all(wiring.is_ours(handler) for handler in group["hooks"]):
+        return False
+    group["matcher"] = wiring.matcher
+    return True
+
+
+def is_on_a_released_matcher(group, wiring):
+    return group.get("matcher") in RELEASED_MATCHERS.get(wiring.event, ())
+
+
+def unwire(settings, wirings):
+    """Remove the wirings' entries, then whatever they leave empty. Returns the
+    events changed."""
+    changed = []
+    for wiring in wirings:
+        found = our_handlers(settings, wiring)
+        if not found:
+            continue
+        drop_handlers(settings, wiring.event, found)
+        changed.append(wiring.event)
+    if changed and settings.get("hooks") == {}:
+        del settings["hooks"]
+    return changed
+
+
+def drop_handlers(settings, event, found):
+    """Remove the (group, handler) pairs found, then the groups they emptied.
+    A handler goes by identity: an equal copy elsewhere in the group stays."""
+    for group, handler in found:
+        group["hooks"][:] = [other for other in group["hooks"] if other is not handler]
+    if found:
+        drop_emptied_groups(settings, event, [group for group, _ in found])
+
+
+def drop_emptied_groups(settings, event, touched):
+    """Remove the touched groups that lost their last handler, and the event
+    when no group is left; groups the user left empty stay as they are."""
+    hooks = settings["hooks"]
+    groups = [group for group in hooks[event]
+              if group["hooks"] or not any(group is other for other in touched)]
+    if groups:
+        hooks[event] = groups
+    else:
+        del hooks[event]
+
+
+def wired_events(project, files=(SETTINGS, LOCAL_SETTINGS)):
+    """Events whose hooks are wired in the project's settings (shared or local)."""
+    return set(wiring.event for _, settings in project_settings(project, files)
+               for wiring in WIRINGS if our_handlers(settings, wiring))
+
+
+def new_settings(python, wirings, deny):
+    """What --project writes where there is no settings file: the hook entries,
+    the protocol's skills allowed, and the deny rules of its .claudeignore."""
+    settings = {}
+    wire(settings, python, False, wirings)
+    grant(settings, "allow", SKILL_PERMISSIONS)
+    grant(settings, "deny", deny)
+    return settings
+
+
+def installed_interpreters(plan):
+    """The interpreters the protocol's wired hooks name in the project's
+    settings, first found first; an unreadable file names none (the settings
+    step refuses it)."""
+    try:
+        settings, _ = load_settings(plan.path(SETTINGS), SETTINGS)
+    except SettingsError:
+        return []
+    found = [interpreter_in(str(handler.get("command", "")))
+             for wiring in WIRINGS for _, handler in our_handlers(settings, wiring)]
+    return list(dict.fromkeys(python for python in found if python is not None))
+
+
+def protocol_is_installed(project):
+    if any(os.path.lexists(os.path.join(project, HOOK_DIR, name)) for name in HOOKS):
+        return True
+    try:
+        return bool(wired_events(project))
+    except SettingsError:
+        return True

@@ -1,0 +1,149 @@
+"""One run of the real Codex CLI (`codex exec`) or Gemini CLI (`gemini -p`) against its mock API,
+and what can be read from it afterwards: its exit status and output, the requests the model
+received, and any attempt to reach another host.
+
+Each run is sealed as the Claude Code runs are (cli_session.sealed_base_environment): a throw-away
+HOME, a dummy key, no variable that steers a CLI, the protocol or git, and the mock as the only
+proxy. What each CLI needs besides, measured on the pinned releases:
+- Codex ignores OPENAI_BASE_URL; a model provider of its own in `$CODEX_HOME/config.toml` points
+  it at the mock (Responses API, no WebSocket, no retries). It loads a project's `.codex/` only
+  when the project is marked trusted there, and runs a project's hooks only once the user
+  reviewed them in its TUI (stored per hook by content) or, for one run,
+  `--dangerously-bypass-hook-trust`, which these runs pass unless told not to. Analytics and
+  plugins are off, or it reaches for hosts of its own.
+- Gemini takes GOOGLE_GEMINI_BASE_URL and GEMINI_API_KEY, but only with the user setting that
+  selects API-key auth (else it exits 41); the folder must be trusted (else it exits 55); tools
+  run under `-p` only in `--approval-mode yolo`; usage statistics are off, or it reaches for a
+  telemetry host.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+from cli_session import sealed_base_environment
+from mock_gemini import texts_of as gemini_texts
+from mock_responses import texts_of as codex_texts
+
+CLI_SECONDS = 180
+CODEX_KEY_VARIABLE = "MCP_E2E_MOCK_KEY"  # any value: the mock checks no key
+
+
+def toml_string(text):
+    return json.dumps(text)  # a JSON string is a valid TOML basic string for these paths
+
+
+class AgentRun(object):
+    """What one run left: `texts_of` is the mock protocol's reader of a request's texts."""
+
+    def __init__(self, argv, cwd, code, stdout, stderr, requests, refused, texts_of):
+        self.argv, self.cwd, self.code, self.stdout, self.stderr = argv, cwd, code, stdout, stderr
+        self.requests, self.refused, self.texts_of = requests, refused, texts_of
+
+    def __repr__(self):
+        return "<%s exit %s, %d main requests, stderr %r>" % (
+            os.path.basename(self.argv[0]), self.code, len(self.main_requests), self.stderr[-600:])
+
+    @property
+    def main_requests(self):
+        return [request["body"] for request in self.requests if request["kind"] == "main"]
+
+    def texts(self, index, role=None):
+        """The texts of the index-th main request, of one role when given."""
+        return [text for who, text in self.texts_of(self.main_requests[index]) if role in (None, who)]
+
+    def requests_carrying(self, text, role=None):
+        """The indexes of the main requests that carry `text` in a text of that role."""
+        return [index for index in range(len(self.main_requests))
+                if any(text in said for said in self.texts(index, role))]
+
+    def problems(self, hook_failure=None):
+        """A non-zero exit, a line of the CLI's stderr that says a hook failed or timed out (in
+        the CLI's own words, a pattern per CLI) and any attempt to reach a host other than
+        127.0.0.1."""
+        found = []
+        if self.code != 0:
+            found.append("exited %s" % self.code)
+        for line in self.stderr.splitlines():
+            if hook_failure is not None and hook_failure.match(line):
+                found.append("cli: " + line[:300])
+        found += ["tried to reach %s" % attempt["target"] for attempt in self.refused]
+        return found
+
+
+class SealedRunner(object):
+    """A CLI binary, its mock, a folder for HOME and a temporary folder of its own (removed by
+    close())."""
+
+    def __init__(self, binary, api, folder):
+        self.binary, self.api, self.folder = binary, api, folder
+        self.home = os.path.join(folder, "home")
+        self.scratch = tempfile.mkdtemp(prefix="mcp-e2e-")
+        os.makedirs(self.home, exist_ok=True)
+
+    def close(self):
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def execute(self, argv, cwd, env, replies, texts_of):
+        self.api.play(replies)
+        mark = self.api.mark()
+        done = subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, universal_newlines=True, encoding="utf-8",
+                              errors="replace", timeout=CLI_SECONDS)
+        requests, refused = self.api.since(mark)
+        return AgentRun(argv, cwd, done.returncode, done.stdout, done.stderr, requests, refused, texts_of)
+
+
+class CodexCli(SealedRunner):
+    # How `codex exec` reports a hook that failed or ran out of time, on stderr.
+    HOOK_FAILURE = re.compile(r"hook: \w+ Failed")
+
+    def configure(self, projects):
+        codex_home = os.path.join(self.home, ".codex")
+        os.makedirs(codex_home, exist_ok=True)
+        lines = ['model = "gpt-5-codex"', 'model_provider = "e2e"', "", "[model_providers.e2e]",
+                 'name = "e2e mock"', "base_url = %s" % toml_string(self.api.url + "/v1"),
+                 "env_key = %s" % toml_string(CODEX_KEY_VARIABLE), 'wire_api = "responses"',
+                 "supports_websockets = false", "request_max_retries = 0", "stream_max_retries = 0", ""]
+        for project in sorted(set(projects)):
+            lines += ["[projects.%s]" % toml_string(project), 'trust_level = "trusted"', ""]
+        with open(os.path.join(codex_home, "config.toml"), "w", encoding="utf-8") as handle:
+            handle.write("\n".join(lines))
+        return codex_home
+
+    def run(self, repo, prompt, replies, cwd=None, hooks_trusted=True):
+        """`codex exec PROMPT` started in `cwd` (default: the repository), the model's replies
+        scripted; the repository is a trusted project."""
+        repo = str(repo)
+        codex_home = self.configure([repo, os.path.realpath(repo)])
+        argv = [self.binary, "exec", "-c", "analytics.enabled=false", "--disable", "plugins"]
+        if hooks_trusted:
+            argv.append("--dangerously-bypass-hook-trust")
+        argv.append(prompt)
+        env = sealed_base_environment(self.api, self.home, self.scratch)
+        env.update({"CODEX_HOME": codex_home, CODEX_KEY_VARIABLE: "sk-e2e-dummy"})
+        return self.execute(argv, str(cwd or repo), env, replies, codex_texts)
+
+
+class GeminiCli(SealedRunner):
+    # How `gemini -p` reports a hook that failed or ran out of time, on stderr.
+    HOOK_FAILURE = re.compile(r"(\[WARNING\] )?Hook\(s\) \[.*\] failed for event|Hook execution error")
+
+    def configure(self):
+        settings = os.path.join(self.home, ".gemini", "settings.json")
+        os.makedirs(os.path.dirname(settings), exist_ok=True)
+        with open(settings, "w", encoding="utf-8") as handle:
+            json.dump({"security": {"auth": {"selectedType": "gemini-api-key"}},
+                       "privacy": {"usageStatisticsEnabled": False}}, handle)
+
+    def run(self, repo, prompt, replies, cwd=None):
+        """`gemini -p PROMPT` in yolo mode, started in `cwd` (default: the repository), the model's
+        replies scripted; the folder is trusted."""
+        self.configure()
+        argv = [self.binary, "-p", prompt, "--approval-mode", "yolo"]
+        env = sealed_base_environment(self.api, self.home, self.scratch)
+        env.update({"GEMINI_API_KEY": "e2e-dummy-key", "GOOGLE_GEMINI_BASE_URL": self.api.url,
+                    "GEMINI_CLI_TRUST_WORKSPACE": "true"})
+        return self.execute(argv, str(cwd or repo), env, replies, gemini_texts)

@@ -1,0 +1,135 @@
+"""In the real Codex CLI, the protocol's hooks (the very files `install.py --project` copies into
+.claude/hooks/, wired in .codex/hooks.json) do what they do in Claude Code: the memory index and
+the last handoff reach the model whole at the start, within the 10,000 UTF-8 bytes Codex passes on
+from a hook; work earns one block whose message reaches the model; the save it asks for needs no
+person, but for the memory's commit, which Codex's sandbox leaves to one; the next stop passes,
+and so does the next session's; all of it from a subfolder too, and nothing leaves 127.0.0.1.
+
+The scripted model acts on what reached it: it writes the handoff where the block message says."""
+import os
+import shlex
+
+import pytest
+
+from agent_fixtures import (assert_clean, codex, codex_binary, codex_project, responses_api,  # noqa: F401
+                            wire_codex, wired_fixture)
+from e2e_fixtures import Fixture, handoff_path_named_in, handoff_path_stated_by_the_hook
+from installtools import write
+from mock_api import say, use
+from mock_responses import texts_of
+
+pytestmark = pytest.mark.e2e
+
+LIMIT = 10000  # UTF-8 bytes Codex passes on whole from one hook's output
+TRUNCATED = "Warning: truncated output"  # what Codex puts before a hook output it cut
+BLOCKED = "hook: Stop Blocked"
+HANDOFF = ("## Handoff: 2026-11-30 12:00\n\n## Working On\nThe report feature.\n\n## Next Steps\n"
+           "1. Review the report.\n")
+MEMORY_COMMIT = "memory: the report feature writes plain text"
+
+
+def shell(command):
+    return use("exec_command", cmd=command)
+
+
+def injected(run, token):
+    """The developer messages of the first request that carry the fixture's token."""
+    return [text for text in run.texts(0, "developer") if token in text]
+
+
+def assert_the_index_arrived_whole(run, project):
+    found = injected(run, project.token)
+    assert len(found) == 1, run.texts(0, "developer")
+    assert not found[0].startswith(TRUNCATED)
+    assert len(found[0].encode("utf-8")) <= LIMIT
+    for line in project.pointers:
+        assert line in found[0]
+    return found[0]
+
+
+def test_the_index_reaches_the_model_whole_and_a_stop_without_work_passes(codex, codex_project):
+    run = codex.run(codex_project.path, "hello", [say("Nothing to change.")])
+    assert_clean(run, codex)
+    assert_the_index_arrived_whole(run, codex_project)
+    assert BLOCKED not in run.stderr
+    assert len(run.main_requests) == 1
+
+
+def test_a_wide_index_is_cut_within_the_bytes_codex_passes_whole(codex, tmp_path):
+    """Cyrillic takes two bytes a character: an index within 10,000 UTF-16 units but far over
+    10,000 bytes would be truncated by Codex in the middle; the hook cuts it first, as marked."""
+    project = Fixture(tmp_path / "wide")
+    lines = ["- [Тема %03d](t%03d.md) — заметка о решении, принятом командой" % (i, i) for i in range(120)]
+    lines[0] += " (%s)" % project.token
+    project.pointers = lines[:1]
+    index = "# Project Memory Index\n\n## Topics\n" + "".join(line + "\n" for line in lines)
+    assert len(index.encode("utf-16-le")) // 2 < LIMIT < len(index.encode("utf-8"))
+    write(project.file("memory/MEMORY.md"), index)
+    wire_codex(project)
+    project.git("add", "-A")
+    project.git("commit", "-q", "-m", "a wide index")
+    run = codex.run(project.path, "hello", [say("Hello.")])
+    assert_clean(run, codex)
+    assert_the_index_arrived_whole(run, project)
+
+
+def save_flow(project):
+    """The model's side of a session that works, is blocked and saves as the block asks: the
+    handoff where the block message says (else where the hook states), then the memory, merged
+    and committed. The handoff paths it wrote are collected in the returned list."""
+    written = []
+
+    def write_the_handoff_the_block_asks_for(body):
+        said = [text for role, text in texts_of(body) if role == "user"]
+        path = handoff_path_named_in(said[-1], project) or handoff_path_stated_by_the_hook(project)
+        written.append(path)
+        return shell("printf %%s %s > %s" % (shlex.quote(HANDOFF), shlex.quote(path)))
+
+    replies = [
+        shell("printf 'a report\\n' > report.txt"),
+        say("The report is written."),
+        write_the_handoff_the_block_asks_for,
+        shell("printf -- '- 2026-11-30: the report feature writes plain text.\\n' >> memory/decisions.md"),
+        shell("git add memory && git commit -q -m %s -- memory" % shlex.quote(MEMORY_COMMIT)),
+        say("Saved.")]
+    return replies, written
+
+
+def test_work_earns_one_block_the_save_needs_nobody_and_the_next_session_stops(codex, codex_project):
+    project = codex_project
+    replies, written = save_flow(project)
+    run = codex.run(project.path, "write the report", replies)
+    assert_clean(run, codex)
+    assert os.path.exists(project.file("report.txt"))
+    assert run.stderr.count(BLOCKED) == 1
+    assert len(run.main_requests) == 6
+    assert written and written[0], "neither the block message nor the hook named a handoff path"
+    assert project.read(written[0]) == HANDOFF
+    assert "the report feature writes plain text" in project.read("memory/decisions.md")
+    # Codex's default sandbox keeps .git read-only: the memory is merged unattended, but its
+    # commit waits for a person (an approved escalation, or the user's own commit).
+    assert "Read-only file system" in run.texts(5, "tool")[-1]
+    assert project.git("log", "-1", "--format=%s").strip() != MEMORY_COMMIT
+    assert project.git("status", "--porcelain", "--", "memory").split() == ["M", "memory/decisions.md"]
+
+    following = codex.run(project.path, "one more file", [shell("printf 'more\\n' > more.txt"), say("Done.")])
+    assert_clean(following, codex)
+    assert os.path.exists(project.file("more.txt"))
+    assert BLOCKED not in following.stderr
+    assert len(following.main_requests) == 2
+
+
+def test_started_in_a_subfolder_the_hooks_find_the_project(codex, tmp_path):
+    project = wired_fixture(tmp_path / "repo", wire_codex)
+    write(project.file("src/module.py"), "print('module')\n")
+    project.git("add", "-A")
+    project.git("commit", "-q", "-m", "a module")
+    run = codex.run(project.path, "edit the module", [
+        shell("printf 'print(2)\\n' > module.py"), say("Edited."), say("Understood.")],
+        cwd=project.file("src"))
+    assert_clean(run, codex)
+    assert_the_index_arrived_whole(run, project)
+    assert run.stderr.count(BLOCKED) == 1
+    said = [text for text in run.texts(2, "user")][-1]
+    assert handoff_path_named_in(said, project)
+    assert not os.path.exists(project.file("src/.claude"))

@@ -1,0 +1,124 @@
+"""What the protocol relies on Gemini CLI to do, pinned against the real CLI (0.61.0), so that a new
+release that changes it fails here rather than in a user's session:
+- only a SessionStart hook's JSON additionalContext reaches the model (wrapped in
+  `<hook_context>`, its `<` and `>` escaped, far past 10,000 characters whole); plain output goes
+  to the CLI's stderr and never to the model: the hooks answer Gemini in JSON;
+- hooks get GEMINI_PROJECT_DIR and CLAUDE_PROJECT_DIR (the project folder) and GEMINI_SESSION_ID
+  (the input's session_id), and run in the project folder;
+- an AfterAgent hook's JSON decision "block" sends its reason to the model as the next user turn
+  with no warning, while a block by exit 2 is also reported as a failed hook: the hooks block
+  Gemini in JSON;
+- `stop_hook_active` is false again when the continuation ran a tool, but by then the transcript
+  holds the block's reason as the last user text: that is how the guard knows a repeat;
+- started in a subfolder, the CLI runs none of the project's hooks;
+- a hook that fails or runs past its timeout shows in what these tests read.
+"""
+import json
+import os
+import shlex
+import sys
+
+import pytest
+
+from agent_fixtures import assert_clean, gemini, gemini_api, gemini_binary  # noqa: F401
+from conftest import make_repo
+from installtools import write
+from mock_api import say, use
+
+pytestmark = pytest.mark.e2e
+
+SPY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "spy_hook.py")
+
+
+def spy(log, *answer):
+    return {"type": "command", "timeout": 15000,
+            "command": " ".join(shlex.quote(word) for word in (sys.executable, SPY, str(log)) + answer)}
+
+
+def wire(repo, **events):
+    write(os.path.join(str(repo), ".gemini", "settings.json"),
+          json.dumps({"hooks": {event: [{"hooks": handlers}] for event, handlers in events.items()}}))
+
+
+def spied(log):
+    with open(str(log), encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle]
+
+
+def user_texts_of_transcript(text):
+    """The user-typed text parts of a Gemini transcript, in order (tool responses left out)."""
+    found = []
+    for line in (text or "").splitlines():
+        record = json.loads(line)
+        if record.get("type") == "user":
+            found += [part["text"] for part in record.get("content") or [] if "text" in part]
+    return found
+
+
+def test_only_json_context_reaches_the_model_and_plain_output_goes_to_stderr(gemini, tmp_path):
+    repo = make_repo(tmp_path / "plain")
+    log = tmp_path / "start.log"
+    long_context = "<long>" + "y" * 30000 + "</long>"
+    wire(repo, SessionStart=[spy(log, "plain", "plain-said"), spy(log, "context", "SessionStart", "<json> said"),
+                             spy(log, "context", "SessionStart", long_context)])
+    run = gemini.run(repo, "hello", [say("Hello.")])
+    assert_clean(run, gemini)
+    user = "\n".join(run.texts(0, "user"))
+    assert "&lt;json&gt; said" in user and "<hook_context>" in user
+    assert long_context.replace("<", "&lt;").replace(">", "&gt;") in user
+    assert not run.requests_carrying("plain-said")
+    assert "plain-said" in run.stderr
+    for entry in spied(log):
+        given = entry["input"]
+        assert given["hook_event_name"] == "SessionStart" and given["source"] == "startup"
+        assert entry["env"]["GEMINI_PROJECT_DIR"] == entry["env"]["CLAUDE_PROJECT_DIR"] == str(repo)
+        assert entry["env"]["GEMINI_SESSION_ID"] == given["session_id"]
+        assert entry["cwd"] == str(repo)
+
+
+def test_a_json_block_reaches_the_model_and_after_a_tool_only_the_transcript_tells_a_repeat(
+        gemini, tmp_path):
+    repo = make_repo(tmp_path / "plain")
+    log = tmp_path / "stop.log"
+    wire(repo, AfterAgent=[spy(log, "block-json", "save the work first")])
+    run = gemini.run(repo, "hello", [
+        say("Done."), use("write_file", file_path=str(repo / "saved.txt"), content="saved\n"), say("Saved.")])
+    assert_clean(run, gemini)
+    assert (repo / "saved.txt").exists()
+    assert run.stderr.count("Agent execution blocked: save the work first") == 1
+    assert run.requests_carrying("save the work first", "user") == [1, 2]
+    stops = spied(log)
+    assert [stop["input"]["hook_event_name"] for stop in stops] == ["AfterAgent", "AfterAgent"]
+    assert [stop["input"]["stop_hook_active"] for stop in stops] == [False, False]
+    assert user_texts_of_transcript(stops[1]["transcript"])[-1] == "save the work first"
+    assert user_texts_of_transcript(stops[0]["transcript"])[-1].endswith("hello")
+
+
+def test_a_block_by_exit_2_also_blocks_but_is_reported_as_a_failed_hook(gemini, tmp_path):
+    repo = make_repo(tmp_path / "plain")
+    log = tmp_path / "stop.log"
+    wire(repo, AfterAgent=[spy(log, "block-exit", "save the work first")])
+    run = gemini.run(repo, "hello", [say("Done."), say("Saved.")])
+    assert run.requests_carrying("save the work first", "user") == [1]
+    assert any("failed for event AfterAgent" in problem for problem in run.problems(gemini.HOOK_FAILURE))
+
+
+def test_started_in_a_subfolder_the_cli_runs_none_of_the_projects_hooks(gemini, tmp_path):
+    repo = make_repo(tmp_path / "plain")
+    os.makedirs(str(repo / "sub"))
+    log = tmp_path / "start.log"
+    wire(repo, SessionStart=[spy(log, "context", "SessionStart", "never-said")],
+         AfterAgent=[spy(log, "block-json", "never")])
+    run = gemini.run(repo, "hello", [say("Hello.")], cwd=repo / "sub")
+    assert_clean(run, gemini)
+    assert not log.exists()
+    assert not run.requests_carrying("never-said")
+
+
+def test_a_failing_hook_and_a_slow_one_are_problems(gemini, tmp_path):
+    repo = make_repo(tmp_path / "plain")
+    wire(repo, SessionStart=[{"type": "command", "command": "sleep 5", "timeout": 1000}],
+         AfterAgent=[{"type": "command", "command": "exit 1"}])
+    problems = gemini.run(repo, "hello", [say("Hello.")]).problems(gemini.HOOK_FAILURE)
+    assert any("timed out" in problem for problem in problems), problems
+    assert any("failed for event AfterAgent" in problem for problem in problems), problems
