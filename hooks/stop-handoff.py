@@ -71,8 +71,7 @@ UNTRACKED_SIGNED = 10000  # untracked files read one by one; past that, by their
 REFLOG_ENTRIES = 100  # HEAD's moves read to find where it stood when the handoff was written
 STATE_FORMAT = b"v3"
 TOP, MORE = b"top", b"more"  # the top's part, and the one that stands for those past the limit
-SAME, SAVING, WORK, UNKNOWN = "same", "saving", "work", "unknown"  # how HEAD moved
-UNDATED = 1 << 80  # the change time of what cannot be dated: after every handoff
+UNDATED = 1 << 80  # the time of what cannot be dated: after every handoff
 DEFAULT_STATE = ".session-state.md"
 OLD_DEFAULT_STATE = ".claude/session-state.md"
 DEFAULT_INDEX = "memory/MEMORY.md"
@@ -471,60 +470,55 @@ def reads_deadline(started):
 # --- reading the repository ---------------------------------------------------------------
 
 def repository_reads(project, dating=False):
-    """The git reads of one repository's state: the status listing (every untracked file
-    named, whatever status.showUntrackedFiles says; every submodule looked into, whatever
-    .gitmodules or the user's diff.ignoreSubmodules says; the number of stashes), then HEAD.
-    To date the changes, also HEAD's moves and the newest stash, from the reflog, which records
-    when git made each move rather than a date a commit carries."""
-    reads = [GIT + ("-C", project, "status", "--porcelain=v2", "-z", "--untracked-files=all",
-                    "--ignore-submodules=none", "--show-stash"),
-             GIT + ("-C", project, "rev-parse", "-q", "--verify", "HEAD")]
+    """The git reads of one repository's state: the status listing, with HEAD in its first
+    header (every untracked file named, whatever status.showUntrackedFiles says; every
+    submodule looked into, whatever .gitmodules or the user's diff.ignoreSubmodules says; the
+    number of stashes). To date the changes, also the reflogs of HEAD and of the stashes, which
+    record when git made each move rather than a date a commit carries."""
+    reads = [GIT + ("-C", project, "status", "--porcelain=v2", "-z", "--branch",
+                    "--no-ahead-behind", "--untracked-files=all", "--ignore-submodules=none",
+                    "--show-stash")]
     if dating:
         reads += [GIT + ("-C", project, "log", "-g", "-n", str(REFLOG_ENTRIES), "--date=unix",
-                         "--format=%H %gd", "HEAD"),
-                  GIT + ("-C", project, "log", "-g", "-n", "1", "--date=unix", "--format=%H %gd",
-                         "refs/stash")]
+                         "--format=%H %gd", ref) for ref in ("HEAD", "refs/stash")]
     return reads
 
 
 class Facts:
-    """What the reads of one repository said. `listing` is the raw status, or None when git
-    ran out of time; `head` is HEAD ("" on an unborn branch, None when not read); `moves` are
-    (commit, second) of HEAD's reflog, newest first; `stash_second` is when the newest stash
-    was made, or None."""
+    """What the reads of one repository said: the raw status `listing` (None when git ran out
+    of time), HEAD ("" on an unborn branch, None when not read), and the reflogs' `moves` of
+    HEAD and `stashes`, each (commit, second), newest first."""
 
-    def __init__(self, listing, head, moves=(), stash_second=None):
+    def __init__(self, listing, moves=(), stashes=()):
         self.listing = listing
-        self.head = head
-        self.moves = list(moves)
-        self.stash_second = stash_second
+        self.moves = moves
+        self.stashes = stashes
+        first = (listing or b"").split(b"\0", 1)[0]
+        self.head = first[13:].decode("ascii", "replace").replace("(initial)", "") \
+            if first.startswith(b"# branch.oid ") else None
 
 
 def repository_facts(results):
     """Facts from the finished reads; None when git could not run or this is no repository,
     where there is nothing to guard."""
-    status, head = results[0], results[1]
+    status = results[0]
     if status is None or status[0] not in (0, TIMED_OUT):
         return None
-    if status[0] == TIMED_OUT or head is None or head[0] == TIMED_OUT:
-        return Facts(None, None)
-    moves = reflog_moves(results[2]) if len(results) > 2 else []
-    stashes = reflog_moves(results[3]) if len(results) > 3 else []
-    return Facts(status[1], head[1].strip().decode("ascii", "replace") if head[0] == 0 else "",
-                 moves, stashes[0][1] if stashes else None)
+    if status[0] == TIMED_OUT:
+        return Facts(None)
+    return Facts(status[1], *(reflog_moves(result) for result in results[1:]))
 
 
 def reflog_moves(result):
-    """(commit, second) of each `<commit> <ref>@{<seconds>}` line; [] when the read failed."""
-    if result is None or result[0] != 0:
+    """(commit, second) of each `<commit> <ref>@{<seconds>}` line; [] when the read failed. A
+    time that is not one counts as after every handoff."""
+    if not result or result[0] != 0:
         return []
     moves = []
     for line in result[1].decode("ascii", "replace").splitlines():
         commit, _, selector = line.partition(" ")
-        seconds = selector[selector.rfind("{") + 1:-1]
-        if not seconds.isdigit():
-            return []  # a reflog read in another form: its times cannot be trusted
-        moves.append((commit, int(seconds)))
+        second = selector[selector.find("@{") + 2:-1]
+        moves.append((commit, int(second) if second.isdigit() else UNDATED))
     return moves
 
 
@@ -712,14 +706,14 @@ class Part:
 
 
 class Reading:
-    """The repository at one moment, as both hooks read it (§7.5): HEAD and the parts, the
-    top's first. What a baseline records is `recorded()`, one line whatever the tree holds."""
+    """The repository at one moment, as both hooks read it (§7.5): HEAD, HEAD's moves (when
+    dated) and the parts, the top's first. What a baseline records is `recorded()`, one line
+    whatever the tree holds."""
 
-    def __init__(self, head, parts, moves=(), stash_second=None):
+    def __init__(self, head, parts, moves=()):
         self.head = head
         self.parts = parts
-        self.moves = list(moves)
-        self.stash_second = stash_second
+        self.moves = moves
 
     @property
     def count(self):
@@ -774,32 +768,51 @@ def part_key(path):
     return digest.hexdigest()[:16].encode("ascii")
 
 
-def measure_listing(top, listing, own_files, dating, head=None):
-    """(digest, path count, latest change time, nested repositories' paths) of one listing.
-    The digest covers the stash count, every entry with its signature, and, for a nested
-    repository, its HEAD; a nested repository's own state is a part of its own. No file is
-    read, so the cost stays near git's own whatever the tree holds."""
-    headers, changed, untracked = parse_status(listing)
+def add_part(parts, key, path, folder, facts, dating, own_files=()):
+    """Append the part `facts` give of the repository at `folder`: unread when there are none
+    or git ran out of time. The digest covers the stash count, every entry with its signature,
+    and, for a nested repository, its HEAD; its own nested repositories are parts of their own,
+    whose paths are returned. No file is read, so the cost stays near git's own whatever the
+    tree holds."""
+    if facts is None or facts.listing is None:
+        parts.append(Part(key, path, None))
+        return []
+    headers, changed, untracked = parse_status(facts.listing)
     if own_files:
         # A file moved into the memory is still gone from where it was: that move is work.
         changed = [entry for entry in changed if not entry[1].startswith(own_files)
                    or entry[2] is not None and not entry[2].startswith(own_files)]
-        untracked = [path for path in untracked if not path.startswith(own_files)]
+        untracked = [listed for listed in untracked if not listed.startswith(own_files)]
     digest = new_digest()
-    if head is not None:
-        digest.update(b"head %s\0" % head.encode("ascii", "replace"))
-    digest.update(b"\0".join(headers) + b"\0\0")
-    signer = Signer(top, dating)
+    if key != TOP:  # the top's HEAD is judged on its own (§7.6)
+        digest.update((facts.head or "").encode("ascii", "replace"))
+    digest.update(b"\0".join(h for h in headers if not h.startswith(b"# branch.")) + b"\0\0")
+    signer = Signer(folder, dating)
     nested = []
     try:
-        for code, path, original in changed:
-            digest.update(b"%s %s\0%s\0%s\0" % (code.encode("ascii", "replace"), path,
-                                                  original or b"-", signed(signer, path, nested)))
+        for code, listed, original in changed:
+            digest.update(b"%s %s\0%s\0%s\0" % (code.encode("ascii", "replace"), listed,
+                                                  original or b"-", signed(signer, listed, nested)))
         sign_untracked(digest, signer, untracked, nested)
     finally:
         signer.close()
-    return (digest.hexdigest().encode("ascii"), len(changed) + len(untracked),
-            signer.changed_ns, nested)
+    changed_ns = signer.changed_ns
+    if dating:  # the top's HEAD is dated on its own, by where it stood (§7.6)
+        changed_ns = max(changed_ns, last_move_ns(facts.stashes),
+                         0 if key == TOP else last_move_ns(facts.moves, facts.head))
+    parts.append(Part(key, path, digest.hexdigest().encode("ascii"),
+                      len(changed) + len(untracked), changed_ns))
+    return nested
+
+
+def last_move_ns(moves, head=None):
+    """When the newest reflog entry was made, as the last ns of its second, so a move in the
+    handoff's own second counts as after it; 0 without one. Given the `head` it must be, a
+    reflog that does not end there (HEAD moved unlogged, or no reflog) dates it after every
+    handoff."""
+    if head is not None and (not moves or moves[0][0] != head):
+        return UNDATED
+    return moves[0][1] * 10 ** 9 + 10 ** 9 - 1 if moves else 0
 
 
 def signed(signer, path, nested):
@@ -839,57 +852,29 @@ def current_reading(project, deadline, dating=False, reads=None):
     if facts is None:
         return None
     top = work_tree_top(project)
-    if facts.listing is None:
-        return Reading(None, [Part(TOP, b"", None)])
-    digest, count, changed_ns, nested = measure_listing(top, facts.listing,
-                                                        saving_prefixes(project, top), dating)
-    if dating and facts.stash_second is not None:
-        changed_ns = max(changed_ns, end_of_second(facts.stash_second))
-    parts = [Part(TOP, b"", digest, count, changed_ns)]
+    parts = []
+    nested = add_part(parts, TOP, b"", top, facts, dating, saving_prefixes(project, top))
     read_nested(top, nested, deadline, dating, 1, parts)
-    return Reading(facts.head, parts, facts.moves, facts.stash_second)
+    return Reading(facts.head, parts, facts.moves)
 
 
 def read_nested(top, paths, deadline, dating, depth, parts):
     """Append a part for each nested repository at `paths` (relative to `top`), and for the
-    ones inside them, by the rule the top is read by and within the same deadline."""
+    ones inside them, by the rule the top is read by and within the same deadline; past
+    NESTED_DEPTH a repository is not read, and past NESTED_REPOSITORIES one part stands for
+    all the rest."""
     for path in paths:
-        if len(parts) > NESTED_REPOSITORIES:  # the top, then as many nested ones as are read
+        if len(parts) > NESTED_REPOSITORIES:
             if parts[-1].key != MORE:
                 parts.append(Part(MORE, None, None))
             return
-        key = part_key(path)
-        if depth > NESTED_DEPTH:
-            parts.append(Part(key, path, None))
-            continue
         folder = os.path.join(top, os.fsdecode(path))
         seconds = deadline - time.monotonic()
-        facts = repository_facts(finish_commands(start_commands(
-            repository_reads(folder, dating)), seconds)) if seconds > 0 else None
-        if facts is None or facts.listing is None:
-            parts.append(Part(key, path, None))
-            continue
-        digest, _, changed_ns, inner = measure_listing(folder, facts.listing, (), dating,
-                                                       facts.head)
-        if dating:
-            changed_ns = max(changed_ns, last_move_ns(facts))
-        parts.append(Part(key, path, digest, changed_ns=changed_ns))
+        facts = repository_facts(finish_commands(start_commands(repository_reads(
+            folder, dating)), seconds)) if seconds > 0 and depth <= NESTED_DEPTH else None
+        inner = add_part(parts, part_key(path), path, folder, facts, dating)
         read_nested(top, [path + b"/" + name for name in inner], deadline, dating, depth + 1,
                     parts)
-
-
-def end_of_second(second):
-    """A reflog time in ns: the last moment of its whole second, so a move in the handoff's own
-    second counts as after it."""
-    return second * 10 ** 9 + 10 ** 9 - 1
-
-
-def last_move_ns(facts):
-    """When a nested repository's HEAD last moved, by its reflog; a time after every handoff
-    when the reflog cannot say, so that such a change is never taken as covered."""
-    if not facts.moves or facts.moves[0][0] != facts.head:
-        return UNDATED
-    return end_of_second(facts.moves[0][1])
 
 
 # --- the account of the work since the save (§7.6) -----------------------------------------
@@ -980,21 +965,25 @@ def handoff_was_taken_in(project, written_ns):
 
 
 def weigh(project, recorded, current, deadline):
-    """The rows for a stop outside the throttle: no baseline; a change; saving only; could
-    not read; nothing."""
+    """The rows for a stop outside the throttle: no baseline; a change; could not read;
+    saving; nothing."""
     if recorded is None:
         # Nothing else is evidence of work: blocked only when the tree holds changes.
         return Outcome(BLOCK if current.count else LET_STOP, current)
     record = merged(recorded, current)
-    head = head_change(project, recorded.head, current.head, deadline)
-    if head == WORK or parts_that_changed(recorded, current):
+    before = recorded.digests()
+    moved = None not in (recorded.head, current.head) and recorded.head != current.head
+    saving = commits_are_saving(project, recorded.head, current.head, deadline) if moved else True
+    if saving is False or any(part.digest is not None and before.get(part.key) is not None
+                              and before[part.key] != part.digest for part in current.parts):
         return Outcome(BLOCK, record)
-    if head == UNKNOWN:
-        record.head = recorded.head  # judged again at the next stop
-    unchecked = parts_without_a_reading(recorded, current)
-    if record.recorded() == recorded.recorded():
-        return Outcome(LET_STOP, None, unchecked)
-    return Outcome(LET_STOP, record, unchecked)
+    if saving is None:
+        record.head = recorded.head  # git could not judge the move in time: judged next stop
+    # A part the baseline holds no reading of (unread when it was taken, or past the limits
+    # at both ends) cannot be checked until now.
+    unchecked = [part for part in current.parts if before.get(part.key) is None]
+    unchanged = record.recorded() == recorded.recorded()
+    return Outcome(LET_STOP, None if unchanged else record, unchecked)
 
 
 def merged(recorded, current):
@@ -1007,31 +996,7 @@ def merged(recorded, current):
     before = recorded.digests()
     parts = [part if part.digest is not None or before.get(part.key) is None
              else Part(part.key, part.path, before[part.key]) for part in current.parts]
-    return Reading(current.head, parts, current.moves, current.stash_second)
-
-
-def parts_that_changed(recorded, current):
-    """The parts read at both ends whose readings differ."""
-    before = recorded.digests()
-    return [part for part in current.parts if part.digest is not None
-            and before.get(part.key) is not None and before[part.key] != part.digest]
-
-
-def parts_without_a_reading(recorded, current):
-    """The parts the baseline holds no reading of (unread when it was taken, or past the
-    limits at both ends): their work until now cannot be checked."""
-    before = recorded.digests()
-    return [part for part in current.parts if before.get(part.key) is None]
-
-
-def head_change(project, old_head, new_head, deadline):
-    """SAME, SAVING (commits that each touch the memory and nothing else, on top of the old
-    HEAD), WORK (anything else, a commit dropped from the branch included), or UNKNOWN (git
-    could not tell in time)."""
-    if old_head == new_head or new_head is None or old_head is None:
-        return SAME  # unread at one end: that part's evidence is the listing's, kept or adopted
-    return {True: SAVING, False: WORK, None: UNKNOWN}[
-        commits_are_saving(project, old_head, new_head, deadline)]
+    return Reading(current.head, parts, current.moves)
 
 
 def commits_are_saving(project, old_head, new_head, deadline):
@@ -1040,16 +1005,14 @@ def commits_are_saving(project, old_head, new_head, deadline):
     memory and nothing else (an empty commit, or one that also touches code, is work). None
     when git did not answer in time; False when it cannot say otherwise (an unborn HEAD, a
     commit gone)."""
-    memory, _ = memory_path(project)
-    try:
-        relative = os.path.relpath(memory, os.path.realpath(project)).replace(os.sep, "/")
-    except ValueError:
-        return False
-    if not old_head or not new_head:
-        return False
     seconds = deadline - time.monotonic()
-    if seconds <= 0:
-        return None
+    try:
+        relative = os.path.relpath(memory_path(project)[0], os.path.realpath(project))
+    except ValueError:  # another drive on Windows
+        return False
+    if not old_head or not new_head or seconds <= 0:
+        return None if seconds <= 0 else False
+    relative = relative.replace(os.sep, "/")
     count = GIT + ("-C", project, "rev-list", "--count")
     added = count + (old_head + ".." + new_head,)
     counts = finish_commands(start_commands([
