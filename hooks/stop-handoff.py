@@ -651,11 +651,12 @@ class Signer:
         try:
             info = self.lstat(path.rstrip(b"/"))
         except (OSError, ValueError):
-            self.date_folders(path.rstrip(b"/"))
-            return b"-"
+            info = None
         if self.dating:
-            self.changed_ns = max(self.changed_ns, change_time(info))
+            self.changed_ns = max(self.changed_ns, change_time(info) if info else 0)
             self.date_folders(path.rstrip(b"/"))
+        if info is None:
+            return b"-"
         if stat.S_ISDIR(info.st_mode):
             return None if self.is_repository(path) else b"folder"
         return b"%d:%d" % (info.st_size, info.st_mtime_ns)
