@@ -5,9 +5,11 @@ Why it exists: the budgets weigh the memory; this report reads it. It checks the
 cites against the branch's git history (one pass), lints the index and the topic files, and lays
 out everything that loads before the first turn. It is judged on memories people really keep:
 a finding a reasonable owner would dismiss is a bug, so a path is missing only when git knew it,
-a memory in Claude Code's own format is valid, and the protocol's stricter conventions are advice. That costs a walk through every memory
-file and a git log, so it never runs at session start, and it is never copied into a project:
-it lives beside install.py, which loads it by path.
+a memory in a tool's own format is valid, a session log or a line that records a change is
+history rather than a claim, a line is read as a sentence (whole words, in its clause), and the
+protocol's stricter conventions are advice. That costs a walk through every memory file and a
+git log, so it never runs at session start, and it is never copied into a project: it lives
+beside install.py, which loads it by path.
 
 What it promises:
 - `memory_health(project, env)` returns the report as a JSON-able dict, `format_health(report)`
@@ -122,11 +124,34 @@ BE_WORDS = frozenset("is are was were be been being am get gets got it's that's"
 # Scripts written without spaces between words: their words of change are matched as text.
 CHANGE_MARKS_WITHOUT_SPACES = (
     "删除", "删掉", "移除", "重命名", "改名", "迁移", "移到", "移至", "合并到", "合并至",
-    "废弃", "弃用", "替换为", "替换成", "已删", "去掉", "下线", "削除", "廃止", "移動", "移行",
+    "废弃", "弃用", "替换为", "替换成", "已删", "去掉", "下线", "清理", "削除", "廃止", "移動", "移行",
     "名前変更", "置き換", "삭제", "제거", "이동", "이름 변경", "폐기", "대체", "통합", "폐지")
+# Home paths that are not one machine's (is_placeholder_home, on_a_server).
+PLACEHOLDER_MARKS = ("path/to", "...", "\u2026", "your", "<", "$")
+STANDARD_HOME_FOLDERS = ("desktop", "documents", "downloads", "pictures", "music", "videos",
+                         "movies", "applications", "projects", "src", "code", "repos")
+SERVER_WORDS = frozenset("server servers vm vms vps host hosts hypervisor droplet container "
+                         "containers docker remote".split())
+LOCAL_WORDS = frozenset("local laptop desktop".split())
+# Narration of work done (narrates_work): true of its day, never stale. Past tenses of work.
+NARRATION_WORDS = frozenset("""
+added fixed updated changed modified created introduced implemented refactored synced wired
+bumped raised lowered reverted rewired recalibrated reworked tweaked patched corrected resolved
+shipped landed was were had crashed broke built called got ran returned caused excluded failed
+""".split())
+NARRATION_MARKS_WITHOUT_SPACES = ("已执行", "已完成", "已收官", "修复", "已修", "新增", "已更新",
+                                  "修正", "完了", "修正済", "추가", "수정")
+# A line that only points to a document (points_to_a_document): where to read, not what it says.
+DOCUMENT_EXTENSIONS = (".md", ".markdown", ".rst", ".txt", ".adoc", ".pdf", ".html")
+POINTER_WORDS = frozenset("see spec design details documented documentation docs refer reference "
+                          "recorded tracked listed noted siehe voir ver veja".split())
+POINTER_MARKS_WITHOUT_SPACES = ("见", "参见", "详见", "参考", "参照", "记在", "记录在", "참고", "참조")
 # A command in a code span that moves or removes files records a change, not a claim.
 COMMANDS_OF_CHANGE = frozenset("rm mv rmdir unlink del rd ren rename move Remove-Item "
                                "Move-Item Rename-Item".split())
+# Words of a stamp's label (is_stamp): when the index was last kept, in the languages memories use.
+STAMP_WORDS = ("updated", "update", "consolidated", "reviewed", "dream", "atualizad", "actualizad",
+               "mis à jour", "aktualisiert", "aggiornat", "обновлен", "更新", "업데이트", "갱신")
 # Headings of sections that talk about the index rather than hold memory.
 GUIDANCE_HEADINGS = ("usage", "how to use", "how this works", "conventions", "rules", "format",
                      "about", "meta", "guidelines", "instructions", "legend", "maintenance")
@@ -249,6 +274,10 @@ def patterns():
             "word": re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?"),
             "clause-mark": re.compile(r"[.;!?](?=\s|$)|[。；！？]"),
             "name-word": re.compile(r"[-_. ]+"),
+            "brace-word": re.compile(r"\{[^{},]*\}"),  # `{name}`; `{a,b}` is a shell's list
+            "named-commit": re.compile(r"(?<![\w#])#\d{1,6}\b|(?<![\w/])[0-9a-f]{7,40}(?![\w/])"),
+            "value-change": re.compile(r"\d[\d.,%]*\s*(?:→|->|=>)\s*\d"),
+            "ip-address": re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])"),
             "import": re.compile(r"(?:^|\s)@(\S+)"),
             "extension": re.compile(r"\.[A-Za-z0-9_]{1,10}$"),
             "file-name": re.compile(r"^(?:[A-Za-z0-9_][A-Za-z0-9_.-]*\.[A-Za-z][A-Za-z0-9]{0,9}"
@@ -314,9 +343,16 @@ def is_table_rule(text, next_text):
     return separator(text) or (text.strip().startswith("|") and separator(next_text or ""))
 
 
-def is_stamp(comment_body):
-    lowered = comment_body.strip().lower()
-    return lowered.startswith(("last dream", "last updated", "last-updated"))
+def is_stamp(text):
+    """A dated stamp, in a comment or on a line of its own (`*Last consolidated: 2026-05-21*`,
+    `*Atualizado: 2026-06-22*`): it says when the index was last kept, which is not content. A
+    label of a few words that says so, then the date, and nothing else."""
+    lowered = text.strip().strip("*_> ").lower()
+    if lowered.startswith(("last dream", "last updated", "last-updated")):
+        return True
+    label, _, rest = lowered.partition(":") if ":" in lowered else lowered.partition("：")
+    return bool(patterns()["date"].match(rest.strip(" *_"))) and len(label.split()) <= 3 and any(
+        word in label for word in STAMP_WORDS) and len(rest.strip(" *_")) <= 25
 
 
 def index_line_kinds(index):
@@ -347,6 +383,10 @@ def index_line_kinds(index):
             kind = "pointer"
         elif is_table_rule(rest, following):
             kind = "table"
+        elif is_stamp(rest) or is_note(rest):
+            kind = "prose"
+        elif set(rest.strip()) <= set("-*_ ") and len(rest.strip().replace(" ", "")) >= 3:
+            kind = "blank"  # a thematic break, `---`
         elif patterns()["list-item"].match(rest) or rest.strip().startswith("|") \
                 or patterns()["date"].search(rest):
             kind = "content"
@@ -374,6 +414,11 @@ def history_comments(index):
             continue
         blocks.append((first, last, " ".join(body.split())))
     return blocks
+
+
+def is_note(text):
+    """A note about the memory, set apart as one (`**Note:** …`, `Note: …`): guidance."""
+    return text.strip().lstrip("*_> ").lower().startswith(("note:", "note**:", "notes:"))
 
 
 def is_guidance_section(section):
@@ -510,12 +555,20 @@ def file_date(memory):
         date = valid_date(value[:10]) if patterns()["date"].match(value) else None
         if date:
             return date
+    headed = date_at_the_head(memory)
+    if headed:
+        return headed
+    named = patterns()["name-date"].search(memory.name)
+    return valid_date(named.group(0)) if named else None
+
+
+def date_at_the_head(memory):
+    """The date of a `**Date:** 2026-03-03` line in the file's first 30 lines, or None."""
     for line in memory.lines[:30]:
         header = patterns()["date-header"].match(line.strip().replace("*", ""))
         if header and valid_date(header.group(1)):
             return valid_date(header.group(1))
-    named = patterns()["name-date"].search(memory.name)
-    return valid_date(named.group(0)) if named else None
+    return None
 
 
 def lint_topics(project, index, topics, findings, tracked, env):
@@ -530,14 +583,6 @@ def lint_topics(project, index, topics, findings, tracked, env):
                          "split it into topic files a task can open one at a time, and move "
                          "what is history into the git log")
         if topic.log:
-            findings.add("session-log", topic, 1,
-                         "is a session log or a dated record (%s): it tells what happened, so "
-                         "the paths it names are history and are not checked against git"
-                         % topic.log,
-                         "nothing is wrong with the record; but a log among the topic files is "
-                         "read as memory, so let /dream carry what is still true into topic "
-                         "files, and keep logs where memory is not read (memory/logs/, or git "
-                         "history)")
             continue
         if not topic.in_auto_memory_format() and file_date(topic) is None \
                 and not patterns()["date"].search(topic.text):
@@ -552,15 +597,34 @@ def lint_topics(project, index, topics, findings, tracked, env):
                          "is a feedback file without labelled parts: the lesson, then why "
                          "(**Why:**) and how to apply it (**How to apply:**)",
                          "state the lesson, then add the **Why:** and **How to apply:** parts")
+    logs = [topic for topic in topics if topic.log]
+    if logs:
+        report_session_logs(logs, findings)
     # The index is committed memory too, and the one file every session is shown.
     shared = [m for m in ([index] if index else []) + topics if not m.log]
     committed = [m for m in shared if BUDGET.shown_path(project, m.path) in tracked] \
         if tracked is not None else []
     for memory in committed:
-        machine_local_paths(memory, findings)
+        machine_local_paths(project, memory, findings)
 
 
 # --- session logs -------------------------------------------------------------------------------
+
+def report_session_logs(logs, findings):
+    """One advice for all the logs among the topic files, at the first one's line 1 (the oldest,
+    for logs named by their dates), so a folder of a log a day is one line, not one a day."""
+    first = logs[0]
+    others = "" if len(logs) == 1 else " and %d more" % (len(logs) - 1)
+    findings.add("session-log", first, 1,
+                 "%s%s %s session log%s or dated record%s (this one %s): %s what happened, so the "
+                 "paths %s name%s are history and are not checked against git"
+                 % (first.name, others, "are" if others else "is a", "s" if others else "",
+                    "s" if others else "", first.log, "they tell" if others else "it tells",
+                    "they" if others else "it", "" if others else "s"),
+                 "nothing in a record needs fixing; but a log among the topic files is read as "
+                 "memory, so let /dream carry what is still true into topic files, and keep logs "
+                 "where memory is not read (memory/logs/, or git history)")
+
 
 def session_log_reason(memory):
     """Why a topic file is a session log, a record of what happened rather than claims about
@@ -598,11 +662,7 @@ def dated_at_its_head(memory):
     report) that is not kept current (no `Last updated`), or None."""
     if patterns()["last-updated"].search(memory.text):
         return None
-    for line in memory.lines[:30]:
-        header = patterns()["date-header"].match(line.strip().replace("*", ""))
-        if header and valid_date(header.group(1)):
-            return valid_date(header.group(1))
-    return None
+    return date_at_the_head(memory)
 
 
 def dated_sections(memory):
@@ -632,13 +692,18 @@ def labelled_parts(topic):
     return count
 
 
-def machine_local_paths(memory, findings):
+def machine_local_paths(project, memory, findings):
     """Absolute paths on one person's machine (a home folder), in a file the team shares."""
+    server_note = is_named_for_a_server(memory.name)
+    checkout = "~/" + os.path.basename(os.path.abspath(project)).lower()
     for number, line in enumerate(memory.lines, start=1):
         for match in patterns()["machine-path"].finditer(line):
-            path = match.group(1).rstrip(".,;:")
-            if is_placeholder_home(path):
-                continue
+            written = match.group(1)
+            path = written.rstrip(".,;:")
+            if is_placeholder_home(written) or on_a_server(path, line, match.start(), server_note) \
+                    or says_it_changed(line, match.start()) or quotes_an_error(line, match.start()) \
+                    or (path.lower() + "/").startswith(checkout + "/"):
+                continue  # an example, a server's, what was, an error's, or a reader's checkout
             findings.add("machine-local-path", memory, number,
                          "names `%s`, a path on one machine: it does not exist for anyone else "
                          "who reads this committed memory" % path,
@@ -648,13 +713,67 @@ def machine_local_paths(memory, findings):
 
 
 def is_placeholder_home(path):
-    """`~/.config/...` is every user's; `/home/user/...` and `/Users/<you>/` are examples."""
-    if path.startswith("~/"):
-        return path.startswith("~/.") or path == "~/"
-    parts = path.replace("\\", "/").split("/")  # ['', 'home', name, ...] or ['C:', 'Users', name, ...]
+    """Not one machine's path: an example (`~/path/to/data`, `~/Documents/...`,
+    `/home/user/...`, `/Users/<you>/`), an application's folder every account has (`~/.config/`,
+    macOS's `~/Library/`), or a standard folder alone (`~/Downloads`)."""
+    lowered = path.lower().rstrip("/\\")
+    if any(mark in lowered for mark in PLACEHOLDER_MARKS) or patterns()["brace-word"].search(lowered):
+        return True
+    if lowered.startswith("~"):
+        parts = lowered[1:].strip("/").split("/")
+        return parts[0].startswith(".") or parts[0] in ("", "library") or (
+            len(parts) == 1 and parts[0] in STANDARD_HOME_FOLDERS)
+    parts = lowered.replace("\\", "/").split("/")  # ['', 'home', name, ...] or ['c:', 'users', name, ...]
     user = parts[2] if len(parts) > 2 else ""
-    return user.lower().strip("<>{}$") in ("user", "username", "you", "me", "name", "yourname",
-                                           "your-name", "your_name", "someone", "example", "")
+    return user.strip("<>{}$") in ("user", "username", "you", "me", "name", "yourname",
+                                   "your-name", "your_name", "someone", "example", "")
+
+
+def on_a_server(path, line, at, server_note):
+    """Whether the memory puts this home folder on a server, where whoever runs the server finds
+    it: the file is named for a server or VM (`pteachlab_server.md`, `app_on_vm120.md`), or an
+    account's home is written out (`/home/app/...`) on a line that names a server (a server, VM,
+    VPS, host, container or Docker, or an IP address); unless a word next to the path calls it
+    local (`rsynced from local `~/Projects/app``, `~/backups/db.sql` on laptop`). `~/...` elsewhere is the reader's
+    own home, wherever it is written."""
+    words = [(m.start(), m.group(0).lower()) for m in patterns()["word"].finditer(line)]
+    before = [word for offset, word in words if offset < at][-2:]
+    after = [word for offset, word in words if offset >= at + len(path)][:2]
+    if any(word in LOCAL_WORDS for word in before + after):
+        return False
+    return server_note or (not path.startswith("~") and names_a_server(line))
+
+
+def is_named_for_a_server(name):
+    """A note named for the machine it describes: its name ends in `server`, `vm`, `vps` or
+    `host` (`pteachlab_server.md`, `app_on_vm120.md`), not one that merely mentions one
+    (`proxmox_vm_bot.md`)."""
+    stem = name[:-len(".md")] if name.endswith(".md") else name
+    last = patterns()["name-word"].split(stem.lower())[-1].rstrip("0123456789")
+    return last in ("server", "servers", "vm", "vps", "host", "hosts")
+
+
+def names_a_server(text):
+    return bool(patterns()["ip-address"].search(text)) or any(
+        m.group(0).lower() in SERVER_WORDS for m in patterns()["word"].finditer(text))
+
+
+def quotes_an_error(line, at):
+    """Whether the path sits in quoted error output (`FileNotFoundError: ~/config.yaml`, `No
+    such file or directory: ...`): it names what was missing, not a path to use."""
+    before = line[:at]
+    tick = before.rfind("`")
+    quoted = before[tick + 1:] if tick >= 0 and before.count("`") % 2 == 1 else before[-60:]
+    lowered = quoted.lower()
+    return "error" in lowered or "no such file" in lowered or "not found" in lowered
+
+
+def says_it_changed(line, at):
+    """Whether the clause around offset `at` opens with a word of change (`Removed the stray copy
+    at ...`, `Deprecated: ...`): then the path is what was, not what is."""
+    start, _ = clause_around(line, at)
+    first = patterns()["word"].search(line, start, at)
+    return bool(first) and first.group(0).lower() in CHANGED_WORDS
 
 
 # --- references to repository paths -----------------------------------------------------------
@@ -669,6 +788,7 @@ class Citation(object):
         self.link = link
         self.bare = bare  # a file name alone, without a folder
         self.span = span  # (start, end) of the code span or link that cites it, in its line
+        self.lookup = written  # the path as it is looked for, read from its list's folder
         self.spans = []  # every code span and link of its line
         self.written_on = None  # the date on its line or over its section, never the file's
         self.siblings = []  # every citation of its line, itself included
@@ -775,13 +895,17 @@ def line_date(words):
 def citations_in(project, memory, is_index):
     """Every repository path the file cites, outside comments, fenced blocks and the parts that
     are a log (read_sections), with the date of the fact that cites it (its line's, else the
-    file's own) and the day it was written, as far as the line or its section says. The index's links are pointers, checked as such (§9.3); a
-    topic file's relative links are citations, read from where they point."""
+    file's own) and the day it was written, as far as the line or its section says. A path in a
+    list item nested under an item that cites a folder is read from that folder first. The
+    index's links are pointers, checked as such (§9.3); a topic file's relative links are
+    citations, read from where they point."""
     found = []
     fallback = file_date(memory)
     sections = read_sections(memory)
     folder = os.path.dirname(memory.path)
-    for number, spans in sorted(spans_by_line(memory, not is_index).items()):
+    by_line = spans_by_line(memory, not is_index)
+    parents = list_parents(memory, by_line)
+    for number, spans in sorted(by_line.items()):
         section_date, history = sections.get(number, (None, False))
         if history:
             continue
@@ -797,19 +921,69 @@ def citations_in(project, memory, is_index):
                         found.append(Citation(memory, number, text, [path], date, True, False,
                                               (start, end)))
                 continue
+            outer, own, after = parents.get(number, (None, None, 0))
+            parent = own if own and start >= after else outer
             for written in paths_in_code(text):
                 bare = "/" not in written
                 bases = [folder] if bare else [project, folder]
+                lookup = written
+                if parent and not written.startswith(parent):
+                    lookup = parent.rstrip("/") + "/" + written  # read from its list's folder
+                    bases, bare = [project], False
                 candidates = [inside_project(project, os.path.normpath(
-                    os.path.join(base, written.rstrip("/")))) for base in bases]
+                    os.path.join(base, lookup.rstrip("/")))) for base in bases]
                 candidates = [c for c in candidates if c]
                 if candidates:
-                    found.append(Citation(memory, number, written, candidates, date, False, bare,
-                                          (start, end)))
+                    citation = Citation(memory, number, written, candidates, date, False, bare,
+                                        (start, end))
+                    citation.lookup = lookup
+                    found.append(citation)
         on_this_line = [c for c in found if c.line == number and c.memory is memory]
         for citation in on_this_line:
             citation.spans, citation.siblings, citation.written_on = spans, on_this_line, written_on
     return found
+
+
+def list_parents(memory, by_line):
+    """{line number: (outer folder, own folder, offset)} for list items whose paths are read
+    from a folder: an item nested under one that cites a folder reads from it (`- `src/tracker/``
+    then `  - `innovation/card.py``), and the description of an item that opens with a folder,
+    past `offset`, reads from that folder (`- `themes/` — a repository of its own, with its own
+    `scripts/browse.py``). A line that is not a list item and not indented ends the list."""
+    parents = {}
+    open_items = []  # (indent, folder the item reads its children from, or None), outermost first
+    for number, line in enumerate(memory.lines, start=1):
+        item = patterns()["list-item"].match(line)
+        if not item:
+            if line.strip() and not line[:1].isspace():
+                open_items = []
+            continue
+        indent = len(line) - len(line.lstrip())
+        while open_items and open_items[-1][0] >= indent:
+            open_items.pop()
+        outer = next((f for _, f in reversed(open_items) if f), None)
+        spans = [(start, end, text.strip()) for start, end, kind, text in by_line.get(number, ())
+                 if kind == "code"]
+        opening = spans[0] if spans and opens_the_item(line, item.end(), spans[0]) else None
+        own = None
+        if opening:
+            own = opening[2] if not outer or opening[2].startswith(outer) else \
+                outer.rstrip("/") + "/" + opening[2]
+        if outer or own:
+            parents[number] = (outer, own, opening[1] if opening else 0)
+        open_items.append((indent, own))
+    return parents
+
+
+def opens_the_item(line, item_start, span):
+    """Whether a list item opens with this code span, a folder, followed by what it is (` — `,
+    ` - `, `:`, `(`): `- `themes/` — BGA themes`."""
+    start, end, text = span
+    if line[item_start:start].strip(" *_") or not text.endswith("/") \
+            or not looks_like_repository_path(text):
+        return False
+    rest = line[end:].lstrip(" *_")
+    return rest.startswith(("—", "–", "- ", ":", "(")) or not rest
 
 
 def read_sections(memory):
@@ -918,6 +1092,18 @@ def records_change(citation, spans, existing):
         and other in existing for other in citation.siblings)
 
 
+def names_another_place(citation):
+    """Whether the clause of a citation names a place outside the repository, a home folder or
+    an absolute path (`the app in `~/Projects/app`: `install.sh` builds it`): a bare file name
+    there is that place's file, not the one of the same name the repository once held."""
+    line = citation.memory.lines[citation.line - 1]
+    start, end = clause_around(masked(line, citation.spans), citation.span[0])
+    if patterns()["machine-path"].search(line, start, end):
+        return True
+    return any(kind == "code" and text.strip().startswith(("/", "~")) and start <= at < end
+               for at, _, kind, text in citation.spans)
+
+
 def leads_to(before, text_before):
     """Whether the words just before a path make it where a change leads: `renamed to`,
     `merged into`, `replaced by`, `in favour of`, an arrow; not `such as`."""
@@ -970,6 +1156,7 @@ class History(object):
         self.touches = {}  # cited path or folder -> [commit, ...], newest first
         self.tracked = None  # files in the index now, relative to the project
         self.tracked_names = {}  # file name -> tracked paths with it
+        self.tracked_stems = set()  # tracked file names without their extensions
 
 
 def git_output(project, *args):
@@ -1036,13 +1223,16 @@ def folders_and_path(name):
     return ["/".join(parts[:end]) for end in range(len(parts), 0, -1)] if name else []
 
 
-def ignored_paths(project, paths):
-    """The paths git ignores here: local files, never the repository's to miss."""
+def ignored_paths(project, paths, history):
+    """The paths git ignores here: local files, never the repository's to miss. A folder is
+    asked about with its trailing `/`, which a folder's pattern (`data/`) needs when the folder
+    is not there to look at."""
     if not paths:
         return set()
+    asked = [p + "/" if p in history.folders and p not in history.seen else p for p in paths]
     _, out = GIT.git_bytes(project, "check-ignore", "--no-index", "-z", "--stdin",
-                           stdin="\0".join(paths).encode("utf-8"), timeout=GIT_SECONDS)
-    return set(n for n in out.decode("utf-8", "replace").split("\0") if n)
+                           stdin="\0".join(asked).encode("utf-8"), timeout=GIT_SECONDS)
+    return set(n.rstrip("/") for n in out.decode("utf-8", "replace").split("\0") if n)
 
 
 def resolve(project, citation, history):
@@ -1051,13 +1241,15 @@ def resolve(project, citation, history):
     for candidate in citation.candidates:
         if os.path.exists(os.path.join(project, candidate)):
             return candidate, None
-    written = citation.written.rstrip("/")
+    written = citation.lookup.rstrip("/")
     name = written.rsplit("/", 1)[-1]
     ending = "/" + written
     now = [p for p in history.tracked_names.get(name, ()) if citation.bare or ("/" + p).endswith(ending)]
     if now:  # a bare name, or a path written relative to another folder, that git tracks now
         return (now[0] if len(now) == 1 else None), None
     if citation.bare:
+        if name.rsplit(".", 1)[0] in history.tracked_stems:
+            return None, None  # `extract.js` beside `src/extract.ts`: that file, or its build
         known = history.names.get(name, set())
         return None, (next(iter(known)) if len(known) == 1 else None)
     for candidate in citation.candidates:
@@ -1076,6 +1268,10 @@ def what_became_of(project, path, history):
         hops += 1
     if last and os.path.exists(os.path.join(project, current)):
         return "renamed to `%s` in %s on %s" % (current, last[0], last[1]), current, last
+    moved = folder_moved_to(project, path, history)
+    if moved:
+        return "renamed to `%s` in %s on %s" % (moved[0], moved[1][0], moved[1][1]), moved[0], \
+            moved[1]
     commit = history.removed.get(current) or history.removed.get(path) or last
     if commit is None:  # a folder: the last of its files to go
         under = [c for gone, c in history.removed.items() if gone.startswith(path + "/")]
@@ -1083,6 +1279,22 @@ def what_became_of(project, path, history):
     if commit:
         return "deleted in %s on %s, \"%s\"" % (commit[0], commit[1], commit[2]), None, commit
     return "gone from the working tree", None, None
+
+
+def folder_moved_to(project, path, history):
+    """(the folder that exists now, the commit) when the files of the folder `path` were renamed
+    into one other folder (`assets/icons/*` to `assets/bga/innovation/icons/*`), else None."""
+    prefix = path + "/"
+    places = {}
+    for old, (new, commit) in history.renamed.items():
+        if old.startswith(prefix) and new.endswith("/" + old[len(prefix):]):
+            place = new[:len(new) - len(old) + len(prefix) - 1]
+            count, newest = places.get(place, (0, commit))
+            places[place] = (count + 1, max(newest, commit, key=lambda c: c[1]))
+    if not places:
+        return None
+    place, (_, commit) = max(places.items(), key=lambda item: item[1][0])
+    return (place, commit) if os.path.isdir(os.path.join(project, place)) else None
 
 
 def check_citations(project, citations, history, findings):
@@ -1096,8 +1308,9 @@ def check_citations(project, citations, history, findings):
         elif known:
             candidates.append((citation, known))
     gone = [(citation, known) for citation, known in candidates
-            if not records_change(citation, citation.spans, existing)]
-    ignored = ignored_paths(project, sorted(set(known for _, known in gone)))
+            if not records_change(citation, citation.spans, existing)
+            and not (citation.bare and names_another_place(citation))]
+    ignored = ignored_paths(project, sorted(set(known for _, known in gone)), history)
     for citation, known in gone:
         if known in ignored:
             continue
@@ -1122,13 +1335,18 @@ def check_dated_facts(project, citations, existing, history, findings):
         path = existing[citation]
         if os.path.isdir(os.path.join(project, path)):
             continue  # a folder is a place: stale when gone or renamed, not when its files change
+        if narrates_work(citation) or points_to_a_document(citation) or \
+                heading_level(citation.memory.lines[citation.line - 1]):
+            continue  # history, a pointer, or a heading: none says what the file holds now
         commits = history.touches.get(path, [])
         if history.commits >= CHURN_MIN_COMMITS and len(commits) >= CHURN_SHARE * history.commits:
             churning.add(path)
             continue
         memory = inside_project(project, citation.memory.path)
+        named = commits_named_in(citation.memory.lines[citation.line - 1])
         later = [commit for commit, touched in commits
-                 if commit[1] > citation.date and memory not in touched]
+                 if commit[1] > citation.date and memory not in touched
+                 and not is_named(commit, named)]
         if not later:
             continue
         newest = max(later, key=lambda commit: commit[1])
@@ -1140,6 +1358,54 @@ def check_dated_facts(project, citations, existing, history, findings):
                      "from memory), then correct it and its date",
                      subject=("path", path, citation.date))
     return {"dated_facts": len(dated), "churning": sorted(churning)}
+
+
+def narrates_work(citation):
+    """Whether the clause of the citation tells work done (`added`, `fixed`, `updated`, `was`,
+    `removed` …, or a value changed, `9.0→7.0`) rather than how things are: narration is true of
+    its day, and later commits do not make it stale. A path the work led to (`moved the loop into `src/worker.py``) is what
+    the line says is there now, and is still checked."""
+    line = citation.memory.lines[citation.line - 1]
+    words_line = masked(line, citation.spans)
+    start, end = clause_around(words_line, citation.span[0])
+    words = [(m.start(), m.group(0).lower()) for m in
+             patterns()["word"].finditer(words_line, start, end)]
+    before = [word for at, word in words if at < citation.span[0]]
+    if leads_to(before, words_line[start:citation.span[0]]):
+        return False
+    return any(word in NARRATION_WORDS or word in CHANGED_WORDS for _, word in words) or any(
+        mark in words_line[start:end] for mark in NARRATION_MARKS_WITHOUT_SPACES) or bool(
+        patterns()["value-change"].search(words_line, start, end))
+
+
+def points_to_a_document(citation):
+    """Whether the line only points to a document (`see `docs/design.md``, `Spec: …`, `详见 …`):
+    it says where to read, not what the document says, so a change to it makes nothing stale."""
+    if not citation.lookup.lower().endswith(DOCUMENT_EXTENSIONS):
+        return False
+    line = citation.memory.lines[citation.line - 1]
+    words_line = masked(line, citation.spans)
+    start, end = clause_around(words_line, citation.span[0])
+    clause = words_line[start:end].lower()
+    return any(m.group(0).lower() in POINTER_WORDS
+               for m in patterns()["word"].finditer(clause)) or any(
+        mark in clause for mark in POINTER_MARKS_WITHOUT_SPACES)
+
+
+def commits_named_in(line):
+    """The pull requests (`#22`) and commits (`b8b1eec`) a line names: the work it records."""
+    return set(m.group(0).lower() for m in patterns()["named-commit"].finditer(line))
+
+
+def is_named(commit, named):
+    """Whether a commit is one the fact's line names: its hash, or a pull request its subject
+    merges or mentions (`Merge pull request #22 from …`)."""
+    if not named:
+        return False
+    subject = commit[2].lower()
+    return any(name.startswith("#") and (name + " ") in (subject + " ") or
+               (not name.startswith("#") and commit[0].lower().startswith(name[:len(commit[0])]))
+               for name in named)
 
 
 # --- the auto-memory cap ------------------------------------------------------------------------
@@ -1420,6 +1686,7 @@ def memory_health(project, env, preview=True, installed=None):
         "findings": items,
         "index": index_summary,
         "topic_files": len(topics),
+        "session_logs": [{"file": t.shown, "reason": t.log} for t in topics if t.log],
         "citations": {"paths": len(citations), "dated_facts": facts["dated_facts"],
                       "git": history.state if citations else "not needed",
                       "commits": history.commits, "churning": facts["churning"]},
@@ -1438,11 +1705,12 @@ def history_for(project, citations):
     wanted = set()
     for citation in citations:
         wanted.update(citation.candidates)
-        written = citation.written.rstrip("/")
+        written = citation.lookup.rstrip("/")
         wanted.update(p for p in names.get(written.rsplit("/", 1)[-1], ())
                       if ("/" + p).endswith("/" + written))
     history = read_history(project, wanted)
     history.tracked, history.tracked_names = tracked, names
+    history.tracked_stems = set(name.rsplit(".", 1)[0] for name in names)
     return history
 
 

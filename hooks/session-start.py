@@ -38,8 +38,8 @@ What it promises:
   without the repository's fsmonitor program.
 
 Standard library only; Python 3.8 or newer; runs as `python3 -I -S session-start.py`.
-Configuration: CLAUDE_PROJECT_DIR (else GEMINI_PROJECT_DIR), MCP_MEMORY_INDEX (memory/MEMORY.md), MCP_SESSION_STATE
-(.session-state.md, else the older .claude/session-state.md), MCP_BASELINE
+Configuration: CLAUDE_PROJECT_DIR (else GEMINI_PROJECT_DIR), MCP_MEMORY_INDEX (memory/MEMORY.md),
+MCP_SESSION_STATE (.session-state.md, else the older .claude/session-state.md), MCP_BASELINE
 (.claude/hooks/.session-baseline), MCP_WORKTREE_DIR (.claude/worktrees), and every variable
 context-budget.py and prune-worktrees.py read.
 """

@@ -30,6 +30,7 @@ The modules, from the ground up (each imports only modules above it in this list
   repository.py      what the installer asks git about a project
   before_install.py  the local record of what an install leaves no trace of
   uninstall.py       --uninstall
+  agents.py          the agents besides Claude Code: their hooks files, skills and commands
   project.py         --project and --update
   global_section.py  --global and --uninstall --global
   findings.py        what --check finds, one function per kind of finding

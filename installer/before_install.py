@@ -11,17 +11,21 @@ import os
 
 from .errors import Refusal
 from .files import read_bytes
-from .protocol import COMMAND_DIR, GITIGNORE, HOOK_DIR, SETTINGS
+from .protocol import (
+    AGENT_FOLDERS, CODEX_HOOKS, COMMAND_DIR, GEMINI_SETTINGS, GITIGNORE, HOOK_DIR, SETTINGS,
+)
 
 # What the install's own writes leave no trace of: whether a folder it filled
-# was there, empty, before it, and the bytes of a settings.json or .gitignore
-# that the uninstall could not work out from what is left (an empty object or
-# list the protocol's entries went into, a blank file, a layout HEAD does not
-# have). Everything else is read from the files themselves. --project writes
+# was there, empty, before it, and the bytes of a settings.json, a .gitignore
+# or another agent's hooks file that the uninstall could not work out from
+# what is left (an empty object or list the protocol's entries went into, a
+# blank file, a layout HEAD does not have). Everything else is read from the files themselves. --project writes
 # these down, only when there are any, in this local file; --uninstall reads
 # it and removes it.
 BEFORE_INSTALL = HOOK_DIR + "/.before-install.json"
 INSTALL_FOLDERS = (HOOK_DIR, COMMAND_DIR, ".claude")
+RECORDED_FOLDERS = INSTALL_FOLDERS + AGENT_FOLDERS
+RECORDED_FILES = (SETTINGS, GITIGNORE, CODEX_HOOKS, GEMINI_SETTINGS)
 
 
 def read_before_install(project):
@@ -39,8 +43,8 @@ def read_before_install(project):
     if not isinstance(record, dict) or set(record) != {"folders", "files"}:
         return None
     folders, files = record["folders"], record["files"]
-    if not isinstance(folders, list) or not set(folders) <= set(INSTALL_FOLDERS) or \
-            not isinstance(files, dict) or not set(files) <= {SETTINGS, GITIGNORE} or \
+    if not isinstance(folders, list) or not set(folders) <= set(RECORDED_FOLDERS) or \
+            not isinstance(files, dict) or not set(files) <= set(RECORDED_FILES) or \
             not all(isinstance(text, str) for text in files.values()):
         return None
     return record

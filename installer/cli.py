@@ -16,10 +16,12 @@ from .releases import RELEASE_DATE, VERSION
 from .plan import HeldInterrupts
 from .settings import is_user_config_dir, user_config_dir
 from .interpreter import check_interpreter, refuse_a_python_that_cannot_run_the_hooks
-from .wiring import protocol_is_installed
+from .wiring import installed_interpreters, protocol_is_installed
 from .bash_edition import bash_edition_wiring
 from .repository import repository_top
+from .before_install import read_before_install
 from .uninstall import plan_uninstall
+from .agents import agents_for, agents_named, plan_agents_removal
 from .project import Options, plan_install
 from .global_section import plan_global, plan_global_removal
 from .findings import sharing_findings
@@ -61,6 +63,13 @@ options:
                        text (default: python3;
                        e.g. python, or "py -3" on Windows; a path with spaces
                        or backslashes goes in single quotes)
+  --agents LIST        with --project/--update: the agents to wire, comma-
+                       separated, claude always among them (default: claude):
+                       codex wires .codex/hooks.json, gemini .gemini/settings.json,
+                       and both get /handoff, /dream and /catchup as skills in
+                       .agents/skills/; agents-md adds the protocol's steps to
+                       AGENTS.md for agents with no hooks (what was added
+                       before stays; --uninstall takes out every agent's)
   -h, --help           show this help and exit
   --version            show the version and exit
 
@@ -94,6 +103,7 @@ def parse_arguments(argv):
         parser.add_argument(flag, action="store_true")
     parser.add_argument("-h", "--help", action="store_true")
     parser.add_argument("--python", action=StoreOnce)
+    parser.add_argument("--agents", action=StoreOnce)
     parser.add_argument("target", nargs="?")
     args, extra = parser.parse_known_args(argv)
     unknown = [arg for arg in extra if arg.startswith("-")]
@@ -130,6 +140,10 @@ def parse_arguments(argv):
         raise UsageError("--memory works only with --check DIR (not with --recursive)")
     if args.python is not None and args.mode not in ("project", "update"):
         raise UsageError("--python works only with --project or --update")
+    if args.agents is not None:
+        if args.mode not in ("project", "update"):
+            raise UsageError("--agents works only with --project or --update")
+        args.agents = agents_named(args.agents)
     if args.force and args.mode not in ("project", "update", "global"):
         raise UsageError("--force works only with --project, --update or --global "
                          "(also --uninstall --global)")
@@ -225,6 +239,8 @@ def make_plan(source, args):
             os.path.join(args.target, "CLAUDE.md"))
     if args.mode == "uninstall":
         plan = plan_uninstall(source, args.target)
+        plan_agents_removal(plan, source, read_before_install(args.target),
+                            installed_interpreters(plan))
         plan.nothing_installed = not protocol_is_installed(args.target)
         return plan, "uninstalling from {}".format(args.target)
     update = args.mode == "update"
@@ -235,14 +251,14 @@ def make_plan(source, args):
     if args.python is not None or not update or not installed:
         refuse_a_python_that_cannot_run_the_hooks(args.python or DEFAULT_PYTHON,
                                                   args.python is not None)
-    plan = plan_install(source, args.target, Options(args.force, update, args.python))
-    plan_sharing_notes(plan, args.target)
+    plan = plan_install(source, args.target, Options(args.force, update, args.python, args.agents))
+    plan_sharing_notes(plan, args.target, agents_for(args.target, args.agents))
     return plan, "{} {}".format("updating" if update else "installing into", args.target)
 
 
-def plan_sharing_notes(plan, project):
+def plan_sharing_notes(plan, project, agents):
     """What keeps the install from reaching teammates, said before "done"."""
-    for finding in sharing_findings(project):
+    for finding in sharing_findings(project, agents):
         plan.note(finding.text)
         plan.unshared = True
 

@@ -28,6 +28,7 @@ from .permissions import claudeignore_text, deny_rules, our_deny_rules, rules_in
 from .wiring import handlers_where, our_handlers, wired_events
 from .bash_edition import bash_edition_wiring, the_bash_edition_is_here
 from .repository import ignoring_lines, is_in_a_repository, why_git_gives_no_answer
+from .agents import agents_for, shared_parts_of
 from .project import Options, plan_install
 
 # The install.py options that fix a finding, the one that fixes the most last.
@@ -160,14 +161,16 @@ def some_of(rules, shown=4):
 SHARED_PARTS = (SETTINGS, HOOK_DIR + "/" + HOOKS[0], COMMAND_DIR + "/" + COMMANDS[0], MEMORY_INDEX)
 
 
-def sharing_findings(project):
-    """Why the protocol would not reach teammates: no git at all, or parts git ignores."""
+def sharing_findings(project, agents=None):
+    """Why the protocol would not reach teammates: no git at all, or parts git ignores, the
+    other agents' among them (those given, else those wired)."""
     if not is_in_a_repository(project):  # the memory loads, but nothing guards or reaches anyone
         return [Finding("unshared", NOT_A_REPOSITORY)]
     refused = why_git_gives_no_answer(project)
     if refused:  # then every answer below would be a silent "nothing ignored"
         return [Finding("unshared", refused)]
-    ignored = ignoring_lines(project, SHARED_PARTS)
+    ignored = ignoring_lines(project, SHARED_PARTS + shared_parts_of(
+        agents_for(project, ()) if agents is None else agents))
     if not ignored:
         return []
     return [Finding("unshared", "git ignores {} ({}), so teammates never get them; remove or "

@@ -42,13 +42,18 @@ from .repository import (
 )
 from .before_install import BEFORE_INSTALL, INSTALL_FOLDERS, read_before_install
 from .uninstall import gitignore_after_uninstall, settings_after_uninstall
+from .agents import (
+    agent_files, agents_for, before_install_entries, interpreters_wired_for, plan_agent_wiring,
+    plan_agents_md,
+)
 
 
 class Options(object):
-    def __init__(self, force=False, update=False, python=None):
+    def __init__(self, force=False, update=False, python=None, agents=None):
         self.force = force
         self.update = update
         self.python = python
+        self.agents = agents  # the agents asked for besides those already wired
 
 
 def plan_install(source, project, options):
@@ -72,10 +77,23 @@ def plan_install(source, project, options):
     if options.update:
         plan_session_state_move(plan)
     plan_settings_wiring(plan, options, wirings_of(ours), source, ignore_text)
-    if not options.update:
-        plan_before_install_record(plan, source, ours, ignore_text)
+    agents = plan_other_agents(plan, source, options, python, known)
+    plan_before_install_record(plan, source, ours, ignore_text, agents, options.update)
     plan_git_index(plan, project, ours)
     return plan
+
+
+def plan_other_agents(plan, source, options, python, known):
+    """The agents besides Claude Code asked for or already wired: their command files, then
+    their hooks files. Returns them."""
+    agents = agents_for(plan.root, options.agents)
+    pythons = known + interpreters_wired_for(plan.root) + [python, DEFAULT_PYTHON]
+    for rel, data, is_ours in agent_files(agents, source, python, pythons):
+        plan_owned_file(plan, source, rel, data, options, hook=False, is_ours=is_ours)
+    for agent in agents:
+        plan_agent_wiring(plan, agent, python, options.update)
+    plan_agents_md(plan, source, "agents-md" in (options.agents or ()), options.force)
+    return agents
 
 
 def command_interpreter(known, options):
@@ -150,11 +168,14 @@ def plan_session_state_move(plan):
                 lambda: move_without_overwriting(old, new))
 
 
-def plan_owned_file(plan, source, rel, data, options, hook, pythons=(DEFAULT_PYTHON,)):
+def plan_owned_file(plan, source, rel, data, options, hook, pythons=(DEFAULT_PYTHON,),
+                    is_ours=None):
     """A hook or command: the installer's own file, replaced only when allowed.
     A file of the user's under the same name is kept unless --force says
     otherwise (for a hook, --update --force, since a hook runs at every
-    session). Returns whether the file is the installer's after the run."""
+    session). Returns whether the file is the installer's after the run.
+    is_ours tells the installer's own bytes for a file no release has listed
+    (another agent's skill or command)."""
     path = plan.path(rel)
     existing = read_bytes(path, rel)
     if existing is None:  # absent, or a link to nothing, which the write refuses
@@ -167,7 +188,7 @@ def plan_owned_file(plan, source, rel, data, options, hook, pythons=(DEFAULT_PYT
         else:
             plan.keep(rel, "up to date")
         return True
-    if is_the_installers(source, rel, existing, pythons):
+    if (is_ours(existing) if is_ours else is_the_installers(source, rel, existing, pythons)):
         if options.update or options.force:
             plan.write("replace", rel, data, "was an older version", executable=hook, whole=True)
             return True
@@ -314,15 +335,19 @@ def plan_kept_interpreter_note(plan, settings, python, wirings):
             " and ".join(kept), shown))
 
 
-def plan_before_install_record(plan, source, ours, ignore_text):
+def plan_before_install_record(plan, source, ours, ignore_text, agents, update):
     """Write down what the uninstall could not tell once this run's changes
     are made (see BEFORE_INSTALL): folders there and empty, and the bytes of a
     file the uninstall would not give back. An earlier record keeps what it
-    says: it was written before that install."""
-    if protocol_is_installed(plan.root):  # what is here now is an install's, not the user's
-        return
+    says: it was written before that install. Claude Code's parts are looked
+    at by the first install only; another agent's, whenever a run first wires
+    that agent."""
     earlier = read_before_install(plan.root)
     record = earlier or {"folders": [], "files": {}}
+    for_agents = before_install_entries(plan, agents, record)
+    if update or protocol_is_installed(plan.root):  # what is here is an install's
+        plan_record(plan, earlier, record, for_agents["folders"], for_agents["files"])
+        return
     folders = [rel for rel in INSTALL_FOLDERS
                if rel not in record["folders"] and is_an_empty_folder(plan.path(rel))]
     block = source.marked_template(TEMPLATE_GITIGNORE)
@@ -347,6 +372,11 @@ def plan_before_install_record(plan, source, ours, ignore_text):
         if any((uninstall[rel](installed, use_head) or (None,))[0] != original
                for use_head in (True, False)):
             files[rel] = original.decode("utf-8", "surrogateescape")
+    plan_record(plan, earlier, record, folders + for_agents["folders"],
+                dict(files, **for_agents["files"]))
+
+
+def plan_record(plan, earlier, record, folders, files):
     if not folders and not files:
         return
     if earlier is None and os.path.lexists(plan.path(BEFORE_INSTALL)):

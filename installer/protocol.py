@@ -27,6 +27,8 @@ TEMPLATE_MEMORY = "templates/MEMORY.md"
 TEMPLATE_CLAUDEIGNORE = "templates/claudeignore"
 TEMPLATE_GITIGNORE = "templates/gitignore"
 TEMPLATE_SECTION = "templates/CLAUDE.md-section.md"
+TEMPLATE_AGENTS_SECTION = "templates/AGENTS.md-section.md"
+AGENTS_MD = "AGENTS.md"
 
 # The handoff lives at the project root: the CLI asks before every edit of a
 # path under .claude/ (a "sensitive file", even in acceptEdits mode), so a
@@ -39,6 +41,19 @@ DEFAULT_PYTHON = "python3"
 # The interpreter word in the command sources; a project installed with
 # another --python gets its commands with that interpreter instead.
 SOURCE_PYTHON = re.compile(br"(?<![\w./-])python3(?![\w.-])")
+
+# The agents a project may ask for, and where the parts of those besides Claude Code live
+# (measured on Codex CLI 0.169.0 and Gemini CLI 0.61.0): each runs the same hooks, wired in a file
+# of its own, and takes the protocol's flow commands as skills in .agents/skills/, which both read.
+# The folders are listed deepest first, as they are emptied. Agents with no hooks at all read
+# AGENTS.md: "agents-md" puts the protocol's steps there, as a marked section.
+AGENTS = ("claude", "codex", "gemini", "agents-md")
+CODEX_HOOKS = ".codex/hooks.json"
+GEMINI_SETTINGS = ".gemini/settings.json"
+SKILL_DIR = ".agents/skills"
+AGENT_COMMANDS = ("handoff", "dream", "catchup")
+AGENT_FOLDERS = tuple(SKILL_DIR + "/" + name for name in AGENT_COMMANDS) + (
+    SKILL_DIR, ".agents", ".gemini", ".codex")
 
 # The skills the model itself invokes in the protocol's flow (/catchup at the
 # start, /handoff and /dream when the Stop hook asks). The CLI asks before the

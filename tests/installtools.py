@@ -17,7 +17,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 HOOKS = ("session-start.py", "context-budget.py", "prune-worktrees.py", "stop-handoff.py")
 COMMANDS = ("handoff.md", "dream.md", "catchup.md", "memory-status.md", "update-context.md")
-TEMPLATES = ("MEMORY.md", "claudeignore", "gitignore", "CLAUDE.md-section.md")
+TEMPLATES = ("MEMORY.md", "claudeignore", "gitignore", "CLAUDE.md-section.md", "AGENTS.md-section.md")
 
 GITIGNORE_BLOCK = (
     "# memory-context-protocol \u2014 local-only files (per developer, never shared)\n"

@@ -69,6 +69,20 @@ def test_a_daily_log_is_history_one_advice_and_no_finding_per_line(repo, env):
     assert report["status"] == "ok"
 
 
+def test_a_log_a_day_is_one_advice_for_the_folder_and_each_log_is_listed(repo, env):
+    for day in ("2026-09-29", "2026-09-30", "2026-10-01"):
+        write(repo / "memory" / ("%s.md" % day), DAILY_LOG)
+    write(repo / "memory" / "meeting-2026-09-15-kickoff.md", "# Kickoff\n- agreed\n")
+    commit(repo, "three logs and minutes")
+    report = health(repo, env)
+    [advice] = findings(report, "session-log")
+    assert (advice["file"], advice["line"]) == ("memory/2026-09-29.md", 1)
+    assert advice["message"].startswith("2026-09-29.md and 3 more are session logs")
+    assert [log["file"] for log in report["session_logs"]] == [
+        "memory/2026-09-29.md", "memory/2026-09-30.md", "memory/2026-10-01.md",
+        "memory/meeting-2026-09-15-kickoff.md"]
+
+
 @pytest.mark.parametrize("name, text, reason", [
     ("2026-08-15-deploy.md", "# Deploy\n- shipped `scripts/build.ts`\n", "named by its date"),
     ("meeting-2026-08-09-review.md", "# Review\n- Delete `scripts/build.ts`\n",
@@ -298,3 +312,124 @@ def test_a_heading_that_only_mentions_sessions_is_not_a_log(repo, env):
     commit(repo, "checklist")
     delete(repo, "scripts/start.sh")
     assert len(findings(health(repo, env), "missing-path")) == 1
+
+
+# --- home folders that are not one person's machine --------------------------------------------
+
+@pytest.mark.parametrize("name, line, found", [
+    ("data.md", "- Put the raster at `~/path/to/GEBCO_2025.nc`.", []),
+    ("data.md", "- The old hardcoded `~/Documents/...` paths.", []),
+    ("data.md", "- Save it under `~/Downloads` first.", []),
+    ("data.md", "- LaunchAgent `~/Library/LaunchAgents/com.lab.display.plist` pins it.", []),
+    ("data.md", "- Removed the stray copy at `C:\\Users\\adam\\.codex\\skills\\grill`.", []),
+    ("data.md", "- Deployment (migrated off docker), manifest `~/k8s/apps/app.yaml`.",
+     ["~/k8s/apps/app.yaml"]),
+    ("data.md", "- Snapshots: `~/ops/backups/{pre,post}-upgrade.rsc`.",
+     ["~/ops/backups/{pre,post}-upgrade.rsc"]),
+    ("data.md", "- Per person: `~/work/{name}/notes.md`.", []),
+    ("data.md", "- Cached data: `~/Documents/LargeData`.", ["~/Documents/LargeData"]),
+    ("data.md", "- App at `/home/app/current` on the VM at 10.0.0.5.", []),
+    ("data.md", "- App at `/home/alice/current`, built by hand.", ["/home/alice/current"]),
+    ("data.md", "- Source `~/Projects/app` is deployed to the VM.", ["~/Projects/app"]),
+    ("app_server.md", "- Deployment source = `~/app`, rebuilt by cron.", []),
+    ("app_server.md", "- Backup `~/backups/db.sql` on laptop.", ["~/backups/db.sql"]),
+    ("app_on_vm120.md", "- Code at `/home/app/code` (rsynced from local `~/Projects/app`).",
+     ["~/Projects/app"]),
+    ("proxmox_vm_bot.md", "- Source: `~/Projects/vm-bot/main.go`.", ["~/Projects/vm-bot/main.go"]),
+    ("data.md", "- Run it from the checkout: `cd ~/project && make`.", []),
+    ("data.md", "- Over ssh it fails: `FileNotFoundError: ~/config.yaml`.", []),
+])
+def test_a_home_folder_is_one_persons_only_where_the_memory_puts_it_there(repo, env, name, line,
+                                                                           found):
+    write(repo / "memory" / name, "# Notes\n<!-- Last updated: 2026-10-01 -->\n" + line + "\n")
+    commit(repo, "notes")
+    paths = [f["message"].split("`")[1] for f in findings(health(repo, env), "machine-local-path")]
+    assert paths == found
+
+
+@pytest.mark.parametrize("line, reported", [
+    ("- The app lives in `~/Projects/other-app`; `install.sh` builds it.", True),
+    ("- The app lives in `~/Projects/other-app`, and `install.sh` builds it.", False),
+    ("- `install.sh` builds the site.", True),
+])
+def test_a_bare_name_beside_another_place_is_that_places_file(repo, env, line, reported):
+    write(repo / "scripts" / "install.sh", "echo first\n")
+    commit(repo, "installer")
+    delete(repo, "scripts/install.sh")
+    append(repo, "retry.md", line + "\n")
+    assert bool(findings(health(repo, env), "missing-path")) == reported
+
+
+# --- a dated line that tells history, points to a document, or names the change --------------
+
+@pytest.mark.parametrize("line, stale", [
+    ("- 2026-10-01: `src/worker.py` retries three times.", True),
+    ("- 2026-10-01: fixed the retry in `src/worker.py`.", False),
+    ("- 2026-10-01: `src/worker.py` was the slow part.", False),
+    ("- 2026-10-01: threshold in `src/worker.py` 9.0→7.0.", False),
+    ("- 2026-10-01: moved the retry loop into `src/worker.py`.", True),
+    ("- 2026-10-01: the design: see `docs/design.md`.", False),
+    ("- 2026-10-01: the open items are recorded in `docs/design.md`.", False),
+    ("- 2026-10-01: `docs/design.md` says retries are capped at three.", True),
+    ("### 2026-10-01 notes on `src/worker.py`", False),
+    ("- 2026-10-01: `src/worker.py` retries three times (PR #42).", False),
+    ("- 2026-10-01: `src/worker.py` retries three times (PR #4).", True),
+])
+def test_a_dated_line_is_stale_only_when_it_says_how_the_file_is(repo, env, line, stale):
+    write(repo / "docs" / "design.md", "# Design\n")
+    append(repo, "retry.md", line + "\n")
+    commit(repo, "the fact")
+    write(repo / "src" / "worker.py", "RETRIES = 5\n")
+    write(repo / "docs" / "design.md", "# Design, revised\n")
+    commit(repo, "Merge pull request #42 from team/retries", LATER)
+    lines = [f["lines"] for f in findings(health(repo, env), "possibly-stale")]
+    assert any(5 in numbers for numbers in lines) == stale  # line 5 is the one added
+
+
+# --- where a path in a list is read from, and what a folder became -----------------------------
+
+def test_a_path_nested_under_a_listed_folder_is_read_from_it(repo, env):
+    write(repo / "src" / "tracker" / "innovation" / "card.py", "first\n")
+    write(repo / "scripts" / "browse.py", "first\n")
+    commit(repo, "tracker")
+    renamed = rename(repo, "src/tracker/innovation/card.py", "src/tracker/innovation/cards.py")
+    delete(repo, "scripts/browse.py")
+    append(repo, "retry.md", "- `src/tracker/` — the package\n"
+                             "  - `innovation/card.py` — the Card class\n"
+                             "- `themes/` — a repository of its own, with its own `scripts/browse.py`\n")
+    [found] = findings(health(repo, env), "missing-path")
+    assert "git knew as `src/tracker/innovation/card.py`: renamed to " \
+           "`src/tracker/innovation/cards.py` in %s" % renamed in found["message"]
+
+
+def test_a_folder_whose_files_moved_is_named_by_where_they_went(repo, env):
+    for name in ("a.png", "b.png"):
+        write(repo / "assets" / "icons" / name, name + "\n")
+    commit(repo, "icons")
+    (repo / "assets" / "game").mkdir(parents=True)
+    moved = rename(repo, "assets/icons", "assets/game/icons")
+    append(repo, "retry.md", "- `assets/icons/` — the icons\n")
+    [found] = findings(health(repo, env), "missing-path")
+    assert "renamed to `assets/game/icons` in %s" % moved in found["message"]
+
+
+def test_a_folder_git_ignores_now_is_local_even_when_it_is_not_there(repo, env):
+    write(repo / "data" / "game.json", "{}\n")
+    commit(repo, "data, committed by mistake")
+    git_here(repo, "rm", "-q", "-r", "--cached", "data")
+    write(repo / ".gitignore", "data/\n")
+    (repo / "data" / "game.json").unlink()
+    (repo / "data").rmdir()
+    commit(repo, "ignore the data folder")
+    append(repo, "retry.md", "- `data/` — per-game downloads, not committed\n")
+    assert findings(health(repo, env), "missing-path") == []
+
+
+def test_a_bare_name_that_a_tracked_source_builds_is_not_missing(repo, env):
+    write(repo / "extension" / "extract.js", "old\n")
+    commit(repo, "extension")
+    delete(repo, "extension")
+    write(repo / "src" / "extract.ts", "new\n")
+    commit(repo, "rewrite in TypeScript", LATER)
+    append(repo, "retry.md", "- `extract.js` is injected into every frame.\n")
+    assert findings(health(repo, env), "missing-path") == []

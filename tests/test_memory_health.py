@@ -514,6 +514,20 @@ def test_an_index_of_tables_prose_and_fences_has_no_content_findings(repo, env):
     assert report["index"]["pointer_lines"] == 3
 
 
+@pytest.mark.parametrize("stamp, content", [
+    ("*Last consolidated: 2026-10-01*", False),
+    ("*Atualizado: 2026-10-01*", False),
+    ("最后更新：2026-10-01", False),
+    ("Deadline: 2026-10-01", True),
+    ("Updated: 2026-10-01, the queue stalled overnight", True),
+    ("---", False),
+    ("**Note:** these files are shared; keep your own preferences in ~/.claude/.", False),
+])
+def test_a_stamp_a_rule_or_a_note_on_a_line_of_its_own_is_not_content(repo, env, stamp, content):
+    write(index(repo), HEALTHY_INDEX.replace("<!-- Last dream: 2026-10-01 -->", stamp))
+    assert bool(findings(health(repo, env), "not-a-pointer")) == content
+
+
 def test_content_in_the_index_is_one_finding_per_section(repo, env):
     write(index(repo), HEALTHY_INDEX + (
         "\n## Known traps\n"

@@ -64,3 +64,16 @@ def test_the_test_command_installs_into_a_virtual_environment_git_ignores():
     with open(os.path.join(REPO, ".gitignore"), encoding="utf-8") as handle:
         ignored = [line.strip() for line in handle]
     assert folder + "/" in ignored or "/" + folder + "/" in ignored
+
+
+def test_every_test_the_agents_table_cites_exists():
+    """Each cell of the table of what each agent gets names the test that measures it: a test
+    renamed or removed must not leave the README citing nothing."""
+    body = section("Other agents: Codex CLI, Gemini CLI and AGENTS.md")
+    cited = re.findall(r"`(tests/[\w/]+\.py)::(test_\w+)`(?: and `::(test_\w+)`)?", body)
+    assert len(cited) >= 13, cited
+    for path, *names in cited:
+        with open(os.path.join(REPO, path), encoding="utf-8") as handle:
+            source = handle.read()
+        for name in filter(None, names):
+            assert "\ndef %s(" % name in source, "%s::%s" % (path, name)

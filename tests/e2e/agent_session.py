@@ -19,9 +19,11 @@ proxy. What each CLI needs besides, measured on the pinned releases:
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import tempfile
+import time
 
 from cli_session import sealed_base_environment
 from mock_gemini import texts_of as gemini_texts
@@ -138,12 +140,54 @@ class GeminiCli(SealedRunner):
             json.dump({"security": {"auth": {"selectedType": "gemini-api-key"}},
                        "privacy": {"usageStatisticsEnabled": False}}, handle)
 
-    def run(self, repo, prompt, replies, cwd=None):
-        """`gemini -p PROMPT` in yolo mode, started in `cwd` (default: the repository), the model's
-        replies scripted; the folder is trusted."""
+    def environment(self):
         self.configure()
-        argv = [self.binary, "-p", prompt, "--approval-mode", "yolo"]
         env = sealed_base_environment(self.api, self.home, self.scratch)
         env.update({"GEMINI_API_KEY": "e2e-dummy-key", "GOOGLE_GEMINI_BASE_URL": self.api.url,
                     "GEMINI_CLI_TRUST_WORKSPACE": "true"})
-        return self.execute(argv, str(cwd or repo), env, replies, gemini_texts)
+        return env
+
+    def run(self, repo, prompt, replies, cwd=None):
+        """`gemini -p PROMPT` in yolo mode, started in `cwd` (default: the repository), the model's
+        replies scripted; the folder is trusted."""
+        argv = [self.binary, "-p", prompt, "--approval-mode", "yolo"]
+        return self.execute(argv, str(cwd or repo), self.environment(), replies, gemini_texts)
+
+    def type_in_the_tui(self, repo, typed, replies, ready=("Type your message",), requests=1,
+                        seconds=90):
+        """The interactive CLI in a terminal of its own (tmux, on a private socket), `typed`
+        entered once its screen shows every text of `ready`; the main requests that arrived until
+        there are `requests` of them, or the time is up. None without tmux."""
+        tmux = shutil.which("tmux")
+        if tmux is None:
+            return None
+        socket = "mcp-e2e-%d" % os.getpid()
+        env = dict(self.environment(), TERM="xterm-256color")
+        self.api.play(replies)
+        mark = self.api.mark()
+        command = " ".join(["env"] + [shlex.quote("%s=%s" % item) for item in sorted(env.items())]
+                           + [shlex.quote(self.binary), "--approval-mode", "yolo"])
+        subprocess.run([tmux, "-L", socket, "new-session", "-d", "-x", "160", "-y", "50", "-c",
+                        str(repo), command], env=env, check=True)
+        try:
+            deadline = time.monotonic() + seconds
+            while time.monotonic() < deadline and \
+                    not all(text in self.screen(tmux, socket) for text in ready):
+                time.sleep(0.5)
+            subprocess.run([tmux, "-L", socket, "send-keys", "-l", typed], check=True)
+            time.sleep(2)  # the completion menu settles before Enter takes its choice
+            subprocess.run([tmux, "-L", socket, "send-keys", "Enter"], check=True)
+            while time.monotonic() < deadline and len(self.main_since(mark)) < requests:
+                time.sleep(0.5)
+            return self.main_since(mark)
+        finally:
+            subprocess.run([tmux, "-L", socket, "kill-server"], stderr=subprocess.DEVNULL)
+
+    @staticmethod
+    def screen(tmux, socket):
+        done = subprocess.run([tmux, "-L", socket, "capture-pane", "-p"], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, universal_newlines=True)
+        return done.stdout
+
+    def main_since(self, mark):
+        return [request["body"] for request in self.api.since(mark)[0] if request["kind"] == "main"]

@@ -58,10 +58,11 @@ def assert_clean(run):
 
 
 class Fixture(object):
-    """A committed git repository with a small memory and the protocol installed. `token` is a word
-    only this fixture's memory index contains, so the index can be recognised wherever it lands."""
+    """A committed git repository with a small memory and the protocol installed (for the agents
+    named, when given). `token` is a word only this fixture's memory index contains, so the index
+    can be recognised wherever it lands."""
 
-    def __init__(self, path):
+    def __init__(self, path, agents=None):
         self.path = str(path)
         self.token = "e2e-token-" + uuid.uuid4().hex[:10]
         self.pointers = [
@@ -78,7 +79,8 @@ class Fixture(object):
               "- 2026-11-30: port 8080 is reserved by the test runner.\n")
         write(self.file("CLAUDE.md"), "# Service\n\nRun it with `python3 app.py`.\n")
         write(self.file("app.py"), "print('service')\n")
-        self.install = subprocess.run([sys.executable, INSTALL_PY, "--project", self.path],
+        self.install = subprocess.run([sys.executable, INSTALL_PY, "--project", self.path]
+                                      + (["--agents", agents] if agents else []),
                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                       universal_newlines=True, env=sealed_env(self.path + "-home"))
         assert self.install.returncode == 0, self.install.stdout

@@ -69,5 +69,6 @@ def texts_of(body):
             if "text" in part:
                 out.append((content.get("role"), part.get("text") or ""))
             elif "functionResponse" in part:
-                out.append(("tool", json.dumps(part["functionResponse"].get("response"))))
+                response = part["functionResponse"].get("response")
+                out.append(("tool", json.dumps(response, ensure_ascii=False)))
     return out

@@ -56,6 +56,7 @@ def test_an_oversized_index_is_cut_within_the_cap_and_still_reaches_the_model_wh
     assert utf16_units(index) > 3 * CAP
     assert utf16_units(printed[0]) <= CAP
     assert wide[0] in printed[0]
+    assert "(budget 80)" in printed[0].split("## Memory index")[0], "no budget report"
     assert carried_whole(run.main_requests[0], "startup", printed[0])
 
 

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from cli_session import Cli, STOP_FEEDBACK, block_message, texts_of
+from cli_session import Cli, STOP_FEEDBACK, block_message, injections, texts_of
 from e2e_fixtures import (Fixture, api, assert_clean, claude_binary, cli, handoff_path_named_in,  # noqa: F401
                           handoff_path_stated_by_the_hook, installed)
 from mock_api import say, use
@@ -121,3 +121,4 @@ def test_the_next_session_stops_without_a_block_after_that_handoff(saved):
     assert os.path.exists(project.file("more.txt"))
     assert run.stop_verdicts() == ["pass"]
     assert not any(run.stop_feedback())
+    assert any("The report feature." in text for text in injections(run.main_requests[0], "startup"))

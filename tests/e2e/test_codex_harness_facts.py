@@ -12,35 +12,26 @@ release that changes it fails here rather than in a user's session:
 """
 import json
 import os
-import shlex
-import sys
 
 import pytest
 
-from agent_fixtures import assert_clean, codex, codex_binary, responses_api  # noqa: F401
+from agent_fixtures import (  # noqa: F401  (fixtures are used by name)
+    assert_clean, codex, codex_binary, responses_api, spied, spy as agent_spy, wire as wire_hooks,
+)
 from conftest import make_repo
-from installtools import write
 from mock_api import say, use
 
 pytestmark = pytest.mark.e2e
 
-SPY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "spy_hook.py")
 LIMIT = 10000  # UTF-8 bytes Codex passes on whole from one hook's output
 
 
 def spy(log, *answer):
-    return {"type": "command", "timeout": 15,
-            "command": " ".join(shlex.quote(word) for word in (sys.executable, SPY, str(log)) + answer)}
+    return agent_spy(log, 15, *answer)
 
 
 def wire(repo, **events):
-    write(os.path.join(str(repo), ".codex", "hooks.json"),
-          json.dumps({"hooks": {event: [{"hooks": handlers}] for event, handlers in events.items()}}))
-
-
-def spied(log):
-    with open(str(log), encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle]
+    wire_hooks(os.path.join(str(repo), ".codex", "hooks.json"), **events)
 
 
 def sized(tag, size, filler):

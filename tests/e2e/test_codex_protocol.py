@@ -1,9 +1,11 @@
 """In the real Codex CLI, the protocol's hooks (the very files `install.py --project` copies into
-.claude/hooks/, wired in .codex/hooks.json) do what they do in Claude Code: the memory index and
-the last handoff reach the model whole at the start, within the 10,000 UTF-8 bytes Codex passes on
-from a hook; work earns one block whose message reaches the model; the save it asks for needs no
-person, but for the memory's commit, which Codex's sandbox leaves to one; the next stop passes,
-and so does the next session's; all of it from a subfolder too, and nothing leaves 127.0.0.1.
+.claude/hooks/, wired by `--agents claude,codex` in .codex/hooks.json) do what they do in Claude
+Code: the memory index, with the budget report, and the last handoff reach the model whole at the
+start, within the 10,000 UTF-8 bytes Codex passes on from a hook; work earns one block whose
+message reaches the model; the save it asks for needs no person, but for the memory's commit,
+which Codex's sandbox leaves to one; the next stop passes, and so does the next session's; all of
+it from a subfolder too, and nothing leaves 127.0.0.1. The flow commands the install made skills
+of are offered to the model, and `$name` brings one whole.
 
 The scripted model acts on what reached it: it writes the handoff where the block message says."""
 import os
@@ -11,9 +13,11 @@ import shlex
 
 import pytest
 
-from agent_fixtures import (assert_clean, codex, codex_binary, codex_project, responses_api,  # noqa: F401
-                            wire_codex, wired_fixture)
-from e2e_fixtures import Fixture, handoff_path_named_in, handoff_path_stated_by_the_hook
+from agent_fixtures import (  # noqa: F401  (fixtures are used by name)
+    HANDOFF, MEMORY_COMMIT, assert_clean, codex, codex_binary, codex_project, first_body_line,
+    handoff_path_the_block_asks_for, responses_api,
+)
+from e2e_fixtures import Fixture, handoff_path_named_in
 from installtools import write
 from mock_api import say, use
 from mock_responses import texts_of
@@ -23,9 +27,6 @@ pytestmark = pytest.mark.e2e
 LIMIT = 10000  # UTF-8 bytes Codex passes on whole from one hook's output
 TRUNCATED = "Warning: truncated output"  # what Codex puts before a hook output it cut
 BLOCKED = "hook: Stop Blocked"
-HANDOFF = ("## Handoff: 2026-11-30 12:00\n\n## Working On\nThe report feature.\n\n## Next Steps\n"
-           "1. Review the report.\n")
-MEMORY_COMMIT = "memory: the report feature writes plain text"
 
 
 def shell(command):
@@ -58,19 +59,18 @@ def test_the_index_reaches_the_model_whole_and_a_stop_without_work_passes(codex,
 def test_a_wide_index_is_cut_within_the_bytes_codex_passes_whole(codex, tmp_path):
     """Cyrillic takes two bytes a character: an index within 10,000 UTF-16 units but far over
     10,000 bytes would be truncated by Codex in the middle; the hook cuts it first, as marked."""
-    project = Fixture(tmp_path / "wide")
+    project = Fixture(tmp_path / "wide", agents="claude,codex")
     lines = ["- [Тема %03d](t%03d.md) — заметка о решении, принятом командой" % (i, i) for i in range(120)]
     lines[0] += " (%s)" % project.token
     project.pointers = lines[:1]
     index = "# Project Memory Index\n\n## Topics\n" + "".join(line + "\n" for line in lines)
     assert len(index.encode("utf-16-le")) // 2 < LIMIT < len(index.encode("utf-8"))
     write(project.file("memory/MEMORY.md"), index)
-    wire_codex(project)
-    project.git("add", "-A")
-    project.git("commit", "-q", "-m", "a wide index")
+    project.git("commit", "-q", "-am", "a wide index")
     run = codex.run(project.path, "hello", [say("Hello.")])
     assert_clean(run, codex)
-    assert_the_index_arrived_whole(run, project)
+    injected_text = assert_the_index_arrived_whole(run, project)
+    assert "(budget 80)" in injected_text.split("## Memory index")[0], "no budget report"
 
 
 def save_flow(project):
@@ -80,8 +80,8 @@ def save_flow(project):
     written = []
 
     def write_the_handoff_the_block_asks_for(body):
-        said = [text for role, text in texts_of(body) if role == "user"]
-        path = handoff_path_named_in(said[-1], project) or handoff_path_stated_by_the_hook(project)
+        path = handoff_path_the_block_asks_for(
+            [text for role, text in texts_of(body) if role == "user"], project)
         written.append(path)
         return shell("printf %%s %s > %s" % (shlex.quote(HANDOFF), shlex.quote(path)))
 
@@ -117,10 +117,12 @@ def test_work_earns_one_block_the_save_needs_nobody_and_the_next_session_stops(c
     assert os.path.exists(project.file("more.txt"))
     assert BLOCKED not in following.stderr
     assert len(following.main_requests) == 2
+    assert any(codex_project.token in text and "The report feature." in text
+               for text in following.texts(0, "developer")), "the handoff was not injected"
 
 
-def test_started_in_a_subfolder_the_hooks_find_the_project(codex, tmp_path):
-    project = wired_fixture(tmp_path / "repo", wire_codex)
+def test_started_in_a_subfolder_the_hooks_find_the_project(codex, codex_project):
+    project = codex_project
     write(project.file("src/module.py"), "print('module')\n")
     project.git("add", "-A")
     project.git("commit", "-q", "-m", "a module")
@@ -133,3 +135,14 @@ def test_started_in_a_subfolder_the_hooks_find_the_project(codex, tmp_path):
     said = [text for text in run.texts(2, "user")][-1]
     assert handoff_path_named_in(said, project)
     assert not os.path.exists(project.file("src/.claude"))
+
+
+
+def test_the_installed_skills_are_offered_and_dollar_name_brings_one_whole(codex, codex_project):
+    run = codex.run(codex_project.path, "$handoff", [say("Saved.")])
+    assert_clean(run, codex)
+    offered = "\n".join(run.texts(0, "developer"))
+    for name in ("handoff", "dream", "catchup"):
+        assert "- %s: " % name in offered and "%s/SKILL.md)" % name in offered
+    skill = codex_project.read(".agents/skills/handoff/SKILL.md")
+    assert any(first_body_line(skill) in text and "<skill>" in text for text in run.texts(0, "user"))

@@ -15,34 +15,24 @@ release that changes it fails here rather than in a user's session:
 """
 import json
 import os
-import shlex
-import sys
 
 import pytest
 
-from agent_fixtures import assert_clean, gemini, gemini_api, gemini_binary  # noqa: F401
+from agent_fixtures import (  # noqa: F401  (fixtures are used by name)
+    assert_clean, gemini, gemini_api, gemini_binary, spied, spy as agent_spy, wire as wire_hooks,
+)
 from conftest import make_repo
-from installtools import write
 from mock_api import say, use
 
 pytestmark = pytest.mark.e2e
 
-SPY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "spy_hook.py")
-
 
 def spy(log, *answer):
-    return {"type": "command", "timeout": 15000,
-            "command": " ".join(shlex.quote(word) for word in (sys.executable, SPY, str(log)) + answer)}
+    return agent_spy(log, 15000, *answer)
 
 
 def wire(repo, **events):
-    write(os.path.join(str(repo), ".gemini", "settings.json"),
-          json.dumps({"hooks": {event: [{"hooks": handlers}] for event, handlers in events.items()}}))
-
-
-def spied(log):
-    with open(str(log), encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle]
+    wire_hooks(os.path.join(str(repo), ".gemini", "settings.json"), **events)
 
 
 def user_texts_of_transcript(text):
@@ -122,3 +112,4 @@ def test_a_failing_hook_and_a_slow_one_are_problems(gemini, tmp_path):
     problems = gemini.run(repo, "hello", [say("Hello.")]).problems(gemini.HOOK_FAILURE)
     assert any("timed out" in problem for problem in problems), problems
     assert any("failed for event AfterAgent" in problem for problem in problems), problems
+

@@ -512,6 +512,11 @@ def escaped(text, position):
 
 def link_text_start(text, close):
     """The offset of the `[` that the `]` at `close` closes, on the same line, or -1."""
+    line_start = text.rfind("\n", 0, close) + 1
+    opening = text.rfind("[", line_start, close)
+    if opening >= 0 and text.find("]", opening, close) < 0 and \
+            "\\" not in text[max(opening - 1, line_start):close]:
+        return opening  # the usual `[title](...)`: nothing nested, nothing escaped
     depth = 0
     position = close - 1
     while position >= 0 and text[position] != "\n":
@@ -552,6 +557,10 @@ def pointed_destination_end(text, opening, line_end):
 def plain_destination_end(text, position, line_end):
     """The end of a destination written without `<>`: at white space, or at a `)` that closes
     no `(` of the destination's own."""
+    close = text.find(")", position, line_end)
+    if close >= 0 and text[position:close].isprintable() and \
+            not any(mark in text[position:close] for mark in " (\\"):
+        return close  # the usual `file.md)`: no space, no parenthesis, no escape before it
     depth = 0
     while position < line_end:
         mark = text[position]

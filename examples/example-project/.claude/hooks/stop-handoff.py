@@ -50,8 +50,8 @@ The guard owns the definition of "work": session-start.py loads this file to rea
 input, run the git reads and record the baseline, so both hooks compute the state one way.
 
 Standard library only; Python 3.8 or newer; runs as `python3 -I -S stop-handoff.py`.
-Configuration: CLAUDE_PROJECT_DIR (else GEMINI_PROJECT_DIR), MCP_SESSION_STATE (.session-state.md; .claude/session-state.md
-is read while only it exists), MCP_BASELINE
+Configuration: CLAUDE_PROJECT_DIR (else GEMINI_PROJECT_DIR), MCP_SESSION_STATE (.session-state.md;
+.claude/session-state.md is read while only it exists), MCP_BASELINE
 (.claude/hooks/.session-baseline, one file per session_id), MCP_THROTTLE_MIN (45), and
 MCP_MEMORY_INDEX (memory/MEMORY.md), whose folder the instructions name and the state leaves out.
 """

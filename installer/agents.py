@@ -1,0 +1,369 @@
+"""The agents besides Claude Code that a project asks for: Codex CLI and Gemini CLI, wired to the
+same hooks and given the protocol's flow commands.
+
+Why it exists: a team's memory goes stale from the side of any teammate whose agent neither loads
+it nor saves. The hooks serve every agent (they know each by what it sends); what differs is where
+each agent reads its wiring and its commands, measured on the real clients (tests/e2e):
+- Codex CLI reads .codex/hooks.json (SessionStart, Stop; timeouts in seconds), starts hooks where
+  it was started, a subfolder perhaps, and takes skills from .agents/skills/<name>/SKILL.md, which
+  it lists to the model in every request and injects whole for `$name`;
+- Gemini CLI reads the "hooks" of .gemini/settings.json (SessionStart, AfterAgent; timeouts in
+  milliseconds), starts hooks in the project folder, and lists the skills of .agents/skills/ to
+  the model too; `/name` typed in its terminal uses the skill of that name, so the protocol
+  writes no custom command of its own there;
+- every other agent reads AGENTS.md, if anything: "agents-md" adds the protocol's steps there as a
+  marked section (templates/AGENTS.md-section.md): where the memory is, what to read at the start
+  and what to save before finishing; never the memory itself, which would go stale there and be
+  loaded twice by the agents with hooks.
+A wired command runs the hook only where its file is: Python exits 2 for a file it cannot open,
+and both CLIs read exit 2 as a block (a Codex stop loops on it).
+
+What it promises: the entries join the user's own in those files and never change one of theirs;
+--uninstall takes them out and gives each file back as it was (the before-install record keeps
+what the rest would not give back); an entry is the protocol's by the same reading as Claude
+Code's (protocol.Wiring.is_ours). A skill is the installer's only while it holds what this
+version writes for one of the project's interpreters; one the user edited is kept, as
+.claude/commands/ are.
+"""
+
+import json
+import os
+import re
+
+from .errors import Refusal, UsageError
+from .files import encode_text, is_an_empty_folder, read_bytes, read_text, same_content
+from .protocol import (
+    AGENTS, AGENTS_MD, AGENT_COMMANDS, AGENT_FOLDERS, CODEX_HOOKS, DEFAULT_PYTHON,
+    GEMINI_SETTINGS, HOOK_DIR, HOOK_TIMEOUT_SECONDS, SKILL_DIR, TEMPLATE_AGENTS_SECTION, Wiring,
+    command_for,
+)
+from .settings import (
+    SettingsError, load_settings, parse_settings, settings_bytes, settings_mean_the_same,
+    settings_text,
+)
+from .wiring import drop_handlers, our_handlers, unwire, wire
+from .blocks import line_texts, section_span, with_section, without_section
+from .uninstall import plan_remove_if_unmodified, plan_what_is_left, what_uninstall_leaves
+
+
+class AgentWiring(Wiring):
+    """An entry of the protocol's in another agent's hooks file. Codex starts hooks where it was
+    started, so its command first goes to the top of the work tree; Gemini starts them in the
+    project folder."""
+
+    def __init__(self, event, hook, timeout, from_the_top):
+        Wiring.__init__(self, event, hook, None, None, None)
+        self.timeout = timeout
+        self.from_the_top = from_the_top
+
+    def handler(self, python):
+        return {"type": "command", "command": hook_command(python, self.hook, self.from_the_top),
+                "timeout": self.timeout}
+
+
+TO_THE_TOP = 'cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)" && '
+
+
+def hook_command(python, hook, from_the_top):
+    run = "test -f {0} && {1} -I -S {0}".format(HOOK_DIR + "/" + hook, python)
+    return TO_THE_TOP + run if from_the_top else run
+
+
+WRITTEN_FORM = re.compile(r"(?:{})?test -f (\S+) && (.+?) -I -S \1\Z".format(re.escape(TO_THE_TOP)))
+
+
+def interpreter_of(handler):
+    """The interpreter of an entry in the form hook_command writes; None for any other form,
+    which is the user's, kept as written."""
+    match = WRITTEN_FORM.match(str(handler.get("command", "")))
+    return match.group(2) if match and "args" not in handler else None
+
+
+class Agent(object):
+    """An agent besides Claude Code: the file it reads its hooks from, the protocol's entries
+    there, and the skills it takes the flow commands from (path -> how this version writes it
+    for an interpreter)."""
+
+    def __init__(self, name, shown, settings, wirings, files):
+        self.name, self.shown, self.settings, self.wirings = name, shown, settings, wirings
+        self.files = files
+
+
+def skill_path(name):
+    return "{}/{}/SKILL.md".format(SKILL_DIR, name)
+
+
+def command_parts(source, name, python):
+    """(description, body) of the protocol's command, as installed for python."""
+    text = command_for(source, name + ".md", python).decode("utf-8")
+    front, body = "", text
+    if text.startswith("---\n") and "\n---\n" in text[4:]:
+        front, body = text[4:].split("\n---\n", 1)
+    descriptions = [line.split(":", 1)[1].strip() for line in front.splitlines()
+                    if line.startswith("description:")]
+    return (descriptions[0] if descriptions else name), body
+
+
+def skill_text(source, name, python):
+    """The command as a skill: its name and description as frontmatter (a JSON string is a
+    YAML one), its body as the instructions. What Claude Code's allowed-tools grant has no
+    counterpart in a skill: each agent asks as it asks for any command."""
+    description, body = command_parts(source, name, python)
+    return encode_text("---\nname: {}\ndescription: {}\n---\n{}".format(
+        name, json.dumps(description, ensure_ascii=False), body))
+
+
+def skills():
+    return {skill_path(name): lambda source, python, name=name: skill_text(source, name, python)
+            for name in AGENT_COMMANDS}
+
+
+CODEX = Agent("codex", "Codex CLI", CODEX_HOOKS, (
+    AgentWiring("SessionStart", "session-start.py", HOOK_TIMEOUT_SECONDS, True),
+    AgentWiring("Stop", "stop-handoff.py", HOOK_TIMEOUT_SECONDS, True)), skills())
+GEMINI = Agent("gemini", "Gemini CLI", GEMINI_SETTINGS, (
+    AgentWiring("SessionStart", "session-start.py", HOOK_TIMEOUT_SECONDS * 1000, False),
+    AgentWiring("AfterAgent", "stop-handoff.py", HOOK_TIMEOUT_SECONDS * 1000, False)), skills())
+OTHER_AGENTS = (CODEX, GEMINI)
+
+
+def agents_named(value):
+    """The agents an --agents value names (comma-separated), in AGENTS' order; a UsageError for
+    any other name, and for a list without claude: the hooks the others run, and the
+    commands their skills are made from, are installed under .claude/."""
+    names = [word.strip().lower() for word in value.split(",") if word.strip()]
+    unknown = [name for name in names if name not in AGENTS]
+    if unknown or not names:
+        raise UsageError("--agents takes a comma-separated list of {} (got {})".format(
+            ", ".join(AGENTS), value or "nothing"))
+    if "claude" not in names:
+        raise UsageError("--agents must name claude too: the hooks the other agents run and "
+                         "the commands they take are installed under .claude/")
+    return tuple(name for name in AGENTS if name in names)
+
+
+def settings_of(project, agent):
+    """(the agent's hooks file as settings, its text); ({}, None) when there is none."""
+    return load_settings(os.path.join(project, *agent.settings.split("/")), agent.settings)
+
+
+def is_wired_for(project, agent):
+    """Whether the agent's hooks file runs a hook of the protocol's; a file that cannot be read
+    says nothing (a run that asks for the agent refuses it)."""
+    try:
+        settings, _ = settings_of(project, agent)
+    except SettingsError:
+        return False
+    return any(our_handlers(settings, wiring) for wiring in agent.wirings)
+
+
+def agents_for(project, asked):
+    """The agents with hooks a run installs or updates: those asked for, and those already
+    wired."""
+    return [agent for agent in OTHER_AGENTS
+            if agent.name in (asked or ()) or is_wired_for(project, agent)]
+
+
+def shared_parts_of(agents):
+    """The agents' parts a teammate's clone needs: each one's hooks file, and a skill."""
+    return tuple(part for agent in agents for part in (agent.settings, sorted(agent.files)[0]))
+
+
+def agent_files(agents, source, python, pythons):
+    """[(path, bytes for python, whether given bytes are this version's for one of pythons)]
+    of the skills the agents take the flow commands from, each once."""
+    files = {}
+    for agent in agents:
+        files.update(agent.files)
+    return [(rel, render(source, python),
+             lambda data, render=render: any(same_content(data, render(source, other))
+                                             for other in pythons))
+            for rel, render in sorted(files.items())]
+
+
+def interpreters_wired_for(project):
+    """The interpreters the protocol's entries name in the agents' hooks files."""
+    found = []
+    for agent in OTHER_AGENTS:
+        try:
+            settings, _ = settings_of(project, agent)
+        except SettingsError:
+            continue
+        found += [interpreter_of(handler) for wiring in agent.wirings
+                  for _, handler in our_handlers(settings, wiring)]
+    return [python for python in dict.fromkeys(found) if python is not None]
+
+
+def plan_agent_wiring(plan, agent, python, update):
+    """Add the agent's missing entries to its hooks file (created when absent). With update,
+    bring an entry in the form this installer writes to this version's, for python, and drop
+    copies the agent would run twice; an entry in a form of the user's stays as written."""
+    try:
+        settings, original = settings_of(plan.root, agent)
+    except SettingsError as error:
+        plan.refuse(str(error))
+        return
+    changed = wire(settings, python, False, agent.wirings)
+    if update:
+        changed += [event for event in update_agent_entries(settings, agent, python)
+                    if event not in changed]
+    if not changed:
+        plan.keep(agent.settings, "hooks already wired for " + agent.shown)
+        return
+    plan.write("write" if original is None else "merge", agent.settings,
+               settings_bytes(settings, original), "wired {} for {}".format(
+                   " and ".join(changed), agent.shown))
+
+
+def update_agent_entries(settings, agent, python):
+    changed = []
+    for wiring in agent.wirings:
+        found = our_handlers(settings, wiring)
+        if not found:
+            continue
+        handler = found[0][1]
+        wanted = wiring.handler(python)["command"]
+        if interpreter_of(handler) is not None and handler.get("command") != wanted:
+            handler["command"] = wanted
+            changed.append(wiring.event)
+        if found[1:]:
+            drop_handlers(settings, wiring.event, found[1:])
+            changed.append(wiring.event)
+    return list(dict.fromkeys(changed))
+
+
+# --- what --uninstall must leave as it was --------------------------------------------------
+
+def after_uninstall(root, agent, text, before, use_head=True):
+    """(what --uninstall leaves of the agent's hooks file, whose text is given: see
+    uninstall.what_uninstall_leaves; notes), or (None, []) when it holds nothing of the
+    protocol's."""
+    settings = parse_settings(text.lstrip("\ufeff"), agent.settings)
+    created = is_as_the_installer_creates_it(text, settings, agent)
+    changed = unwire(settings, agent.wirings)
+    if not changed:
+        return None, []
+    return what_uninstall_leaves(
+        root, agent.settings, text, settings_bytes(settings, text), created and settings == {},
+        lambda other: settings_mean_the_same(settings, other), before, use_head), [
+        "unwired {} for {}".format(" and ".join(changed), agent.shown)]
+
+
+def is_as_the_installer_creates_it(text, settings, agent):
+    pythons = set(interpreter_of(handler) for wiring in agent.wirings
+                  for _, handler in our_handlers(settings, wiring))
+    if len(pythons) != 1 or None in pythons:
+        return False
+    fresh = {}
+    wire(fresh, pythons.pop(), False, agent.wirings)
+    return text == settings_text(fresh, None)
+
+
+def before_install_entries(plan, agents, record):
+    """What the before-install record must add for this run's changes to the agents' files:
+    a folder there and empty that the run writes into, and the text of a hooks file that holds
+    nothing of the protocol's yet and that --uninstall would not give back as it is, with HEAD
+    as it is now or without it (as once the user commits the installed file)."""
+    record = record or {"folders": [], "files": {}}
+    written = list(plan.planned)
+    folders = [rel for rel in AGENT_FOLDERS if rel not in record["folders"]
+               and is_an_empty_folder(plan.path(rel))
+               and any(path.startswith(rel + "/") for path in written)]
+    files = {}
+    for agent in agents:
+        if agent.settings in record["files"] or agent.settings not in plan.planned:
+            continue
+        original = read_bytes(plan.path(agent.settings), agent.settings)
+        if original is None or is_wired_for(plan.root, agent):
+            continue
+        installed = plan.planned[agent.settings].decode("utf-8", "surrogateescape")
+        if any((after_uninstall(plan.root, agent, installed, None, use_head)[0] or (None,))[0]
+               != original for use_head in (True, False)):
+            files[agent.settings] = original.decode("utf-8", "surrogateescape")
+    return {"folders": folders, "files": files}
+
+
+# --- --uninstall ----------------------------------------------------------------------------
+
+def plan_agents_removal(plan, source, record, pythons):
+    """Take the protocol's entries out of every agent's hooks file, remove the skills the user
+    did not edit, then the folders that leaves empty, unless the record says they were there,
+    empty, before the install."""
+    before = (record or {}).get("files", {})
+    for agent in OTHER_AGENTS:
+        plan_agent_unwiring(plan, agent, before.get(agent.settings))
+    pythons = list(dict.fromkeys(interpreters_wired_for(plan.root) + list(pythons) + [DEFAULT_PYTHON]))
+    for rel, _, is_ours in agent_files(OTHER_AGENTS, source, DEFAULT_PYTHON, pythons):
+        plan_remove_if_unmodified(plan, rel, is_ours, "edited by you; left in place")
+    plan_agents_md_removal(plan, source)
+    kept = (record or {}).get("folders", [])
+    for rel in AGENT_FOLDERS:
+        if rel not in kept and os.path.isdir(plan.path(rel)) and plan.will_be_emptied(rel):
+            plan.remove(rel, "now empty")
+
+
+def plan_agent_unwiring(plan, agent, before):
+    """A hooks file that cannot be read is refused only when it names the protocol's hooks:
+    one of the user's that the protocol never wired (Gemini reads comments in JSON, for one)
+    is none of this run's business."""
+    try:
+        _, original = settings_of(plan.root, agent)
+        outcome, notes = after_uninstall(plan.root, agent, original, before) \
+            if original is not None else (None, [])
+    except SettingsError as error:
+        data = read_bytes(plan.path(agent.settings), agent.settings) or b""
+        if (HOOK_DIR + "/").encode("ascii") in data:
+            plan.refuse(str(error))
+        return
+    if outcome is not None:
+        plan_what_is_left(plan, agent.settings, outcome, "; ".join(notes),
+                          "held only the protocol's entries")
+
+
+# --- AGENTS.md, for agents with no hooks ---------------------------------------------------
+
+def plan_agents_md(plan, source, asked, force):
+    """Add the protocol's section to AGENTS.md when asked for (the file is made if there is
+    none), and keep a section already there current. A section that differs from this
+    version's is the user's edit until a release lists the ones it shipped: --force replaces it."""
+    section = source.marked_template(TEMPLATE_AGENTS_SECTION)
+    text = read_text(plan.path(AGENTS_MD), AGENTS_MD)
+    try:
+        present = text is not None and section_span(text, section, AGENTS_MD) is not None
+    except Refusal as error:
+        plan.refuse(str(error))
+        return
+    if not present and not asked:
+        return
+    new_text, verb = with_section(text, section, AGENTS_MD)
+    if verb is None:
+        plan.keep(AGENTS_MD, "protocol section up to date")
+    elif verb == "replace" and not force:
+        plan.hold(AGENTS_MD, "edited by you; --force replaces its protocol section")
+    else:
+        notes = {"append": "added the protocol section", "replace": "updated the protocol section"}
+        plan.write("write" if text is None else verb, AGENTS_MD, encode_text(new_text), notes[verb])
+
+
+def plan_agents_md_removal(plan, source):
+    """AGENTS.md as it was before the section came: the section and the line break that set it
+    off go; the file goes only when it held the section alone and git does not track it. A
+    section the user edited stays."""
+    section = source.marked_template(TEMPLATE_AGENTS_SECTION)
+    text = read_text(plan.path(AGENTS_MD), AGENTS_MD)
+    try:
+        found = None if text is None else without_section(text, section, AGENTS_MD)
+    except Refusal as error:
+        plan.refuse(str(error))
+        return
+    if found is None:
+        return
+    new_text, old_section = found
+    if line_texts(old_section.splitlines()) != section:
+        plan.keep(AGENTS_MD, "its protocol section is edited by you; left in place")
+        return
+    outcome = what_uninstall_leaves(
+        plan.root, AGENTS_MD, text, encode_text(new_text),
+        new_text == "" and text.startswith(section[0]), lambda other: other == new_text, None)
+    plan_what_is_left(plan, AGENTS_MD, outcome, "removed the protocol section",
+                      "held only the protocol section")
