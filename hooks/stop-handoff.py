@@ -1065,16 +1065,14 @@ def handoff_covers(project, handoff_ns, recorded, current, deadline):
 
 
 def head_covered(project, handoff_ns, recorded, current, deadline):
-    """Whether HEAD is where it was when the handoff was written, or moved since by saving
-    alone. Where it was is the reflog's answer; when the reflog cannot give one, the
-    baseline's HEAD, which is older than the handoff."""
-    before = head_at(current, handoff_ns)
-    if before is None and recorded is not None:
-        before = recorded.head
-    if before is None:
-        return False
-    return before == current.head or commits_are_saving(project, before, current.head,
-                                                       deadline) is True
+    """Whether HEAD holds no work the handoff did not see: from the baseline's HEAD, which is
+    older than the handoff, or from the commit HEAD was on when the handoff was written (the
+    reflog's answer), it is where it was or moved since by saving alone."""
+    for before in (recorded.head if recorded is not None else None, head_at(current, handoff_ns)):
+        if before is not None and (before == current.head or commits_are_saving(
+                project, before, current.head, deadline) is True):
+            return True
+    return False
 
 
 def head_at(current, handoff_ns):
