@@ -50,6 +50,8 @@ BUDGET = load_hook("context-budget.py", "mcp_context_budget_for_health")
 # make it start (its fsmonitor, hooks, pager, diff programs): the memory is checked in
 # repositories nobody has trusted yet.
 GIT = load_by_path(os.path.join(ROOT, "installer", "git.py"), "mcp_git_for_health")
+# The team format's move (install.py --update), for its one reading of a stamp.
+FORMAT = load_by_path(os.path.join(ROOT, "memory_format.py"), "mcp_memory_format_for_health")
 
 # Every finding names a file and a line; a finding about a whole file names its line 1. A line
 # that carries the hook's ignore marker silences every finding at that line; a file that carries
@@ -191,6 +193,7 @@ class MemoryFile(object):
             self.fenced_lines.update(range(self.line_of(start), self.line_of(max(start, end - 1)) + 1))
         self.silenced_whole = FILE_IGNORE_MARKER in text
         self.log = None  # why it is a session log (session_log_reason), for a topic file
+        self.note = False  # a note in a topic folder beside the index
 
     def line_of(self, offset):
         import bisect
@@ -1648,6 +1651,261 @@ def index_cut_line(text, index):
     return None
 
 
+# --- what a merge leaves behind --------------------------------------------------------------
+#
+# The team's memory merges in git (spec §4.5). A committed .gitattributes gives it git's union
+# merge, so a merge in a clone never stops in memory/: where two branches changed the same line it
+# keeps both versions, one under the other. A forge ignores that attribute, as does a checkout made
+# before it, and a conflict resolved in haste leaves its markers behind. These checks find what
+# either leaves: conflict markers, a note's title twice, a stamp or a frontmatter key twice, the
+# same line twice in one file, and two versions of one fact side by side. They read the index,
+# the memory files beside it and the notes in its topic folders (memory/<folder>/<note>.md).
+
+MERGE_LEFTOVERS = {
+    "conflict-markers": "broken",  # a merge stopped here and nobody finished it
+    "doubled-title": "warning",    # two branches' notes of one name, merged into one file
+    "doubled-stamp": "warning",    # a stamp or frontmatter key once per branch
+    "doubled-line": "warning",     # the same fact or pointer twice in one file
+    "diverged-fact": "warning",    # two branches' versions of one fact, both kept
+    "stamped-format": "advice",    # lines every save rewrites: saves on two branches collide
+}
+SEVERITY.update(MERGE_LEFTOVERS)
+FACT_WORDS_AT_LEAST = 4  # a shorter list item ("- None.") may well repeat on purpose
+# The .gitattributes block install.py writes, whose first line tells a project it set up.
+GITATTRIBUTES_TEMPLATE = os.path.join(ROOT, "templates", "gitattributes")
+LEFTOVER_PATTERNS = {}
+
+
+def leftover_patterns():
+    if not LEFTOVER_PATTERNS:
+        import re
+        LEFTOVER_PATTERNS.update({
+            "conflict-side": re.compile(r"^(<{7}|>{7}|\|{7})( |$)"),
+            "dated-fact": re.compile(r"^[-*+] \d{4}-\d{2}-\d{2}\b"),
+        })
+    return LEFTOVER_PATTERNS
+
+
+def merge_leftovers(project, folder, index, topics, findings):
+    """Everything a merge left in the memory, as findings; and a memory still in the format that
+    makes merges collide."""
+    stamped_format(project, index, topics, findings)
+    memories = ([index] if index else []) + topics + notes_of_topic_folders(project, folder)
+    touching = [m for m in memories if facts_side_by_side(m) and not session_log_reason(m)
+                and not stamped(m)]
+    union = union_merged(project, touching)  # git is asked only about files that need it
+    for memory in memories:
+        conflict_markers(memory, findings)
+        doubled_stamps(memory, findings)
+        if not session_log_reason(memory):  # a log may well record one change twice
+            doubled_lines(memory, findings, memory is index)
+        if memory.note:
+            doubled_title(memory, findings)
+        if memory.path in union:
+            diverged_facts(memory, findings)
+
+
+def notes_of_topic_folders(project, folder):
+    """The notes of every topic folder beside the index, read once: the Markdown files directly
+    in a folder there, never through a symlink, never a README or a dot file."""
+    notes = []
+    try:
+        entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+    except OSError:
+        return notes
+    for entry in entries:
+        if entry.name.startswith(".") or not BUDGET.is_real_folder(entry):
+            continue
+        for name in BUDGET.notes_in(entry.path)[0]:
+            path = os.path.join(entry.path, name + ".md")
+            text = BUDGET.read_text(path)
+            if text is not None:
+                note = MemoryFile(project, path, text)
+                note.note = True
+                notes.append(note)
+    return notes
+
+
+def union_merged(project, memories):
+    """The paths of the memory files git merges with its union driver here: where the team
+    format's .gitattributes rule applies. Empty outside git, or when git cannot say."""
+    relative = {}
+    for memory in memories:
+        shown = os.path.relpath(memory.path, project)
+        if not shown.startswith(os.pardir):
+            relative[shown.replace(os.sep, "/")] = memory.path
+    if not relative:
+        return set()
+    listed = git_output(project, "check-attr", "-z", "merge", "--", *sorted(relative))
+    if listed is None:
+        return set()
+    fields = listed.decode("utf-8", "replace").split("\0")
+    return set(relative[fields[n]] for n in range(0, len(fields) - 2, 3)
+               if fields[n + 2] == "union" and fields[n] in relative)
+
+
+def unfenced_lines(memory):
+    """(line number, line) of the lines outside fenced code blocks."""
+    return [(number, line) for number, line in enumerate(memory.lines, start=1)
+            if number not in memory.fenced_lines]
+
+
+def conflict_markers(memory, findings):
+    """Lines git writes around a conflict it could not merge. A line of seven `=` alone is also a
+    heading's underline, so it counts only in a file that holds an opening or closing marker."""
+    opening = leftover_patterns()["conflict-side"]
+    lines = unfenced_lines(memory)
+    sides = [number for number, line in lines if opening.match(line)]
+    if not sides:
+        return
+    marked = sorted(sides + [number for number, line in lines if line.rstrip() == "=" * 7])
+    for number in marked:
+        findings.add("conflict-markers", memory, number,
+                     "holds the markers of a merge conflict nobody finished (%s): whatever "
+                     "reads it reads both sides and the markers" % BUDGET.named_list(
+                         "line %d" % n for n in marked),
+                     "keep what is true of both sides, delete the marker lines, and commit",
+                     subject="markers")
+
+
+def doubled_stamps(memory, findings):
+    """A stamp (`Last updated`, `Last dream`) twice, or a frontmatter key twice: each branch
+    wrote its own, and a union merge kept both."""
+    stamps = []
+    for start, end in memory.comments:
+        if is_stamp(memory.text[start + 4:end - 3]):
+            stamps.append(memory.line_of(start))
+    if len(stamps) > 1:
+        for number in stamps[1:]:
+            findings.add("doubled-stamp", memory, number,
+                         "holds %d stamps where one belongs (lines %s): a merge kept each "
+                         "branch's" % (len(stamps), ", ".join(str(n) for n in stamps)),
+                         "keep the newest date; the team format needs no stamp at all, since git "
+                         "dates every change (`git log -1 --format=%cs -- <file>`)",
+                         subject="stamps")
+    seen = {}
+    end = BUDGET.frontmatter_end(memory.text)
+    for number, line in enumerate(memory.text[:end].split("\n")[1:-2], start=2):
+        key = line.partition(":")[0]
+        if not line[:1].strip() or ":" not in line or key.lstrip().startswith("#"):
+            continue
+        if key in seen:
+            findings.add("doubled-stamp", memory, number,
+                         "gives the frontmatter key `%s` twice (lines %d and %d): a merge kept "
+                         "each branch's value" % (key, seen[key], number),
+                         "keep the one value that is true", subject=("key", key))
+        seen.setdefault(key, number)
+
+
+def doubled_lines(memory, findings, is_index):
+    """The same list item twice in one file, as a union merge leaves a line two branches both
+    added. In the index, a pointer line twice is duplicate-pointer's finding."""
+    first = {}
+    for number, line in unfenced_lines(memory):
+        if not patterns()["list-item"].match(line):
+            continue
+        words = " ".join(line.split())
+        if len(words.split()) < FACT_WORDS_AT_LEAST + 1 or (is_index and is_pointer_line(line)):
+            continue
+        if words in first:
+            findings.add("doubled-line", memory, number,
+                         "says the same thing twice (line %d and line %d): \"%s\""
+                         % (first[words], number, BUDGET.entry_name(line)),
+                         "delete the second copy", subject=("line", words))
+        else:
+            first[words] = number
+
+
+def doubled_title(memory, findings):
+    """A note with a second `# ` title: two branches each added a note of this name, and a union
+    merge put both in one file."""
+    titles = [number for number, line in unfenced_lines(memory) if line.startswith("# ")]
+    if len(titles) > 1:
+        findings.add("doubled-title", memory, titles[1],
+                     "has %d titles (lines %s): two notes of this name, written on two branches, "
+                     "were merged into one file" % (len(titles), ", ".join(str(n) for n in titles)),
+                     "split it into two notes, or fold them into one with one title")
+
+
+def stamped_format(project, index, topics, findings):
+    """Advice, on the index, when the memory is still in the stamped format in a project where
+    this release set up the team format (its .gitattributes block): a `Last dream` stamp or an
+    Active Context in the index, or a `Last updated` stamp in a topic file. Each is a line every
+    save rewrites, so two developers' saves on two branches collide there in git; the memory
+    works, and `install.py --update` moves it without losing a line. A stamp is what that move
+    takes out (memory_format.py): a comment that says more than a date is left alone. A memory
+    kept without this release's install is not asked to move."""
+    if index is None or not team_format_set_up(project):
+        return
+    parts = []
+    stamp_lines = stamp_line_numbers(index)
+    context_lines = [number for number, line in enumerate(index.lines, start=1)
+                     if FORMAT.ACTIVE_CONTEXT.match(line)]
+    if stamp_lines:
+        parts.append("a `Last dream` line")
+    if context_lines:
+        parts.append("an Active Context")
+    files = [topic for topic in topics if stamped(topic)]
+    if files:
+        parts.append("%d file(s) with a `Last updated` line" % len(files))
+    if parts:
+        findings.add("stamped-format", index, min(stamp_lines + context_lines or [1]),
+                     "is in the stamped format: %s, which every save rewrites, so two "
+                     "developers' saves on two branches collide in git"
+                     % BUDGET.named_list(parts),
+                     "`install.py --update` moves the memory to the team format without losing "
+                     "a line (spec §4.5)")
+
+
+def team_format_set_up(project):
+    """Whether the project's .gitattributes holds the block this release's installer writes."""
+    path = os.path.join(project, ".gitattributes")
+    if os.path.islink(path):
+        return False
+    text = BUDGET.read_text(path, 64 * 1024)
+    mark = (BUDGET.read_text(GITATTRIBUTES_TEMPLATE) or "").split("\n")[0].strip()
+    return bool(text and mark) and mark in text
+
+
+def stamp_line_numbers(memory):
+    return [number for number, line in enumerate(memory.lines, start=1)
+            if number not in memory.fenced_lines and FORMAT.is_stamp(line)]
+
+
+def stamped(memory):
+    """A file still in the stamped format, which kept its facts on adjacent lines: what the
+    move to the team format (install.py --update) spaces, not what a merge left."""
+    return bool(stamp_line_numbers(memory))
+
+
+def facts_side_by_side(memory):
+    """(line, line) of each two dated facts on adjacent lines outside fenced code."""
+    dated = leftover_patterns()["dated-fact"]
+    pairs = []
+    previous = None
+    for number, line in enumerate(memory.lines, start=1):
+        is_fact = number not in memory.fenced_lines and bool(dated.match(line))
+        if is_fact and previous == number - 1:
+            pairs.append((previous, number))
+        previous = number if is_fact else None
+    return pairs
+
+
+def diverged_facts(memory, findings):
+    """Two dated facts on adjacent lines, in a file merged with the union driver: the team format
+    keeps facts a blank line apart, so a correction of one never touches its neighbour; two
+    facts that touch are the two versions a union merge keeps when two branches changed the same
+    fact."""
+    for first, second in facts_side_by_side(memory):
+        findings.add("diverged-fact", memory, second,
+                     "holds two dated facts on adjacent lines (%d and %d): where two branches "
+                     "changed the same fact, the union merge keeps both versions this way"
+                     % (first, second),
+                     "keep the version that is true and delete the other; if they are two "
+                     "facts, put a blank line between them, so their corrections merge apart",
+                     subject="facts")
+
+
 # --- the report ---------------------------------------------------------------------------------
 
 def memory_health(project, env, preview=True, installed=None):
@@ -1668,6 +1926,7 @@ def memory_health(project, env, preview=True, installed=None):
             citations += citations_in(project, memory, memory is index)
     history = history_for(project, citations)
     lint_topics(project, index, topics, findings, history.tracked, env)
+    merge_leftovers(project, folder, index, topics, findings)
     existing = check_citations(project, citations, history, findings)
     facts = check_dated_facts(project, citations, existing, history, findings)
     auto = auto_memory_report(project, env, findings)

@@ -2,7 +2,7 @@
 """refresh.py - make the example project's installed files equal a fresh install.
 
 examples/example-project/ ships with the protocol installed: the hooks, the commands, the
-settings entries, .claudeignore and the .gitignore lines are exactly what
+settings entries, .claudeignore, the .gitignore lines and .gitattributes are exactly what
 `install.py --project` writes. After a change to hooks/, commands/, templates/ or install.py
 they would drift; this script rebuilds them and copies them back.
 
@@ -30,7 +30,7 @@ HOOKS = ("session-start.py", "context-budget.py", "prune-worktrees.py", "stop-ha
 COMMANDS = ("handoff.md", "dream.md", "catchup.md", "memory-status.md", "update-context.md")
 INSTALLED = tuple([".claude/hooks/" + name for name in HOOKS]
                   + [".claude/commands/" + name for name in COMMANDS]
-                  + [".claude/settings.json", ".claudeignore", ".gitignore"])
+                  + [".claude/settings.json", ".claudeignore", ".gitignore", ".gitattributes"])
 # What the hooks write while they run, never part of the example.
 RUNTIME_NAMES = ("__pycache__", "session-state.md", ".session-state.md", "settings.local.json",
                  "worktrees")

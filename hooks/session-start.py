@@ -3,7 +3,8 @@
 
 Why it exists: a fresh context window remembers nothing, and a context problem cannot be seen
 from inside the session that has it. Whatever this hook prints is in the agent's context before
-its next turn, at no tool call: the budget report, the memory index and the last handoff.
+its next turn, at no tool call: the budget report, the memory index (with the topic folders of
+notes beside it listed under it) and the last handoff.
 
 What it promises:
 - Exit status 0 on every path, and no traceback, whatever it is given.
@@ -28,14 +29,24 @@ What it promises:
 - Its siblings do their own parts in-process, loaded by path: prune-worktrees.py prunes merged
   agent worktrees first (and what it pruned is shown), context-budget.py weighs the budgets and
   reads comments, and stop-handoff.py reads the hook input, runs the git reads and defines the
-  baseline. A sibling that is missing, broken or lacks a name costs only its own part.
+  baseline. A sibling that is missing, broken or lacks a name costs only its own part, but
+  for context-budget.py, which decides what the hooks may read: without it no file is shown
+  and nothing is pruned.
+- What it shows the agent stays inside the project and respects the project's deny rules: the
+  index and the handoff are read through context-budget.py's read_project_text, so a link
+  whose target lies outside the project, a special file, or a file a `Read(...)` deny rule
+  covers is refused in one line that names it, and the rest goes on; a path variable a
+  project settings file set to lead outside the project is ignored, in one line.
 - It records this session's baseline, so the Stop hook can tell whether the session did work.
   The baseline is keyed by session_id, so sessions sharing a checkout never erase each other's
   evidence, and a resume or compaction keeps the baseline of the session it continues.
-- It writes only baselines, only inside the project's .claude/ folder of a git repository,
-  atomically, and never through a symlink, and it deletes baselines a week old. Python keeps the
-  siblings' bytecode in __pycache__ beside the hook files. Git runs without optional locks and
-  without the repository's fsmonitor program.
+- In the project it writes only baselines, only inside the project's .claude/ folder of a git
+  repository, atomically, and never through a symlink, and it deletes baselines a week old.
+- It runs only code it can vouch for: the siblings' source as it is now. A __pycache__ beside
+  the hooks is never read or written (a repository can commit one whose code is not its
+  source); compiled code is kept only in the user's own ~/.cache/memory-context-protocol,
+  named by a hash of the source it came from. Git runs without optional locks and without the
+  repository's fsmonitor program.
 
 Standard library only; Python 3.8 or newer; runs as `python3 -I -S session-start.py`.
 Configuration: CLAUDE_PROJECT_DIR (else GEMINI_PROJECT_DIR), MCP_MEMORY_INDEX (memory/MEMORY.md),
@@ -128,69 +139,197 @@ def regular_file_info(path):
     return info if stat.S_ISREG(info.st_mode) else None
 
 
-def read_text_head(path, limit=READ_LIMIT):
-    if regular_file_info(path) is None:
+def injected_text(budget, project, path, refusals):
+    """The text of a file the injection shows, read under context-budget.py's rule of what the
+    hooks may show the agent (read_project_text: inside the project, a regular file, no deny
+    rule covering it): None when nothing is there or it is refused, the refusal then joining
+    `refusals`. Without that sibling no file is shown, since nothing else can say which may be."""
+    if not os.path.exists(path):
         return None
+    answer = sibling_part(None, budget, "read_project_text", project, os.environ, path,
+                          READ_LIMIT)
     try:
-        with open(path, "rb") as stream:
-            return stream.read(limit).decode("utf-8", "replace")
-    except OSError:
-        return None
+        text, refusal = answer
+    except (TypeError, ValueError):
+        text, refusal = None, ("- %s was not read: context-budget.py, which decides what the "
+                               "hooks may read, is missing or failed." % shown_path(project, path))
+    if isinstance(refusal, str):
+        refusals.append(refusal)
+    return text if isinstance(text, str) else None
 
 
 # --- siblings, loaded in-process ----------------------------------------------------------
 
+# Where compiled siblings are kept, under the user's home. Never in the hook folder: whatever a
+# repository can hold, a repository can forge, and Python runs a __pycache__ entry without
+# comparing its code with the source (an unchecked-hash .pyc is not even compared by hash).
+CODE_CACHE = os.path.join(".cache", "memory-context-protocol")
+CODE_CACHE_ENTRIES = 64  # a few releases of three siblings for a few interpreters
+SOURCE_LIMIT = 1024 * 1024
+
+
 def load_sibling(file_name):
-    """A sibling hook file as a module, loaded by path: under `python -I` the hook folder is
-    not on sys.path, and nothing there may shadow the standard library. Its bytecode is cached
-    in __pycache__ beside it (git-ignored), which saves compiling it at every start (see
-    keep_bytecode_out_of_a_redirected_cache), and a damaged cache entry only costs a compile
-    from source."""
+    """A sibling hook file as a module, run from its own source: under `python -I` the hook
+    folder is not on sys.path, and nothing there may shadow the standard library. The code run
+    is the source as it is now, compiled here or taken from this user's cache of earlier
+    compilations of the same bytes (code_for); a __pycache__ beside the hooks is never read."""
     path = os.path.join(HOOK_DIR, file_name)
-    name = "mcp_" + file_name[:-len(".py")].replace("-", "_")
-    for run in (run_from_bytecode_cache, run_from_source):
-        module = type(sys)(name)
-        module.__file__ = path
+    module = type(sys)("mcp_" + file_name[:-len(".py")].replace("-", "_"))
+    module.__file__ = path
+    try:
+        exec(code_for(hook_source(path), path), vars(module))
+    except Exception:
+        return None
+    return vars(module)
+
+
+def hook_source(path):
+    """The bytes of a sibling hook, read whole, or an OSError."""
+    data = regular_file_bytes(path, SOURCE_LIMIT + 1)
+    if len(data) > SOURCE_LIMIT:
+        raise OSError("too large for a hook: %s" % path)
+    return data
+
+
+def regular_file_bytes(path, limit):
+    """The first `limit` bytes of a regular file, or an OSError: opened without waiting, so a
+    FIFO in its place never holds the session's start."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError("not a regular file: %s" % path)
+        chunks, size = [], 0
+        while size < limit:
+            chunk = os.read(fd, limit - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def code_for(source, path):
+    """The code of `source`: compiled earlier from the very same bytes by this interpreter
+    version, as kept in this user's cache, or compiled now (about 10 ms a sibling) and kept. An
+    entry is named by a hash of the interpreter's version and the source, so a changed source
+    never meets an old entry; it is read only from a folder this user alone can write."""
+    folder = code_cache_folder()
+    if folder is None:
+        return compile(source, path, "exec")
+    entry = os.path.join(folder, source_digest(source) + ".code")
+    code = cached_code(entry)
+    if code is None:
+        code = compile(source, path, "exec")
+        if not sys.dont_write_bytecode:  # a caller that writes no bytecode (install.py --check)
+            keep_code(folder, entry, code)
+    return code
+
+
+def code_cache_folder():
+    """The cache folder under HOME, made if missing; None where it cannot be trusted: HOME unset
+    or relative, a project settings file that names HOME (its "env" could move it into a folder
+    the repository fills), or a folder that is a link, another user's, or writable by others.
+    On Windows, where there is no such ownership to check, siblings are compiled every time."""
+    home = os.environ.get("HOME")
+    if os.name != "posix" or not home or not os.path.isabs(home) or project_settings_name("HOME"):
+        return None
+    folder = os.path.join(home, CODE_CACHE)
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        info = os.lstat(folder)
+    except (OSError, ValueError):
+        return None
+    return folder if is_mine_alone(info, stat.S_ISDIR) else None
+
+
+def is_mine_alone(info, kind):
+    """Whether a stat result is of the expected kind, owned by this user and writable by no
+    one else."""
+    return kind(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o022
+
+
+def project_settings_name(name):
+    """Whether the project's own settings files (.claude/settings.json, settings.local.json)
+    mention `name` at all: read as bytes, since parsing JSON costs more than this whole check."""
+    project = project_dir()
+    if project is None:
+        return False
+    quoted = ('"%s"' % name).encode("ascii")
+    for file_name in ("settings.json", "settings.local.json"):
         try:
-            run(module, path)
-            return vars(module)
-        except Exception:
+            if quoted in regular_file_bytes(os.path.join(project, ".claude", file_name),
+                                            SOURCE_LIMIT):
+                return True
+        except (OSError, ValueError):
             continue
-    return None
+    return False
 
 
-def keep_bytecode_out_of_a_redirected_cache():
-    """A __pycache__ that is a symlink or a junction is never written through. Decided once,
-    before the first sibling loads: each look resolves two paths."""
-    if leads_elsewhere(os.path.join(HOOK_DIR, "__pycache__")):
-        sys.dont_write_bytecode = True
+def source_digest(source):
+    try:
+        from _blake2 import blake2b
+    except ImportError:
+        from hashlib import blake2b
+    digest = blake2b(sys.version.encode("utf-8", "replace") + b"\0", digest_size=32)
+    digest.update(source)
+    return digest.hexdigest()
 
 
-def leads_elsewhere(path):
-    """Whether a path resolves somewhere other than where it stands: a symlink, or on Windows
-    a junction, which os.path.islink does not see before Python 3.12."""
-    where_it_stands = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
-    return os.path.normcase(os.path.realpath(path)) != os.path.normcase(where_it_stands)
+def cached_code(entry):
+    """The code kept at `entry`, or None when there is none this user wrote."""
+    import marshal
+    try:
+        fd = os.open(entry, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except (OSError, ValueError):
+        return None
+    try:
+        if not is_mine_alone(os.fstat(fd), stat.S_ISREG):
+            return None
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1024 * 1024)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        code = marshal.loads(b"".join(chunks))
+    except Exception:  # unreadable, or not a marshalled value: compile instead
+        return None
+    finally:
+        os.close(fd)
+    return code if isinstance(code, type(cached_code.__code__)) else None
 
 
-def run_from_bytecode_cache(module, path):
-    source_file_loader()(module.__name__, path).exec_module(module)
+def keep_code(folder, entry, code):
+    """Write the entry atomically, readable by this user alone; past CODE_CACHE_ENTRIES the
+    oldest entries go. A failure costs only the next start a compilation."""
+    import marshal
+    temporary = "%s.%d.tmp" % (entry, os.getpid())
+    try:
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            data = memoryview(marshal.dumps(code))
+            while data:
+                data = data[os.write(fd, data):]
+        finally:
+            os.close(fd)
+        os.replace(temporary, entry)
+        forget_old_code(folder)
+    except (OSError, ValueError):
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
 
 
-def source_file_loader():
-    """The class of the loader Python ran this file with, which caches bytecode in
-    __pycache__: it is the one importlib.machinery exports, and importing that module to reach
-    it would cost half a millisecond at every start."""
-    loader = globals().get("__loader__")
-    if type(loader).__name__ == "SourceFileLoader" and hasattr(loader, "exec_module"):
-        return type(loader)
-    from importlib.machinery import SourceFileLoader
-    return SourceFileLoader
-
-
-def run_from_source(module, path):
-    with open(path, "rb") as stream:
-        exec(compile(stream.read(), path, "exec"), vars(module))
+def forget_old_code(folder):
+    entries = []
+    for item in os.scandir(folder):
+        if item.name.endswith(".code") and item.is_file(follow_symlinks=False):
+            entries.append((item.stat(follow_symlinks=False).st_mtime, item.path))
+    for _, path in sorted(entries)[:-CODE_CACHE_ENTRIES]:
+        os.unlink(path)
 
 
 def sibling_part(default, sibling, name, *args):
@@ -201,6 +340,12 @@ def sibling_part(default, sibling, name, *args):
         return sibling[name](*args)
     except Exception:
         return default
+
+
+def unique(lines):
+    """The lines in order, each once: two settings may name one refused file."""
+    seen = set()
+    return [line for line in lines if not (line in seen or seen.add(line))]
 
 
 def text_lines(value):
@@ -233,7 +378,7 @@ def memory_defects(budget, project):
     return text_lines(sibling_part([], budget, "memory_defects", project, dict(os.environ)))
 
 
-def format_report(points, defects=()):
+def format_report(points, defects=(), refusals=()):
     """The headings context-budget.py prints, each followed by one line per point or defect.
     The injection formats them itself because it may add a point of its own, the cut, to the
     sibling's points; scripts match the wording."""
@@ -242,6 +387,8 @@ def format_report(points, defects=()):
         lines += ["## Context budget — over on %d point(s)" % len(points)] + list(points)
     if defects:
         lines += ["## Memory defects — %d found" % len(defects)] + list(defects)
+    if refusals:
+        lines += ["## Not read — %d refused" % len(refusals)] + list(refusals)
     return lines
 
 
@@ -398,9 +545,9 @@ def clipped(line, limit):
     return line if len(line) <= limit else line[:limit] + "…"
 
 
-def index_section(project, budget):
+def index_section(project, budget, refusals):
     path = setting_path(project, "MCP_MEMORY_INDEX", DEFAULT_INDEX)
-    text = read_text_head(path)
+    text = injected_text(budget, project, path, refusals)
     if text is None:
         return None
     shown = shown_path(project, path)
@@ -408,7 +555,11 @@ def index_section(project, budget):
     while text.endswith("\n"):
         text = text[:-1]
     lines = without_comments(text, budget, enough=INJECTION_LIMIT)
-    return Section(title, with_fences_closed(lines), shown, keep_order=1)
+    lines = with_fences_closed(lines)
+    listing = text_lines(sibling_part([], budget, "memory_listing", project, dict(os.environ)))
+    if listing:
+        lines += [""] + [clipped(line, REPORT_LINE_CHARS) for line in listing]
+    return Section(title, lines, shown, keep_order=1)
 
 
 def handoff_path(project):
@@ -422,15 +573,15 @@ def handoff_path(project):
     return older if not os.path.lexists(path) and os.path.lexists(older) else path
 
 
-def handoff_section(project, budget, now, seen_at=None):
+def handoff_section(project, budget, now, seen_at=None, refusals=None):
     """The first lines of the handoff; None when there is none, or when it was last written
     before `seen_at`, the moment the conversation last took it in."""
     path = handoff_path(project)
     info = regular_file_info(path)
-    if info is None or (seen_at is not None and info.st_mtime <= seen_at):
+    if info is not None and seen_at is not None and info.st_mtime <= seen_at:
         return None
-    text = read_text_head(path)
-    if text is None:
+    text = injected_text(budget, project, path, [] if refusals is None else refusals)
+    if text is None or info is None:
         return None
     shown = shown_path(project, path)
     title = "## Last handoff (%s — local to this machine, first %d lines)" % (shown, STATE_EXCERPT_LINES)
@@ -601,7 +752,7 @@ def closing_cost(fence):
     return len(fence) + 1 if fence else 0
 
 
-def injection(points, pruned, sections, closing, defects=()):
+def injection(points, pruned, sections, closing, defects=(), refusals=()):
     """The text to print: within the limit, cut as marked when the whole would not fit. No
     budget point, memory defect or pruning note is longer than REPORT_LINE_CHARS, so one
     pathological line (a link to a name thousands of characters long) cannot crowd out the
@@ -609,11 +760,12 @@ def injection(points, pruned, sections, closing, defects=()):
     points = [clipped(point, REPORT_LINE_CHARS) for point in points]
     defects = [clipped(defect, REPORT_LINE_CHARS) for defect in defects]
     pruned = [clipped(line, REPORT_LINE_CHARS) for line in pruned]
-    report_lines = format_report(points, defects)
+    refusals = [clipped(line, REPORT_LINE_CHARS) for line in unique(refusals)]
+    report_lines = format_report(points, defects, refusals)
     text = as_text(framed(report_lines, pruned, sections, closing))
     if harness_length(text) <= INJECTION_LIMIT:
         return text
-    report_lines = format_report(points + [CUT_POINT], defects)
+    report_lines = format_report(points + [CUT_POINT], defects, refusals)
     frame = framed(report_lines, pruned,
                    [Section(s.title, [], s.source, s.keep_order, s.notes) for s in sections],
                    closing)
@@ -645,9 +797,11 @@ def write_stdout(text):
             pass
 
 
-def read_path(project, guard, hook_input, pruned=(), record=True):
+def read_path(project, guard, hook_input, pruned=(), record=True, budget=None, refusals=()):
     """The injection for a session starting now; with `record`, also its baseline. `guard` is
     the loaded stop-handoff.py, or None when it is missing: then no baseline is recorded.
+    `budget` is the loaded context-budget.py (loaded here when not given), and `refusals` the
+    lines already written about settings the hooks ignored.
 
     A resumed or compacted session keeps the baseline it has, so git is run only when one is
     to be written. A resumed or forked conversation already holds the handoff it was started
@@ -657,21 +811,23 @@ def read_path(project, guard, hook_input, pruned=(), record=True):
     seen_at = baseline_time(guard, project, hook_input)
     keeps_baseline = source in ("resume", "compact") and seen_at is not None
     git_reads = start_git_reads(guard, project) if record and not keeps_baseline else None
-    budget = load_sibling("context-budget.py")
+    if budget is None:
+        budget = load_sibling("context-budget.py")
     points = budget_points(budget, project, text_field(hook_input, "transcript_path"))
     defects = memory_defects(budget, project)
     if git_reads is not None:
         record_baseline(guard, project, hook_input, git_reads)
     handoff_seen_at = seen_at if source in ("resume", "fork") else None
-    sections = [s for s in (index_section(project, budget),
-                            handoff_section(project, budget, time.time(), handoff_seen_at)) if s]
-    return injection(points, list(pruned), sections, closing_line(source), defects)
+    refusals = list(refusals)
+    sections = [s for s in (index_section(project, budget, refusals),
+                            handoff_section(project, budget, time.time(), handoff_seen_at,
+                                            refusals)) if s]
+    return injection(points, list(pruned), sections, closing_line(source), defects, refusals)
 
 
 def preview_injection(project):
     """What a session starting now would be shown, with nothing pruned or recorded: for
     install.py --check, which weighs everything that loads before the first turn."""
-    keep_bytecode_out_of_a_redirected_cache()
     return read_path(project, None, {}, record=False)
 
 
@@ -679,20 +835,59 @@ def main():
     project = project_dir()
     if project is None:
         return
-    keep_bytecode_out_of_a_redirected_cache()
     guard = load_sibling("stop-handoff.py")
+    if guard is not None:
+        guard["STARTED"] = STARTED  # the guard's waits count from this hook's start (§7.8)
     hook_input = sibling_part({}, guard, "read_hook_input")
     if not isinstance(hook_input, dict):
         hook_input = {}
     harness = sibling_part("claude", guard, "harness", hook_input)
     measure_as(harness)
+    budget = load_sibling("context-budget.py")
+    refusals = adopt_the_trusted_environment(budget, project)
     cwd = text_field(hook_input, "cwd")
-    pruned = prune_worktrees(project, [cwd] if cwd else [])
-    write_stdout(in_the_harness_form(harness, read_path(project, guard, hook_input, pruned)))
+    # Pruning deletes: it runs only where the settings that steer it could be checked.
+    pruned = prune_worktrees(project, [cwd] if cwd else []) if budget is not None else []
+    write_stdout(in_the_harness_form(harness, read_path(project, guard, hook_input, pruned,
+                                                        budget=budget, refusals=refusals)))
+
+
+def adopt_the_trusted_environment(budget, project):
+    """Make this process's environment, before any sibling reads it, the one context-budget.py
+    trusts (trusted_environment): without the path variables a project settings file set to
+    lead outside the project, since the repository's settings may not point the hooks at the
+    user's files. The lines that say what was ignored."""
+    answer = sibling_part(None, budget, "trusted_environment", project, dict(os.environ))
+    try:
+        trusted, lines = answer
+        names = [name for name in os.environ if name not in trusted]
+    except (TypeError, ValueError):
+        return []
+    for name in names:
+        os.environ.pop(name, None)
+    for name, value in trusted.items():
+        if isinstance(name, str) and isinstance(value, str) and os.environ.get(name) != value:
+            try:
+                os.environ[name] = value
+            except ValueError:  # a NUL in it: the variable goes
+                os.environ.pop(name, None)
+    return [line for line in lines if isinstance(line, str)] if isinstance(lines, list) else []
+
+
+def keep_the_hook_folder_off_the_import_path():
+    """Run without -I (`python3 .claude/hooks/session-start.py`, as a user or a command
+    may), Python puts the hook's folder first on the import path, and a module a repository
+    commits beside the hooks (`_json.py`, `select.py`) would be imported in place of the
+    standard library's: every module imported from here on comes from the standard library."""
+    if sys.flags.isolated:  # -I, as the harness runs the hooks: the folder is not there
+        return
+    here = os.path.dirname(os.path.realpath(__file__))
+    sys.path[:] = [entry for entry in sys.path if os.path.realpath(entry or os.curdir) != here]
 
 
 if __name__ == "__main__":
     try:
+        keep_the_hook_folder_off_the_import_path()
         main()
     except BaseException:  # the read path must never take the session down
         pass

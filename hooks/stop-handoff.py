@@ -38,7 +38,10 @@ What it promises (spec §7.6 is the table; each of its rows is a function here):
   of the transcript for a notice, ends READS_SECONDS (10) after the hook began. Every wait is
   over within 10 s of the 15-second timeout install.py writes into settings.json.
 - It writes only the baseline, inside the project's .claude/ folder, atomically, never through
-  a symlink. No traceback reaches the user: any failure lets the stop through.
+  a symlink and never over a file that is not a baseline. No traceback reaches the user: any
+  failure lets the stop through.
+- Git runs with nothing the repository's configuration or the settings' "env" can turn into a
+  program: no fsmonitor, pager, hooks, signature check, filter driver or moved helper folder.
 - It serves Claude Code, Codex CLI (as its Stop hook) and Gemini CLI (as its AfterAgent hook),
   knowing each by what it sends, and answers in its form: Codex and Gemini get the block as a
   JSON decision on stdout, exit 0, so under them it never exits 2. Codex names no project: it
@@ -70,6 +73,7 @@ NESTED_DEPTH = 3
 UNTRACKED_SIGNED = 10000  # untracked files read one by one; past that, by their folders
 REFLOG_ENTRIES = 100  # HEAD's moves read to find where it stood when the handoff was written
 STATE_FORMAT = b"v3"
+STATE_MARK = b"head "  # how every state, and so every baseline, begins
 TOP, MORE = b"top", b"more"  # the top's part, and the one that stands for those past the limit
 UNDATED = 1 << 80  # the time of what cannot be dated: after every handoff
 DEFAULT_STATE = ".session-state.md"
@@ -77,9 +81,13 @@ OLD_DEFAULT_STATE = ".claude/session-state.md"
 DEFAULT_INDEX = "memory/MEMORY.md"
 DEFAULT_BASELINE = ".claude/hooks/.session-baseline"
 DEFAULT_THROTTLE_MINUTES = 45
+# git with nothing the repository's configuration can turn into a program: no pager, no
+# fsmonitor, no hooks, no signature check (gpg); filter drivers are switched off per
+# repository (filters_off), and the environment loses what would move git's own programs.
 GIT = ("git", "--no-pager", "--no-optional-locks", "-c", "core.fsmonitor=false",
-       "-c", "log.showSignature=false", "-c", "diff.ignoreSubmodules=none",
-       "-c", "status.submoduleSummary=false")
+       "-c", "core.hooksPath=" + os.devnull, "-c", "log.showSignature=false",
+       "-c", "diff.ignoreSubmodules=none", "-c", "status.submoduleSummary=false")
+GIT_FILTER_SECONDS = 2.0  # at most, and never past the reads' deadline
 LET_STOP, BLOCK = 0, 2
 NOTICE_MARK = "The Stop guard cannot record its baseline"
 UNREAD_MARK = "The Stop guard could not read"
@@ -341,12 +349,15 @@ def read_baseline(path):
 
 
 def write_inside_claude_folder(project, path, data):
-    """Atomic write that refuses any target outside <project>/.claude and replaces, never
-    follows, a symlink planted at the target. Returns whether the data landed."""
+    """Atomic write of a baseline that refuses any target outside <project>/.claude, or over a
+    file that is not a baseline (see lands_on_its_own_file), and replaces, never follows, a
+    symlink planted at the target. Returns whether the data landed."""
     folder = os.path.dirname(os.path.abspath(path))
     allowed = os.path.join(os.path.realpath(project), ".claude")
     real_folder = os.path.realpath(folder)
     if real_folder != allowed and not real_folder.startswith(allowed + os.sep):
+        return False
+    if not lands_on_its_own_file(path):
         return False
     temporary = "%s.%d.tmp" % (path, os.getpid())  # matches the git-ignored baseline pattern
     try:
@@ -372,6 +383,29 @@ def write_inside_claude_folder(project, path, data):
         return False
 
 
+def lands_on_its_own_file(path):
+    """Whether writing a baseline at `path` lands on nothing, on a symlink (replaced, never
+    followed), or on a baseline: a regular file that starts as every state does. A writer
+    must never land on a file it did not create: MCP_BASELINE naming a hook or a settings
+    file, and a hook input without a session id to append, would make that file the
+    baseline itself."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return True
+    except (OSError, ValueError):
+        return False
+    if stat.S_ISLNK(info.st_mode):
+        return True
+    if not stat.S_ISREG(info.st_mode):
+        return False
+    try:
+        with open(path, "rb") as stream:
+            return stream.read(len(STATE_MARK)) == STATE_MARK
+    except OSError:
+        return False
+
+
 # --- running git --------------------------------------------------------------------------
 
 def start_commands(commands):
@@ -386,13 +420,17 @@ def start_commands(commands):
 
 
 def spawn_with_pipe(argv):
-    """posix_spawn and a pipe: the subprocess module alone costs more than two git calls."""
+    """posix_spawn and a pipe: the subprocess module alone costs more than two git calls. A
+    command that is None or TIMED_OUT (git_command's) is not run, and stands for its result."""
+    if argv is None or argv == TIMED_OUT:
+        return argv
     read_end, write_end = os.pipe()
     actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                (os.POSIX_SPAWN_DUP2, write_end, 1),
                (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)]
     try:
-        return os.posix_spawnp(argv[0], list(argv), os.environ, file_actions=actions), read_end
+        return os.posix_spawnp(argv[0], list(argv), git_environment(),
+                               file_actions=actions), read_end
     except OSError:
         os.close(read_end)
         return None
@@ -414,7 +452,7 @@ def finish_commands(started, seconds=READS_SECONDS):
 
 def collect_spawned(started, deadline):
     import select
-    output = {job[1]: [] for job in started if job}
+    output = {job[1]: [] for job in started if isinstance(job, tuple)}
     open_ends = set(output)
     while open_ends:
         remaining = deadline - time.monotonic()
@@ -430,8 +468,8 @@ def collect_spawned(started, deadline):
                 open_ends.discard(fd)
     results = []
     for job in started:
-        if job is None:
-            results.append(None)
+        if not isinstance(job, tuple):
+            results.append((TIMED_OUT, b"") if job == TIMED_OUT else None)
             continue
         pid, fd = job
         timed_out = fd in open_ends
@@ -448,15 +486,18 @@ def run_with_subprocess(commands, deadline):
     import subprocess
     results = []
     for argv in commands:
+        if argv == TIMED_OUT:
+            results.append((TIMED_OUT, b""))
+            continue
         try:
             done = subprocess.run(
                 list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL, timeout=max(0.1, deadline - time.monotonic()),
-                creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0))
+                env=git_environment(), creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0))
             results.append((done.returncode, done.stdout))
         except subprocess.TimeoutExpired:
             results.append((TIMED_OUT, b""))
-        except (OSError, subprocess.SubprocessError):
+        except (OSError, TypeError, subprocess.SubprocessError):
             results.append(None)
     return results
 
@@ -475,12 +516,12 @@ def repository_reads(project, dating=False):
     submodule looked into, whatever .gitmodules or the user's diff.ignoreSubmodules says; the
     number of stashes). To date the changes, also the reflogs of HEAD and of the stashes, which
     record when git made each move rather than a date a commit carries."""
-    reads = [GIT + ("-C", project, "status", "--porcelain=v2", "-z", "--branch",
-                    "--no-ahead-behind", "--untracked-files=all", "--ignore-submodules=none",
-                    "--show-stash")]
+    reads = [git_command(project, "status", "--porcelain=v2", "-z", "--branch",
+                         "--no-ahead-behind", "--untracked-files=all", "--ignore-submodules=none",
+                         "--show-stash")]
     if dating:
-        reads += [GIT + ("-C", project, "log", "-g", "-n", str(REFLOG_ENTRIES), "--date=unix",
-                         "--format=%H %gd", ref) for ref in ("HEAD", "refs/stash")]
+        reads += [git_command(project, "log", "-g", "-n", str(REFLOG_ENTRIES), "--date=unix",
+                              "--format=%H %gd", ref) for ref in ("HEAD", "refs/stash")]
     return reads
 
 
@@ -496,6 +537,83 @@ class Facts:
         first = (listing or b"").split(b"\0", 1)[0]
         self.head = first[13:].decode("ascii", "replace").replace("(initial)", "") \
             if first.startswith(b"# branch.oid ") else None
+
+
+# --- git, hardened against the repository's configuration ---------------------------------
+
+def git_command(folder, *args):
+    """The argv of a git command run in `folder`, with nothing the repository's configuration
+    can turn into a program. When its filter drivers could not be listed, nothing runs: None
+    when git failed (the read counts as failed), TIMED_OUT when the reads' deadline came first
+    (the read counts as unanswered, §7.6's "could not read")."""
+    off = filters_off(folder)
+    return off if off is None or off == TIMED_OUT else GIT + off + ("-C", folder) + args
+
+
+# Variables no git of the hooks sees: those that would point it at another repository than the
+# folder given with -C, and GIT_EXEC_PATH, through which a settings "env" would make git run its
+# helpers (the `git status` a submodule's read starts) from a folder of the repository's choosing.
+GIT_ELSEWHERE = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR",
+                 "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE",
+                 "GIT_PREFIX", "GIT_EXEC_PATH")
+
+
+def git_environment():
+    """This process's environment without GIT_ELSEWHERE."""
+    if not any(name in os.environ for name in GIT_ELSEWHERE):
+        return os.environ
+    return {key: value for key, value in os.environ.items() if key not in GIT_ELSEWHERE}
+
+
+FILTERS_OFF = {}
+
+
+def filters_off(folder):
+    """`-c` options that switch off every filter driver git's configuration names for the
+    repository at `folder`: git runs a driver's clean, smudge or process program whenever
+    `git status` compares a changed file, and a repository's own .git/config (come in an
+    archive, or on a shared disk) can name any program. An empty program is no program. The
+    drivers are listed (one git call) only when the repository's configuration could name one:
+    a .git/config that mentions a filter or includes another file, a linked worktree or
+    submodule, or configuration given through the environment. None when git cannot list them,
+    TIMED_OUT when it did not within GIT_FILTER_SECONDS or before the reads' deadline."""
+    if folder not in FILTERS_OFF:
+        FILTERS_OFF[folder] = listed_filters_off(folder) if may_name_filters(folder) else ()
+    return FILTERS_OFF[folder]
+
+
+def may_name_filters(folder):
+    if any(key.startswith("GIT_CONFIG") for key in os.environ):
+        return True
+    marker = os.path.join(work_tree_top(folder), ".git")
+    if not os.path.isdir(marker):
+        return True  # a .git file: a linked worktree or a submodule, whose config lies elsewhere
+    config = read_baseline(os.path.join(marker, "config")) or b""
+    lowered = config.lower()
+    return any(word in lowered for word in (b"filter", b"include", b"worktreeconfig"))
+
+
+def listed_filters_off(folder):
+    seconds = min(GIT_FILTER_SECONDS, reads_deadline(STARTED) - time.monotonic())
+    if seconds <= 0:
+        return TIMED_OUT
+    listing = finish_commands(start_commands([GIT + ("-C", folder, "config", "-z",
+                                                     "--get-regexp", r"^filter\.")]),
+                              seconds)[0]
+    if listing is not None and listing[0] == TIMED_OUT:
+        return TIMED_OUT
+    if listing is None or listing[0] not in (0, 1):  # 1: no filter at all
+        return None
+    options = ()
+    drivers = set()
+    for entry in listing[1].split(b"\0"):
+        key = entry.split(b"\n", 1)[0].decode("utf-8", "surrogateescape")
+        if key.count(".") >= 2:
+            drivers.add(key[len("filter."):key.rindex(".")])
+    for driver in sorted(drivers):
+        for name, value in (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false")):
+            options += ("-c", "filter.%s.%s=%s" % (driver, name, value))
+    return options
 
 
 def repository_facts(results):
@@ -1014,7 +1132,9 @@ def commits_are_saving(project, old_head, new_head, deadline):
     if not old_head or not new_head or seconds <= 0:
         return None if seconds <= 0 else False
     relative = relative.replace(os.sep, "/")
-    count = GIT + ("-C", project, "rev-list", "--count")
+    count = git_command(project, "rev-list", "--count")
+    if count is None or count == TIMED_OUT:
+        return None if count else False
     added = count + (old_head + ".." + new_head,)
     counts = finish_commands(start_commands([
         added, added + ("--", relative), added + ("--", ":/", ":(exclude)" + relative),
@@ -1115,7 +1235,8 @@ def cannot_record_notice(project, path):
     handoff: the path, and why writing there is refused."""
     return ("[memory-context-protocol] " + NOTICE_MARK + " at %s (the "
             "hooks write only inside the project's .claude/ folder, never through a symbolic "
-            "link), so it cannot ask for a handoff in this project. Make .claude/ and "
+            "link and never over a file that is not a baseline), so it cannot ask for a "
+            "handoff in this project. Make .claude/ and "
             ".claude/hooks/ plain folders, or set MCP_BASELINE to a path inside them; until "
             "then, run /handoff and /dream yourself before you stop." % shown_path(project, path))
 
@@ -1183,8 +1304,20 @@ def write_bytes(stream, text):
         pass
 
 
+def keep_the_hook_folder_off_the_import_path():
+    """Run without -I (`python3 .claude/hooks/stop-handoff.py`, as a user or a command
+    may), Python puts the hook's folder first on the import path, and a module a repository
+    commits beside the hooks (`_json.py`, `select.py`) would be imported in place of the
+    standard library's: every module imported from here on comes from the standard library."""
+    if sys.flags.isolated:  # -I, as the harness runs the hooks: the folder is not there
+        return
+    here = os.path.dirname(os.path.realpath(__file__))
+    sys.path[:] = [entry for entry in sys.path if os.path.realpath(entry or os.curdir) != here]
+
+
 if __name__ == "__main__":
     try:
+        keep_the_hook_folder_off_the_import_path()
         code = main()
     except BaseException:  # a failing guard lets the stop through rather than trap the session
         code = LET_STOP

@@ -2,10 +2,10 @@
 """sync_hooks.py - rewrite the files embedded in init/claude-context-init.md from their sources.
 
 Why it exists: the init prompt carries copies of the four hooks, the five commands, four
-templates, the settings entries, the .gitignore lines and the .claudeignore list, so that a
-project can be set up by pasting one prompt, without a clone of this repository. A copy that
-has drifted from its source by one byte is a bug someone will paste into a project. This
-script makes the copies from the sources; the tests call it with --check.
+templates, the settings entries, the .gitignore and .gitattributes lines and the .claudeignore
+list, so that a project can be set up by pasting one prompt, without a clone of this
+repository. A copy that has drifted from its source by one byte is a bug someone will paste
+into a project. This script makes the copies from the sources; the tests call it with --check.
 
 How a copy is found: each one is a fenced block that starts on the line right after an exact
 introduction line, for example
@@ -133,6 +133,7 @@ def embeds(root, installer):
             ("Skeleton for `.claude/skills/domain/SKILL.md`:", "markdown",
              "templates/skills/domain/SKILL.md"),
             ("Lines for `.gitignore`:", "gitignore", "templates/gitignore"),
+            ("Lines for `.gitattributes`:", "gitattributes", "templates/gitattributes"),
             ("Create `.claudeignore`:", "gitignore", "templates/claudeignore")):
         found.append(Embed(intro, info, source_text(root, rel), rel))
     found.append(Embed("Entries for `.claude/settings.json`:", "json",

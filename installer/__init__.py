@@ -25,11 +25,12 @@ The modules, from the ground up (each imports only modules above it in this list
   interpreter.py     the interpreter in a hook command: its grammar, and the probe
   permissions.py     Skill rules, and .claudeignore lines as deny rules
   wiring.py          the protocol's hook entries in a settings object
-  blocks.py          marked blocks: the .gitignore block, the CLAUDE.md section
+  blocks.py          marked blocks: the .gitignore and .gitattributes blocks, the CLAUDE.md section
   bash_edition.py    moving a project from the bash edition
   repository.py      what the installer asks git about a project
   before_install.py  the local record of what an install leaves no trace of
   uninstall.py       --uninstall
+  memory_move.py     --update's move of a memory in the stamped format to the team format
   agents.py          the agents besides Claude Code: their hooks files, skills and commands
   project.py         --project and --update
   global_section.py  --global and --uninstall --global

@@ -1,7 +1,7 @@
 """The local record of what an install's own writes leave no trace of.
 
 Why it exists: whether a folder the install filled was there, empty, before it, and the bytes of a
-settings.json or .gitignore the uninstall could not work out from what is left. --project writes
+settings.json, .gitignore or .gitattributes the uninstall could not work out from what is left. --project writes
 these down, only when there are any, in .claude/hooks/.before-install.json (git ignores it: it is
 one person's); --uninstall reads it, keeps what it says, and removes it.
 """
@@ -12,20 +12,21 @@ import os
 from .errors import Refusal
 from .files import read_bytes
 from .protocol import (
-    AGENT_FOLDERS, CODEX_HOOKS, COMMAND_DIR, GEMINI_SETTINGS, GITIGNORE, HOOK_DIR, SETTINGS,
+    AGENT_FOLDERS, CODEX_HOOKS, COMMAND_DIR, GEMINI_SETTINGS, GITATTRIBUTES, GITIGNORE, HOOK_DIR,
+    SETTINGS,
 )
 
 # What the install's own writes leave no trace of: whether a folder it filled
-# was there, empty, before it, and the bytes of a settings.json, a .gitignore
-# or another agent's hooks file that the uninstall could not work out from
-# what is left (an empty object or list the protocol's entries went into, a
-# blank file, a layout HEAD does not have). Everything else is read from the files themselves. --project writes
-# these down, only when there are any, in this local file; --uninstall reads
-# it and removes it.
+# was there, empty, before it, and the bytes of a settings.json, a .gitignore,
+# a .gitattributes or another agent's hooks file that the uninstall could not
+# work out from what is left (an empty object or list the protocol's entries
+# went into, a blank file, a layout HEAD does not have). Everything else is
+# read from the files themselves. --project writes these down, only when there
+# are any, in this local file; --uninstall reads it and removes it.
 BEFORE_INSTALL = HOOK_DIR + "/.before-install.json"
 INSTALL_FOLDERS = (HOOK_DIR, COMMAND_DIR, ".claude")
 RECORDED_FOLDERS = INSTALL_FOLDERS + AGENT_FOLDERS
-RECORDED_FILES = (SETTINGS, GITIGNORE, CODEX_HOOKS, GEMINI_SETTINGS)
+RECORDED_FILES = (SETTINGS, GITIGNORE, GITATTRIBUTES, CODEX_HOOKS, GEMINI_SETTINGS)
 
 
 def read_before_install(project):

@@ -6,7 +6,6 @@ paths, and prints them in one form: one line per finding, one printer for the te
 JSON, and a worst-first table for a whole estate. Memory-health warnings alone never fail a check.
 """
 
-import importlib.util
 import json
 import os
 import shlex
@@ -38,29 +37,14 @@ HEALTH_KINDS = (("broken", "broken"), ("over", "over"), ("warning", "warn"))
 
 def load_budget_module(source):
     """hooks/context-budget.py of this version, imported by its path."""
-    return load_module_file(source, "hooks/context-budget.py", "mcp_context_budget",
-                            ("budget_points", "format_report"))
+    return source.module("hooks/context-budget.py", "mcp_context_budget",
+                         ("budget_points", "format_report"))
 
 
 def load_health_module(source):
     """memory_health.py of this version, beside install.py, imported by its path."""
-    return load_module_file(source, "memory_health.py", "mcp_memory_health",
-                            ("memory_health", "format_health"))
-
-
-def load_module_file(source, rel, name, required):
-    path = source.path(rel)
-    sys.dont_write_bytecode = True
-    try:
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    except (Exception, SystemExit) as error:  # a broken file must not give a traceback
-        raise Refusal("cannot load {}: {}".format(path, error))
-    for function in required:
-        if not callable(getattr(module, function, None)):
-            raise Refusal("{} has no {}()".format(path, function))
-    return module
+    return source.module("memory_health.py", "mcp_memory_health",
+                         ("memory_health", "format_health"))
 
 
 def inspect_everything(source, budget, project, health=None):

@@ -186,13 +186,18 @@ def repair_findings(source, project):
     """What --update would change or keeps only for want of --force, read from
     its own plan (so the check and the repair never disagree), apart from
     what the findings above name more precisely: the hooks' files, and the
-    settings file, whose entries and permission rules they name one by one."""
+    settings file, whose entries and permission rules they name one by one; and
+    the move of a memory to the team format, which memory health advises."""
     plan = plan_install(source, project, Options(update=True))
     repairs, edited, retired = [], [], []
+    memory = os.path.dirname(MEMORY_INDEX) + "/"
     for step in plan.steps:
         hook_file = step.shown.startswith(HOOK_DIR + "/") and step.verb in ("write", "replace")
         settings = step.shown == SETTINGS
-        if step.change is not None and not hook_file and not settings:
+        # A memory in the stamped format works; the move to the team format is memory health's
+        # advice (stamped-format), not a fault of the install.
+        moved_memory = step.shown.startswith(memory)
+        if step.change is not None and not hook_file and not settings and not moved_memory:
             repairs.append("{} {}{}".format(VERBS[step.verb][1].replace("would ", "", 1),
                                             step.shown, " ({})".format(step.note) if step.note
                                             else ""))

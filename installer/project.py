@@ -2,9 +2,10 @@
 
 Why it exists: this is the installer's main work, each part planned by one function: the hooks
 and commands (replaced only when they are a released version, or with --force), the memory index
-and .claudeignore (never overwritten), the .gitignore block, the settings entries and permission
-rules, the move from an earlier release's handoff path, the before-install record, and the hooks'
-executable bit in git's index.
+and .claudeignore (never overwritten), the .gitignore and .gitattributes blocks, the settings
+entries and permission rules, the move from an earlier release's handoff path and of a memory in
+the stamped format to the team format, the before-install record, and the hooks' executable bit
+in git's index.
 """
 
 import hashlib
@@ -21,8 +22,8 @@ from .files import (
 )
 from .protocol import (
     CLAUDEIGNORE, COMMANDS, COMMAND_DIR, DEFAULT_PYTHON, GITIGNORE, HOOKS, HOOK_DIR,
-    MEMORY_INDEX, OLD_SESSION_STATE, SESSION_STATE, SETTINGS, SKILL_PERMISSIONS,
-    TEMPLATE_CLAUDEIGNORE, TEMPLATE_GITIGNORE, TEMPLATE_MEMORY, command_for, wirings_of,
+    MARKED_BLOCKS, MEMORY_INDEX, OLD_SESSION_STATE, SESSION_STATE, SETTINGS, SKILL_PERMISSIONS,
+    TEMPLATE_CLAUDEIGNORE, TEMPLATE_MEMORY, command_for, wirings_of,
 )
 from .releases import RELEASED_CLAUDEIGNORE_DIGESTS, RETIRED_COMMANDS, is_the_installers
 from .plan import Plan, Step
@@ -41,7 +42,8 @@ from .repository import (
     ignoring_lines, index_entries, mark_executable_in_index, why_index_cannot_change,
 )
 from .before_install import BEFORE_INSTALL, INSTALL_FOLDERS, read_before_install
-from .uninstall import gitignore_after_uninstall, settings_after_uninstall
+from .uninstall import block_after_uninstall, settings_after_uninstall
+from .memory_move import plan_memory_format_move
 from .agents import (
     agent_files, agents_for, before_install_entries, interpreters_wired_for, plan_agent_wiring,
     plan_agents_md,
@@ -73,9 +75,11 @@ def plan_install(source, project, options):
     if not options.update:
         plan_copy_if_absent(plan, MEMORY_INDEX, source.bytes_of(TEMPLATE_MEMORY))
     ignore_text = plan_claudeignore(plan, source, options)
-    plan_gitignore_block(plan, source.marked_template(TEMPLATE_GITIGNORE))
+    for rel, template, lines_are in MARKED_BLOCKS:
+        plan_marked_block(plan, rel, source.marked_template(template), lines_are)
     if options.update:
         plan_session_state_move(plan)
+        plan_memory_format_move(plan, source)
     plan_settings_wiring(plan, options, wirings_of(ours), source, ignore_text)
     agents = plan_other_agents(plan, source, options, python, known)
     plan_before_install_record(plan, source, ours, ignore_text, agents, options.update)
@@ -242,17 +246,19 @@ def plan_copy_if_absent(plan, rel, data):
         plan.write("write", rel, data)
 
 
-def plan_gitignore_block(plan, block):
-    text = read_text(plan.path(GITIGNORE), GITIGNORE)
+def plan_marked_block(plan, rel, block, lines_are):
+    """The block once in the file at rel (.gitignore, .gitattributes), among the user's lines,
+    which stay as they were; the file is written new when there is none."""
+    text = read_text(plan.path(rel), rel)
     new_text, how = with_block(text or "", block)
     new_text = with_final_newline_as(text or "", new_text)
     if how is None:
-        plan.keep(GITIGNORE, "local-only lines present")
+        plan.keep(rel, lines_are + " present")
     else:
-        verb, note = {"append": ("append", "added the local-only lines"),
-                      "replace": ("repair", "restored the local-only lines"),
-                      "take over": ("merge", "took over the bash edition's local-only lines")}[how]
-        plan.write("write" if text is None else verb, GITIGNORE, encode_text(new_text), note)
+        verb, note = {"append": ("append", "added the " + lines_are),
+                      "replace": ("repair", "restored the " + lines_are),
+                      "take over": ("merge", "took over the bash edition's " + lines_are)}[how]
+        plan.write("write" if text is None else verb, rel, encode_text(new_text), note)
 
 
 def plan_settings_wiring(plan, options, wirings, source, ignore_text):
@@ -350,26 +356,27 @@ def plan_before_install_record(plan, source, ours, ignore_text, agents, update):
         return
     folders = [rel for rel in INSTALL_FOLDERS
                if rel not in record["folders"] and is_an_empty_folder(plan.path(rel))]
-    block = source.marked_template(TEMPLATE_GITIGNORE)
     deny = our_deny_rules(source, ignore_text)
-    # What the uninstall would give back with HEAD as it is now, and without
-    # it, as once the user commits the installed file: both must be the original.
-    uninstall = {
-        SETTINGS: lambda text, use_head: settings_after_uninstall(
-            plan.root, text, parse_settings(text.lstrip("\ufeff"), SETTINGS), wirings_of(ours),
-            deny, None, use_head)[0],
-        GITIGNORE: lambda text, use_head: gitignore_after_uninstall(plan.root, text, block, None,
-                                                                    use_head),
-    }
+    blocks = dict((rel, source.marked_template(template)) for rel, template, _ in MARKED_BLOCKS)
+
+    def given_back(rel, text, use_head):
+        """What the uninstall would give back of the installed text: with HEAD as it is now,
+        and without it, as once the user commits the installed file."""
+        if rel == SETTINGS:
+            return settings_after_uninstall(
+                plan.root, text, parse_settings(text.lstrip("\ufeff"), SETTINGS),
+                wirings_of(ours), deny, None, use_head)[0]
+        return block_after_uninstall(plan.root, rel, text, blocks[rel], None, use_head)
+
     files = {}
-    for rel in (SETTINGS, GITIGNORE):
+    for rel in [SETTINGS] + sorted(blocks):
         if rel in record["files"] or rel not in plan.planned:
             continue
         original = read_bytes(plan.path(rel), rel)
         if original is None:
             continue
         installed = plan.planned[rel].decode("utf-8", "surrogateescape")
-        if any((uninstall[rel](installed, use_head) or (None,))[0] != original
+        if any((given_back(rel, installed, use_head) or (None,))[0] != original
                for use_head in (True, False)):
             files[rel] = original.decode("utf-8", "surrogateescape")
     plan_record(plan, earlier, record, folders + for_agents["folders"],

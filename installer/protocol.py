@@ -7,8 +7,10 @@ handler that install, update, uninstall and check all use to tell whether it run
 copy of a hook. Source reads the files this version installs from beside install.py.
 """
 
+import importlib.util
 import os
 import re
+import sys
 
 from .errors import Refusal
 from .files import read_bytes
@@ -22,13 +24,20 @@ LOCAL_SETTINGS = ".claude/settings.local.json"
 MEMORY_INDEX = "memory/MEMORY.md"
 CLAUDEIGNORE = ".claudeignore"
 GITIGNORE = ".gitignore"
+GITATTRIBUTES = ".gitattributes"
 BASELINE_PREFIX = ".session-baseline"
 TEMPLATE_MEMORY = "templates/MEMORY.md"
 TEMPLATE_CLAUDEIGNORE = "templates/claudeignore"
 TEMPLATE_GITIGNORE = "templates/gitignore"
+TEMPLATE_GITATTRIBUTES = "templates/gitattributes"
 TEMPLATE_SECTION = "templates/CLAUDE.md-section.md"
 TEMPLATE_AGENTS_SECTION = "templates/AGENTS.md-section.md"
 AGENTS_MD = "AGENTS.md"
+
+# The protocol's marked blocks in files of the user's: the file, the template
+# that holds the block, and what its lines are called in a run's output.
+MARKED_BLOCKS = ((GITIGNORE, TEMPLATE_GITIGNORE, "local-only lines"),
+                 (GITATTRIBUTES, TEMPLATE_GITATTRIBUTES, "memory's merge rule"))
 
 # The handoff lives at the project root: the CLI asks before every edit of a
 # path under .claude/ (a "sensitive file", even in acceptEdits mode), so a
@@ -184,6 +193,22 @@ class Source(object):
 
     def command(self, name):
         return self.bytes_of("commands/" + name)
+
+    def module(self, rel, name, required):
+        """The Python file at rel beside install.py, imported by its path (writing no bytecode),
+        with the functions named in required; a Refusal when it cannot be loaded."""
+        path = self.path(rel)
+        sys.dont_write_bytecode = True
+        try:
+            spec = importlib.util.spec_from_file_location(name, path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        except (Exception, SystemExit) as error:  # a broken file must not give a traceback
+            raise Refusal("cannot load {}: {}".format(path, error))
+        for function in required:
+            if not callable(getattr(module, function, None)):
+                raise Refusal("{} has no {}()".format(path, function))
+        return module
 
     def marked_template(self, rel):
         """The template's lines; its first and last lines are the markers."""

@@ -25,7 +25,9 @@ RETIRED_COMMANDS = {"status.md": "memory-status.md"}
 # may remove it. Each release that changes a file in commands/ adds the digest
 # of the version it replaces. Each tuple starts with 0.1.0's version.
 RELEASED_COMMAND_DIGESTS = {
+    "catchup.md": ("ed828979c6eba174de5b46f15df500cea206273b07fba6695226fbc4c6a1fe3f",),
     "dream.md": ("c550431f1c14e46e632fd476156754d6de8c0d53938780c9a6da1c44a3acaa2b",),
+    "handoff.md": ("05b40ba68e32bd4954ef96de31b51e09e620de410bfa204fa49d4edce77f66a7",),
     "status.md": ("cfb306a69b432955205c06f1ee1f1b18f46e6d933332580092d4485eb2f30d02",),
 }
 

@@ -2,9 +2,10 @@
 
 Why it exists: removing the protocol must leave the project as it was. Only the installer's own
 files go (a hook or command in a version a release shipped, the hooks' baselines and bytecode,
-the template's .claudeignore); the settings.json and .gitignore lose only the protocol's parts and
-come back in the bytes they had, from the before-install record or HEAD; memory/ and the handoff
-always stay; a folder goes only when the run empties it and it was not there, empty, before.
+the template's .claudeignore); the settings.json, .gitignore and .gitattributes lose only the
+protocol's parts and come back in the bytes they had, from the before-install record or HEAD;
+memory/ and the handoff always stay; a folder goes only when the run empties it and it was not
+there, empty, before.
 """
 
 import os
@@ -13,9 +14,9 @@ import re
 from .errors import Refusal
 from .files import encode_text, newline_of, read_bytes, read_text, same_content
 from .protocol import (
-    BASELINE_PREFIX, CLAUDEIGNORE, COMMANDS, COMMAND_DIR, DEFAULT_PYTHON, GITIGNORE, HOOKS,
-    HOOK_DIR, LOCAL_SETTINGS, OLD_SESSION_STATE, SESSION_STATE, SETTINGS, SKILL_PERMISSIONS,
-    TEMPLATE_CLAUDEIGNORE, TEMPLATE_GITIGNORE, WIRINGS, wirings_of,
+    BASELINE_PREFIX, CLAUDEIGNORE, COMMANDS, COMMAND_DIR, DEFAULT_PYTHON, HOOKS, HOOK_DIR,
+    LOCAL_SETTINGS, MARKED_BLOCKS, OLD_SESSION_STATE, SESSION_STATE, SETTINGS, SKILL_PERMISSIONS,
+    TEMPLATE_CLAUDEIGNORE, WIRINGS, wirings_of,
 )
 from .releases import RETIRED_COMMANDS, is_the_installers
 from .plan import Plan
@@ -69,8 +70,8 @@ def plan_uninstall(source, project):
     plan_local_wiring_note(plan, wirings)
     if settings is not None:
         plan_bash_edition_hooks_note(plan, settings)
-    plan_gitignore_unblocking(plan, source.marked_template(TEMPLATE_GITIGNORE),
-                              before.get(GITIGNORE))
+    for rel, template, lines_are in MARKED_BLOCKS:
+        plan_unblocking(plan, rel, source.marked_template(template), lines_are, before.get(rel))
     kept_folders = (record or {}).get("folders", [])
     for rel in INSTALL_FOLDERS:
         if rel not in kept_folders and os.path.isdir(plan.path(rel)) and \
@@ -247,22 +248,23 @@ def plan_local_wiring_note(plan, wirings):
                   "entries".format(LOCAL_SETTINGS, " and ".join(gone)))
 
 
-def plan_gitignore_unblocking(plan, block, before=None):
-    text = read_text(plan.path(GITIGNORE), GITIGNORE)
-    outcome = None if text is None else gitignore_after_uninstall(plan.root, text, block, before)
+def plan_unblocking(plan, rel, block, lines_are, before=None):
+    """Take the protocol's block out of the file at rel (.gitignore, .gitattributes)."""
+    text = read_text(plan.path(rel), rel)
+    outcome = None if text is None else block_after_uninstall(plan.root, rel, text, block, before)
     if outcome is not None:
-        plan_what_is_left(plan, GITIGNORE, outcome, "removed the local-only lines",
-                          "held only the local-only lines")
+        plan_what_is_left(plan, rel, outcome, "removed the " + lines_are,
+                          "held only the " + lines_are)
 
 
-def gitignore_after_uninstall(root, text, block, before, use_head=True):
-    """What --uninstall leaves of a .gitignore text (see what_uninstall_leaves);
-    None when it holds no block."""
+def block_after_uninstall(root, rel, text, block, before, use_head=True):
+    """What --uninstall leaves of the text of a file with a marked block (see
+    what_uninstall_leaves); None when it holds no block."""
     new_text = without_block(text, block)
     if new_text is None:
         return None
     new_text = with_final_newline_as(text, new_text)
-    return what_uninstall_leaves(root, GITIGNORE, text, encode_text(new_text),
+    return what_uninstall_leaves(root, rel, text, encode_text(new_text),
                                  text == appended("", block),
                                  lambda other: other.splitlines() == new_text.splitlines(),
                                  before, use_head)

@@ -87,11 +87,20 @@ def tree_snapshot(folder, skip=()):
     return shot
 
 
+# Where session-start.py keeps its siblings' compiled code, under HOME: the one place outside
+# the project's .claude/ a hook writes.
+CODE_CACHE = os.path.join(".cache", "memory-context-protocol")
+
+
 def outside_claude(estate):
-    """What a hook may not change: the project without .claude/ and .git/, HOME and the sentinel."""
+    """What a hook may not change: the project without .claude/ and .git/, HOME but the hooks'
+    code cache, and the sentinel."""
+    home = {path: entry for path, entry in tree_snapshot(estate.home).items()
+            if path != os.path.dirname(CODE_CACHE) and path != CODE_CACHE
+            and not path.startswith(CODE_CACHE + os.sep)}
     return {
         "project": tree_snapshot(estate.project, skip=(".claude", ".git")),
-        "home": tree_snapshot(estate.home),
+        "home": home,
         "sentinel": tree_snapshot(estate.sentinel),
     }
 

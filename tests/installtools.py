@@ -17,7 +17,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 HOOKS = ("session-start.py", "context-budget.py", "prune-worktrees.py", "stop-handoff.py")
 COMMANDS = ("handoff.md", "dream.md", "catchup.md", "memory-status.md", "update-context.md")
-TEMPLATES = ("MEMORY.md", "claudeignore", "gitignore", "CLAUDE.md-section.md", "AGENTS.md-section.md")
+TEMPLATES = ("MEMORY.md", "claudeignore", "gitignore", "gitattributes", "CLAUDE.md-section.md",
+             "AGENTS.md-section.md")
 
 GITIGNORE_BLOCK = (
     "# memory-context-protocol \u2014 local-only files (per developer, never shared)\n"
@@ -104,7 +105,7 @@ def build_source(dest):
     for name in installer_modules():
         shutil.copy2(os.path.join(REPO, "installer", name), os.path.join(dest, "installer", name))
     wanted = (["hooks/" + name for name in HOOKS] + ["commands/" + name for name in COMMANDS]
-              + ["templates/" + name for name in TEMPLATES] + ["memory_health.py"])
+              + ["templates/" + name for name in TEMPLATES] + ["memory_health.py", "memory_format.py"])
     for rel in wanted:
         target = os.path.join(dest, *rel.split("/"))
         os.makedirs(os.path.dirname(target), exist_ok=True)

@@ -18,7 +18,8 @@ HOOKS = ("session-start.py", "context-budget.py", "prune-worktrees.py", "stop-ha
 COMMANDS = ("handoff.md", "dream.md", "catchup.md", "memory-status.md", "update-context.md")
 INSTALLED = ([".claude/hooks/" + name for name in HOOKS]
              + [".claude/commands/" + name for name in COMMANDS]
-             + [".claude/settings.json", ".claudeignore", ".gitignore", "memory/MEMORY.md"])
+             + [".claude/settings.json", ".claudeignore", ".gitignore", ".gitattributes",
+                "memory/MEMORY.md"])
 RUNTIME = ("__pycache__", "session-state.md", ".session-state.md", "settings.local.json", "worktrees")
 POINTER = re.compile(r"- \[[^\]]+\]\(([^)\s]+)\) — \S")
 ISO_DATE = r"(20\d\d)-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])"
@@ -117,37 +118,51 @@ def test_claude_md_is_within_budget_and_stamped():
 def test_index_is_pointers_that_resolve_and_covers_every_topic_file():
     index = text("memory/MEMORY.md")
     assert index.count("\n") <= 80
-    assert re.search(r"<!-- Last dream: " + ISO_DATE + r" -->", index)
+    assert "Last dream" not in index and "## Active Context" not in index  # the team format
     linked = []
-    section = None
     for line in index.splitlines():
-        if line.startswith("## "):
-            section = line[3:]
-            continue
-        if not line.strip() or line.startswith(("# ", "<!--")) or section == "Active Context":
+        if not line.strip() or line.startswith(("# ", "## ", "<!--")):
             continue
         match = POINTER.match(line)
         assert match, "not a pointer line: " + line
         linked.append(match.group(1))
     for target in linked:
         assert os.path.isfile(path_in(EXAMPLE, "memory/" + target)), target + " does not resolve"
-    topics = sorted(name for name in os.listdir(path_in(EXAMPLE, "memory")) if name != "MEMORY.md")
+    topics = sorted(name for name in os.listdir(path_in(EXAMPLE, "memory"))
+                    if name != "MEMORY.md" and name.endswith(".md"))
     assert sorted(linked) == topics
     assert "decisions.md" in topics and "gotchas.md" in topics
     assert any(name.startswith("feedback_") for name in topics)
 
 
-def test_topic_files_hold_dated_facts():
-    for name in os.listdir(path_in(EXAMPLE, "memory")):
-        if name == "MEMORY.md":
-            continue
+def memory_files():
+    """Every memory file but the index: the topic files and the notes of the topic folders."""
+    found = []
+    for name in sorted(os.listdir(path_in(EXAMPLE, "memory"))):
+        if name.endswith(".md") and name != "MEMORY.md":
+            found.append(name)
+        elif os.path.isdir(path_in(EXAMPLE, "memory/" + name)):
+            found += [name + "/" + note for note in sorted(os.listdir(path_in(EXAMPLE, "memory/" + name)))]
+    return found
+
+
+def test_the_memory_holds_a_note_in_a_topic_folder_as_the_team_format_adds_facts():
+    notes = [name for name in memory_files() if "/" in name]
+    assert notes and all(re.match(r"[a-z0-9-]+/[a-z0-9-]+\.md\Z", name) for name in notes)
+
+
+def test_memory_files_hold_dated_facts_a_blank_line_apart_and_no_stamp():
+    for name in memory_files():
         body = text("memory/" + name)
-        assert re.search(r"^<!-- Last updated: " + ISO_DATE + r" -->$", body, re.M), name
+        assert "Last updated" not in body, name
+        assert body.startswith("# "), name
         if not name.startswith("feedback_"):
-            facts = [line for line in body.splitlines() if line.startswith("- ")]
+            lines = body.splitlines()
+            facts = [n for n, line in enumerate(lines) if line.startswith("- ")]
             assert facts, name
-            for fact in facts:
-                assert re.match(r"- " + ISO_DATE + r": \S", fact), fact
+            for number in facts:
+                assert re.match(r"- " + ISO_DATE + r": \S", lines[number]), lines[number]
+                assert number - 1 not in facts, "facts on adjacent lines in " + name
 
 
 def test_feedback_file_has_lesson_why_and_how_to_apply():

@@ -17,8 +17,8 @@ import threading
 import pytest
 
 from conftest import HOOK_NAMES, MIB, git, make_repo, set_age, write_lines
-from fault_tools import (Estate, assert_run_properties, launch, outside_claude, run_every_hook,
-                         describe_changes)
+from fault_tools import (CODE_CACHE, Estate, assert_run_properties, describe_changes, launch,
+                         outside_claude, run_every_hook)
 
 SEED = 2026
 STATE = ".claude/session-state.md"
@@ -467,13 +467,14 @@ def test_project_folder_that_is_a_file(estate):
     run_every_hook(estate, env={"CLAUDE_PROJECT_DIR": str(target)})
 
 
-def test_corrupt_bytecode_cache(estate):
-    """A cached sibling whose header is valid and whose body is garbage."""
+def test_corrupt_code_cache(estate):
+    """Every compiled sibling in the user's code cache cut short, or garbage after its start."""
     launch(estate, "session-start.py", stdin=estate.standard_input(session_id="warm-up"))
-    cache = estate.hooks_dir / "__pycache__"
-    for path in cache.iterdir():
+    entries = sorted((estate.home / CODE_CACHE).iterdir())
+    assert entries
+    for number, path in enumerate(entries):
         data = path.read_bytes()
-        path.write_bytes(data[:16] + b"\x00garbage" * 64)
+        path.write_bytes(data[:16] + b"\x00garbage" * 64 if number else data[:len(data) // 2])
     results = run_every_hook(estate)
     assert "pointer 0" in results["session-start.py"].stdout.decode("utf-8")
     assert (estate.project / BASELINE).is_file()  # the guard, compiled from source, recorded it
@@ -610,7 +611,7 @@ def run_together(jobs):
 
 def test_ten_sessions_at_once_in_one_checkout(estate):
     hooks = estate.project / ".claude" / "hooks"
-    shutil.rmtree(str(hooks / "__pycache__"), ignore_errors=True)  # they race to compile too
+    shutil.rmtree(str(estate.home / CODE_CACHE), ignore_errors=True)  # they race to compile too
     def start(session):
         return lambda: launch(estate, "session-start.py",
                               stdin=estate.standard_input(session_id=session))
@@ -642,8 +643,7 @@ def test_ten_sessions_at_once_in_one_checkout(estate):
         data = path.read_bytes()
         assert data.startswith(b"head ") and data.endswith(b"\n"), (path.name, data[:80])
         assert data.count(b"\n") == 1, (path.name, data[:200])
-    leftovers = [p.name for p in hooks.iterdir()
-                 if p.name not in names and p.name not in HOOK_NAMES and p.name != "__pycache__"]
+    leftovers = [p.name for p in hooks.iterdir() if p.name not in names and p.name not in HOOK_NAMES]
     assert leftovers == []
-    cached = os.listdir(str(hooks / "__pycache__")) if (hooks / "__pycache__").is_dir() else []
-    assert all(name.endswith(".pyc") for name in cached), cached
+    cached = os.listdir(str(estate.home / CODE_CACHE))
+    assert cached and all(name.endswith(".code") for name in cached), cached

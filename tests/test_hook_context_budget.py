@@ -79,21 +79,31 @@ def test_index_path_can_be_overridden(project):
                                                    MCP_MEMORY_INDEX="notes/INDEX.md")
 
 
-@pytest.mark.parametrize("kind", ["directory", "fifo", "dangling-link", "link-loop"])
-def test_index_that_is_not_a_file_is_skipped(project, kind):
+@pytest.mark.parametrize("kind", ["dangling-link", "link-loop"])
+def test_index_that_leads_nowhere_is_skipped(project, kind):
     index = project / "memory" / "MEMORY.md"
     index.unlink()
-    if kind == "directory":
-        index.mkdir()
-    elif kind == "fifo":
-        if not hasattr(os, "mkfifo"):
-            pytest.skip("no FIFOs here")
-        os.mkfifo(str(index))
-    elif kind == "dangling-link":
+    if kind == "dangling-link":
         index.symlink_to(project / "nowhere.md")
     else:
         index.symlink_to(index)
     assert budget(project) == ""
+
+
+@pytest.mark.parametrize("kind", ["directory", "fifo"])
+def test_index_that_is_not_a_regular_file_is_refused_in_one_line(project, kind):
+    index = project / "memory" / "MEMORY.md"
+    index.unlink()
+    if kind == "directory":
+        index.mkdir()
+    else:
+        if not hasattr(os, "mkfifo"):
+            pytest.skip("no FIFOs here")
+        os.mkfifo(str(index))
+    assert budget(project).splitlines() == [
+        "## Not read — 1 refused",
+        "- memory/MEMORY.md was not read: it is not a regular file (a FIFO, a device, a socket "
+        "or a folder)."]
 
 
 def test_claude_md_at_9215_bytes_is_silent(project):

@@ -1,12 +1,15 @@
 """session-start.py: the read path injects what the next turn needs, within the harness's limit."""
 import json
+import marshal
 import os
 import shutil
+import stat
+import sys
 
 import pytest
 
-from conftest import (HOOKS, MIB, age_worktree, git, harness_length, load_hook, run_hook, set_age,
-                      write_bytes, write_lines)
+from conftest import (HOOK_NAMES, HOOKS, MIB, age_worktree, git, harness_length, load_hook,
+                      run_hook, set_age, write_bytes, write_lines)
 
 LIMIT = 10000
 
@@ -393,14 +396,33 @@ def test_pycache_symlink_is_never_written_through(project, tmp_path):
     assert os.listdir(str(trap)) == []
 
 
-def test_a_missing_sibling_costs_only_its_part(project, tmp_path):
+@pytest.mark.parametrize("missing", ["stop-handoff.py", "prune-worktrees.py"])
+def test_a_missing_sibling_costs_only_its_part(project, tmp_path, missing):
     hooks = tmp_path / "partial-hooks"
     hooks.mkdir()
-    shutil.copy(str(HOOKS / "session-start.py"), str(hooks / "session-start.py"))
+    for name in HOOK_NAMES:
+        if name != missing:
+            shutil.copy(str(HOOKS / name), str(hooks / name))
     write_lines(project / "memory" / "MEMORY.md", 100)
     done = run_hook("session-start.py", project, stdin={"session_id": "s1"}, hooks_dir=hooks)
     assert done.returncode == 0
     assert b"line 99" in done.stdout and b"/catchup" in done.stdout
+
+
+def test_without_the_sibling_that_decides_what_may_be_read_no_file_is_shown(project, tmp_path):
+    hooks = tmp_path / "partial-hooks"
+    hooks.mkdir()
+    for name in ("session-start.py", "stop-handoff.py", "prune-worktrees.py"):
+        shutil.copy(str(HOOKS / name), str(hooks / name))
+    write_lines(project / "memory" / "MEMORY.md", 100)
+    (project / ".session-state.md").write_text("the handoff\n", encoding="utf-8")
+    done = run_hook("session-start.py", project, stdin={"session_id": "s1"}, hooks_dir=hooks)
+    text = done.stdout.decode("utf-8")
+    assert done.returncode == 0 and "/catchup" in text
+    assert "line 99" not in text and "the handoff" not in text
+    for name in ("memory/MEMORY.md", ".session-state.md"):
+        assert ("- %s was not read: context-budget.py, which decides what the hooks may read, "
+                "is missing or failed." % name) in text.splitlines()
 
 
 def test_preview_shows_the_injection_without_writing(project_with_history):
@@ -431,26 +453,14 @@ def test_length_counts_characters_outside_the_bmp_twice():
         assert module.harness_length(text) == len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
-def test_siblings_run_from_bytecode_cached_beside_them(project):
+def test_siblings_leave_no_bytecode_beside_them(project):
     hooks = project / ".claude" / "hooks"
-    for name in ("session-start.py", "context-budget.py", "prune-worktrees.py", "stop-handoff.py"):
+    for name in HOOK_NAMES:
         shutil.copy(str(HOOKS / name), str(hooks / name))
+    (project / ".claude" / "worktrees").mkdir()  # so that the pruner is loaded too
     done = run_hook("session-start.py", project, stdin={"session_id": "s1"}, hooks_dir=hooks)
     assert done.returncode == 0 and b"the pointer" in done.stdout
-    cached = sorted(name.split(".")[0] for name in os.listdir(str(hooks / "__pycache__")))
-    assert cached == ["context-budget", "stop-handoff"]  # no worktree folder: no pruner loaded
-
-
-def test_a_pycache_that_resolves_elsewhere_is_detected(tmp_path):
-    module = load_hook("session-start.py")
-    assert not module.leads_elsewhere(str(HOOKS / "no-such-folder"))
-    assert not module.leads_elsewhere(str(HOOKS))
-    (tmp_path / "elsewhere").mkdir()
-    (tmp_path / "__pycache__").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
-    assert module.leads_elsewhere(str(tmp_path / "__pycache__"))
-    (tmp_path / "inside").mkdir()
-    (tmp_path / "inside" / "linked").symlink_to(tmp_path / "inside", target_is_directory=True)
-    assert module.leads_elsewhere(str(tmp_path / "inside" / "linked"))
+    assert not (hooks / "__pycache__").exists()
 
 
 # --- where the handoff is read ------------------------------------------------------------
@@ -747,3 +757,96 @@ def test_only_a_continued_conversation_is_told_its_git_snapshot_is_old(project, 
     sends the stored snapshot again on resume and fork."""
     text = start(project, source)
     assert ("dates from this conversation's start" in text) == stale
+
+
+# --- the code cache: compiled siblings kept in the user's cache, never beside the hooks -------
+
+@pytest.fixture
+def compiler(monkeypatch, tmp_path):
+    """session-start.py loaded in-process with HOME in the test's folder, counting the
+    compilations it makes."""
+    module = load_hook("session-start.py")
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path))
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)  # as in a hook's own process
+    compiled = []
+
+    def counting_compile(source, path, mode):
+        compiled.append(path)
+        return compile(source, path, mode)
+
+    monkeypatch.setattr(module, "compile", counting_compile, raising=False)
+    module.compiled = compiled
+    module.cache = home / ".cache" / "memory-context-protocol"
+    return module
+
+
+SOURCE = b"ANSWER = 42\n"
+
+
+def test_a_sibling_compiled_once_is_taken_from_the_users_cache(compiler):
+    first = compiler.code_for(SOURCE, "sibling.py")
+    second = compiler.code_for(SOURCE, "sibling.py")
+    assert compiler.compiled == ["sibling.py"] and first == second
+    entries = list(compiler.cache.iterdir())
+    assert len(entries) == 1 and stat.S_IMODE(entries[0].stat().st_mode) == 0o600
+    assert stat.S_IMODE(compiler.cache.stat().st_mode) == 0o700
+
+
+def test_a_changed_source_never_meets_an_old_entry(compiler):
+    compiler.code_for(SOURCE, "sibling.py")
+    namespace = {}
+    exec(compiler.code_for(b"ANSWER = 43\n", "sibling.py"), namespace)
+    assert namespace["ANSWER"] == 43 and len(compiler.compiled) == 2
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file modes")
+def test_an_entry_others_can_write_is_never_used(compiler):
+    compiler.code_for(SOURCE, "sibling.py")
+    entry = next(compiler.cache.iterdir())
+    entry.write_bytes(marshal.dumps(compile("ANSWER = 'planted'\n", "x", "exec")))
+    os.chmod(str(entry), 0o666)
+    namespace = {}
+    exec(compiler.code_for(SOURCE, "sibling.py"), namespace)
+    assert namespace["ANSWER"] == 42 and len(compiler.compiled) == 2
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file modes")
+def test_a_cache_folder_that_is_a_link_or_open_to_others_is_not_used(compiler, tmp_path):
+    compiler.cache.parent.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    os.symlink(str(elsewhere), str(compiler.cache))
+    assert compiler.code_cache_folder() is None
+    compiler.cache.unlink()
+    compiler.cache.mkdir()
+    os.chmod(str(compiler.cache), 0o777)
+    assert compiler.code_cache_folder() is None
+    os.chmod(str(compiler.cache), 0o700)
+    assert compiler.code_cache_folder() == str(compiler.cache)
+
+
+def test_a_project_whose_settings_name_home_gets_no_cache(compiler, tmp_path):
+    """A project's settings "env" could move HOME into a folder the repository fills."""
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text('{"env": {"HOME": "."}}',
+                                                        encoding="utf-8")
+    assert compiler.code_cache_folder() is None
+    compiler.code_for(SOURCE, "sibling.py")
+    assert not compiler.cache.exists()
+
+
+def test_the_cache_keeps_a_bounded_number_of_entries(compiler):
+    for number in range(compiler.CODE_CACHE_ENTRIES + 5):
+        compiler.code_for(b"ANSWER = %d\n" % number, "sibling.py")
+    assert len(list(compiler.cache.iterdir())) == compiler.CODE_CACHE_ENTRIES
+
+
+def test_a_caller_that_writes_no_bytecode_gets_no_cache_written(compiler, monkeypatch):
+    """install.py --check previews the injection with bytecode writing off: it reads the cache
+    but adds nothing to the user's home."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    compiler.code_for(SOURCE, "sibling.py")
+    assert not compiler.cache.exists() or list(compiler.cache.iterdir()) == []

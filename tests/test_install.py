@@ -198,12 +198,14 @@ def test_project_installs_every_file(installer, project):
     assert read(path_in(project, "memory/MEMORY.md")) == read(installer.source_file("templates/MEMORY.md"))
     assert read(path_in(project, ".claudeignore")) == read(installer.source_file("templates/claudeignore"))
     assert read(path_in(project, ".gitignore")).decode("utf-8") == template_text(installer, "gitignore")
+    assert read(path_in(project, ".gitattributes")).decode("utf-8") == \
+        template_text(installer, "gitattributes")
     assert settings_of(project) == expected_settings()
     lines = done.stdout.splitlines()
     assert lines[0] == "installing into " + project
     assert lines[-1].startswith("done: ")
     wrote = [line for line in lines if line.startswith("  wrote")]
-    assert len(wrote) == len(HOOKS) + len(COMMANDS) + 4
+    assert len(wrote) == len(HOOKS) + len(COMMANDS) + 5
 
 
 def test_settings_are_two_space_json_with_a_final_newline(installer, project):

@@ -54,8 +54,8 @@ real = patch("write_atomically", patched)
 
 
 # Every file --project writes into an empty folder: the hooks, the commands, memory/MEMORY.md,
-# .claudeignore, .gitignore and .claude/settings.json.
-ALL_FILES = len(HOOKS) + len(COMMANDS) + 4
+# .claudeignore, .gitignore, .gitattributes and .claude/settings.json.
+ALL_FILES = len(HOOKS) + len(COMMANDS) + 5
 
 
 def installed_files(project):

@@ -758,6 +758,7 @@ def test_the_report_writes_no_bytecode_beside_the_hooks(repo, tmp_path):
     copy = tmp_path / "installer"
     shutil.copytree(os.path.join(ROOT, "hooks"), str(copy / "hooks"))
     shutil.copy(os.path.join(ROOT, "memory_health.py"), str(copy / "memory_health.py"))
+    shutil.copy(os.path.join(ROOT, "memory_format.py"), str(copy / "memory_format.py"))
     shutil.copytree(os.path.join(ROOT, "installer"), str(copy / "installer"),
                     ignore=shutil.ignore_patterns("__pycache__"))
     environment = clean_environment(tmp_path / "home")
@@ -1118,7 +1119,8 @@ def test_warnings_are_shown_and_exit_0(installer, repo):
     done = installer.run("--check", repo)
     assert done.returncode == 0, done.stdout
     assert "WARN     memory health: 1 warning(s) (orphan)" in done.stdout
-    assert "## Memory health — 1 warning(s), 1 advice" in done.stdout
+    # the missing date's advice, and the stamped format's (the fixture's memory)
+    assert "## Memory health — 1 warning(s), 2 advice" in done.stdout
     assert "## Loaded before the first turn" in done.stdout
     assert "session-start injection" in done.stdout
 
@@ -1144,7 +1146,9 @@ def test_check_json_is_the_whole_report(installer, repo):
     report = json.loads(done.stdout)
     assert done.returncode == report["exit"] == 0
     health_report = report["memory_health"]
-    assert [f["check"] for f in health_report["findings"]] == ["possibly-stale"]
+    # the fixture's memory is in the stamped format, which the install's memory health advises
+    # moving (stamped-format): advice, which changes no status
+    assert [f["check"] for f in health_report["findings"]] == ["possibly-stale", "stamped-format"]
     assert health_report["load"]["parts"][-1]["part"] == "session-start injection"
     assert health_report["load"]["parts"][-1]["characters"] > 0
     assert report["budget_points"] == [] and report["status"] == "with warnings"

@@ -4,7 +4,8 @@ session the moment it opens, checked where its sessions start.
 
 Why it exists: every file that loads at session start is a standing tax on every request, and a
 budget binds only where it is checked. This hook weighs the files that make a session expensive:
-the memory index, the root instruction file, the live transcript and the agent worktrees. It also
+the memory index (with the topic folders session start lists under it), the root instruction
+file, the live transcript and the agent worktrees. It also
 catches three memory defects cheap enough to look for at every start: a pointer to a file that
 does not exist, an HTML comment that never closes and hides the rest of the index, and a harness
 auto-memory index so long that its newest lines never load.
@@ -17,7 +18,14 @@ What it promises:
 - Its cost does not grow with the transcript (one stat call) or with the index (one streaming
   count, and only its first 64 KiB parsed); only the worktree budget walks a tree, only when
   that folder exists, and for at most WALK_SECONDS (1), one of the waits session-start.py adds
-  up against the harness's timeout. Nothing here runs git or reads topic files.
+  up against the harness's timeout. Nothing here runs git or reads topic files: of the memory
+  beside the index it lists only the names in its folder and in the topic folders there, at
+  most 2,000 entries a folder, never through a symlink.
+- It reads a file's content only when the project may show it to the agent (read_project_text,
+  which session-start.py reads the injection through too): a regular file, inside the project
+  unless the user named it outside, and covered by none of the harness's `Read(...)` deny
+  rules. A path variable a project settings file set is ignored when it leads outside the
+  project. Each file or setting refused is one line under its own heading.
 - Standard library only; Python 3.8 or newer; runs as `python3 -I -S context-budget.py`.
 
 The full memory-health report (citations checked against git history, the index lint, what
@@ -110,11 +118,14 @@ class IndexReading(object):
     """The memory index, read once for every session-start check: the newline count of the
     whole file, and its first INDEX_HEAD_BYTES as text for the checks that parse it."""
 
-    def __init__(self, path, newlines=None, head="", complete=True):
+    def __init__(self, path, newlines=None, head="", complete=True, refusal=None):
         self.path = path
         self.newlines = newlines
         self.head = head
         self.complete = complete
+        self.folders = None  # (folder mtime, the topic folders beside it and their notes)
+        self.listable = False  # whether its folder is the memory's own, not the project's top
+        self.refusal = refusal  # why the index was not read (read_project_text's line)
 
 
 # The last reading, kept so that session-start's two calls (budgets, then defects) read the
@@ -128,13 +139,25 @@ def read_index(project, env):
         info = os.stat(path)
     except (OSError, ValueError):
         return IndexReading(path)
-    if not stat.S_ISREG(info.st_mode):  # a FIFO must never be opened
-        return IndexReading(path)
+    reason = why_not_read(project, env, path)  # a FIFO among others: never opened
+    if reason is not None:
+        return IndexReading(path, refusal="- %s was not read: %s." % (shown_path(project, path),
+                                                                       reason))
     key = (path, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
     if key not in LAST_READING:
         LAST_READING.clear()
         LAST_READING[key] = index_reading(path)
+        LAST_READING[key].listable = strictly_inside(os.path.dirname(path), project)
     return LAST_READING[key]
+
+
+def strictly_inside(folder, project):
+    """Whether `folder` lies inside `project` and is not `project` itself."""
+    try:
+        relative = os.path.relpath(os.path.abspath(folder), os.path.abspath(project))
+    except ValueError:  # another drive on Windows
+        return False
+    return relative != os.curdir and not relative.startswith(os.pardir)
 
 
 def index_reading(path):
@@ -153,14 +176,162 @@ def index_reading(path):
 
 def index_point(project, env, index):
     budget = number_setting(env, "MCP_MEM_LINES", 80)
-    lines = index.newlines
-    if lines is None or lines <= budget:
+    if index.newlines is None:
         return None
+    listed = listed_count(index)
+    lines = index.newlines + listed
+    if lines <= budget:
+        return None
+    if not listed:
+        return (
+            "- %s is %d lines (budget %d). It is an index and loads at every session start: one "
+            "pointer line per topic, the detail in topic files. Repair it with /dream."
+            % (shown_path(project, index.path), lines, budget)
+        )
     return (
-        "- %s is %d lines (budget %d). It is an index and loads at every session start: one "
-        "pointer line per topic, the detail in topic files. Repair it with /dream."
-        % (shown_path(project, index.path), lines, budget)
+        "- %s is %d lines and session start lists its %d topic folder(s) under it: %d lines "
+        "(budget %d). It is an index and loads at every session start: one pointer line per "
+        "topic file, one listed line per topic folder, the detail in the files. Repair it with "
+        "/dream: move notes into the topic folder they belong to."
+        % (shown_path(project, index.path), index.newlines, listed, lines, budget)
     )
+
+
+def listed_count(index):
+    """How many lines the listing adds under the index; 0 when it cannot be made, which then
+    costs only itself: the index's own lines are still weighed."""
+    try:
+        return len(topic_folders(index))
+    except Exception:
+        return 0
+
+
+# --- the listing: the topic folders beside the index -------------------------------------------
+#
+# A note is a file of its own in a topic folder beside the index (memory/<topic>/<note>.md). The
+# index does not point to notes: session start lists every topic folder under it, one line each
+# with the names of its notes. A note added on a branch then needs no index edit, so two branches
+# that each add one never touch the same line, and no merge can drop a pointer to it.
+
+LISTING_HEADING = "## Topic folders (listed at session start; a note is %s/<folder>/<note>.md)"
+NOTE_NAMES_CHARS = 240
+# Entries read from one folder at one start: the listing costs the same however many files a
+# folder holds (a log folder of years); past it, a folder's line says "at least".
+ENTRIES_AT_MOST = 2000
+
+
+def topic_folders(index):
+    """(folder name, notes_in(folder)) of every topic folder beside the index, sorted: a folder
+    directly beside it that holds Markdown notes the index does not link. A folder the index
+    links, and a note it links, are reached by that link and not listed again. Never a dot
+    folder, never through a symlink (a committed link cannot bring names from outside the
+    project), and nothing when the index sits at the project's top, where its folder is the
+    whole project. Kept with the reading of the index while the folder's entries stay as they
+    were."""
+    if not index.path or index.newlines is None or not index.listable:
+        return []
+    folder = os.path.dirname(index.path)
+    try:
+        state = os.stat(folder).st_mtime_ns
+        if index.folders is not None and index.folders[0] == state:
+            return index.folders[1]
+    except OSError:
+        return []
+    linked = linked_paths(index.head, folder)
+    found = []
+    for entry in first_entries(folder)[0]:
+        if entry.name.startswith(".") or not is_real_folder(entry) or \
+                os.path.normcase(os.path.normpath(entry.path)) in linked:
+            continue
+        names, more = notes_in(entry.path)
+        names = [name for name in names if os.path.normcase(os.path.normpath(
+            os.path.join(entry.path, name + ".md"))) not in linked]
+        if names:
+            found.append((entry.name, (names, more)))
+    found.sort(key=lambda item: (item[0].lower(), item[0]))
+    index.folders = (state, found)
+    return found
+
+
+def linked_paths(text, folder):
+    """The normalised paths the relative links of `text` (outside comments and code) lead to,
+    read from `folder`."""
+    comments, spans, _ = hidden_spans(text)
+    return set(os.path.normcase(os.path.normpath(os.path.join(folder, target)))
+               for _, target in markdown_links(text, sorted(comments + spans))
+               if is_relative_file_link(target))
+
+
+def is_real_folder(entry):
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+def first_entries(folder):
+    """(the folder's entries, at most ENTRIES_AT_MOST of them; whether there are more)."""
+    entries = []
+    try:
+        with os.scandir(folder) as listing:
+            for entry in listing:
+                if len(entries) == ENTRIES_AT_MOST:
+                    return entries, True
+                entries.append(entry)
+    except OSError:
+        pass
+    return entries, False
+
+
+def notes_in(folder):
+    """(names, without `.md`, of the Markdown notes directly in a topic folder, sorted; whether
+    the folder holds more entries than were read): regular files only, never a README (it
+    explains the folder to people) or a dot file."""
+    entries, more = first_entries(folder)
+    names = []
+    for entry in entries:
+        name = entry.name
+        if name.startswith(".") or name.lower() == "readme.md" or not name.lower().endswith(".md"):
+            continue
+        try:
+            if entry.is_file(follow_symlinks=False):
+                names.append(name[:-3])
+        except OSError:
+            continue
+    return sorted(names, key=lambda name: (name.lower(), name)), more
+
+
+def memory_listing(project, env):
+    """The lines session start shows under the index: a heading, then one line for each topic
+    folder with the names of its notes; [] when there is none."""
+    index = read_index(project, env)
+    found = topic_folders(index)
+    if not found:
+        return []
+    heading = LISTING_HEADING % shown_path(project, os.path.dirname(index.path))
+    return [heading] + ["- [%s/](%s/) — %s" % (name, link_to(name), note_names(notes))
+                        for name, notes in found]
+
+
+def note_names(listed):
+    """'3 notes: a, b, c', cut with 'and N more' before it grows past one screen line; 'at least'
+    for a folder too large to read whole at a start."""
+    notes, more = listed
+    shown = []
+    length = 0
+    for name in notes:
+        if shown and length + len(name) + 2 > NOTE_NAMES_CHARS:
+            break
+        shown.append(name)
+        length += len(name) + 2
+    text = "%s%d note%s: %s" % ("at least " if more else "", len(notes),
+                                "" if len(notes) == 1 and not more else "s", ", ".join(shown))
+    return text + (" and %d more" % (len(notes) - len(shown)) if len(notes) > len(shown) else "")
+
+
+def link_to(name):
+    """A link target for a name, in angle brackets where the name would end it early."""
+    return "<%s>" % name if any(c in name for c in " ()<>") else name
 
 
 def instruction_file(project, env):
@@ -361,6 +532,365 @@ def worktree_point(project, env, index=None):
         "or ignored files, or a lock: finish that work, then `git worktree remove` it."
         % (shown_path(project, folder), measure, budget)
     )
+
+
+# --- what the hooks may read: the project's plain files, and none its deny rules cover ------
+
+# The variables that name a file or folder the hooks read or weigh. A repository's committed
+# settings can set them (their "env"), so a value a project settings file gave may not lead
+# outside the project; one the user set is the user's own choice. HOME is among them: it
+# decides whose settings, and so whose deny rules, count.
+PATH_SETTINGS = ("MCP_MEMORY_INDEX", "MCP_SESSION_STATE", "MCP_CLAUDE_MD", "MCP_WORKTREE_DIR",
+                 "MCP_BASELINE", "MCP_TRANSCRIPT_PATH", "MCP_PROJECTS_DIR", "CLAUDE_CONFIG_DIR",
+                 "HOME")
+PROJECT_SETTINGS_FILES = (".claude/settings.local.json", ".claude/settings.json")
+SETTINGS_LIMIT = MIB
+
+
+def read_project_text(project, env, path, limit):
+    """(text, None) for a file whose content the hooks may show the agent; (None, a refusal
+    line naming it) for one they may not: a link whose target lies outside the project, a
+    special file, a path a project settings file named outside the project, or a file one of
+    the harness's `Read(...)` deny rules covers; (None, None) when there is nothing there.
+    At most `limit` bytes are read, decoded as UTF-8."""
+    if not os.path.exists(path):  # a link to nothing is nothing
+        return None, None
+    reason = why_not_read(project, env, path)
+    if reason is None:
+        data = read_plain_file(path, limit)
+        if data is not None:
+            return data.decode("utf-8", "replace"), None
+        reason = "it could not be read as a regular file"
+    return None, "- %s was not read: %s." % (shown_path(project, path), reason)
+
+
+def why_not_read(project, env, path):
+    """Why the hooks may not show the file at `path` to the agent, or None when they may."""
+    named = os.path.normpath(os.path.abspath(path))
+    real = os.path.realpath(path)
+    if lies_within(named, os.path.abspath(project)):
+        if not lies_within(real, os.path.realpath(project)):
+            return "it is a symbolic link whose target lies outside the project"
+    elif named in paths_project_settings_name(project):
+        return ("a project settings file names it, and it lies outside the project; only a "
+                "path you set yourself may lead there")
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return "it cannot be inspected"
+    if not stat.S_ISREG(info.st_mode):
+        return "it is not a regular file (a FIFO, a device, a socket or a folder)"
+    rule = deny_rule_covering(project, env, [named, real])
+    if rule is not None:
+        return "the deny rule %s in %s covers it" % rule
+    return None
+
+
+def read_plain_file(path, limit):
+    """The first `limit` bytes of a regular file; None for anything else. Opened without
+    waiting (a FIFO put in its place since it was inspected never blocks the hook)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except (OSError, ValueError):
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks, size = [], 0
+        while size < limit:
+            chunk = os.read(fd, min(MIB, limit - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def lies_within(path, folder):
+    """Whether `path` is `folder` or below it; both absolute and normalised alike."""
+    path, folder = os.path.normcase(path), os.path.normcase(folder)
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def refused_settings(project, env):
+    """[(variable, refusal line)] for each path variable whose value a project settings file
+    set and that leads outside the project, through its own spelling or a link on the way.
+    The hooks ignore such a variable: its default applies."""
+    refused = []
+    for name in PATH_SETTINGS:
+        value = env.get(name)
+        origin = value and project_setting_origin(project, name, value)
+        if origin and not leads_inside(project, value):
+            refused.append((name, "- %s=%s was ignored: %s sets it, and it leads outside the "
+                                  "project; only a path you set yourself may lead there."
+                            % (name, value, origin)))
+    return refused
+
+
+def leads_inside(project, value):
+    path = os.path.join(project, value)
+    return (lies_within(os.path.normpath(os.path.abspath(path)), os.path.abspath(project))
+            and lies_within(os.path.realpath(path), os.path.realpath(project)))
+
+
+def trusted_environment(project, env):
+    """(env without the variables refused_settings names, the refusal lines). A HOME refused
+    is the account's home folder again, as the system's user database names it, where there
+    is one."""
+    refused = refused_settings(project, env)
+    trusted = dict(env)
+    for name, _ in refused:
+        trusted.pop(name, None)
+    if "HOME" not in trusted and "HOME" in env:
+        home = account_home()
+        if home:
+            trusted["HOME"] = home
+    return trusted, [line for _, line in refused]
+
+
+def account_home():
+    try:
+        import pwd
+        return pwd.getpwuid(os.getuid()).pw_dir
+    except (ImportError, KeyError, AttributeError, OSError):
+        return None
+
+
+def project_setting_origin(project, name, value):
+    """The project settings file whose "env" gives `name` this very value (the local file
+    before the shared one, as the harness ranks them), or None."""
+    for relative in PROJECT_SETTINGS_FILES:
+        values = settings_object(os.path.join(project, relative)).get("env")
+        if isinstance(values, dict) and values.get(name) == value:
+            return relative
+    return None
+
+
+def paths_project_settings_name(project):
+    """Every path, relative to the project, that a value in a project settings file's "env"
+    spells: whatever the variable, such a path is the repository's choice, not the user's."""
+    named = set()
+    for relative in PROJECT_SETTINGS_FILES:
+        values = settings_object(os.path.join(project, relative)).get("env")
+        if isinstance(values, dict):
+            named.update(os.path.normpath(os.path.abspath(os.path.join(project, value)))
+                         for value in values.values() if isinstance(value, str) and value
+                         and "\0" not in value)
+    return named
+
+
+# The last settings read, by the file's identity: one start asks for the same files several
+# times (deny rules, "env", auto memory), and reads each once.
+SETTINGS_READ = {}
+
+
+def settings_object(path):
+    """The JSON object of a settings file, or {} when there is none, it is no object, or it
+    is larger than any settings file (a FIFO is never opened)."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return {}
+    if not stat.S_ISREG(info.st_mode) or info.st_size > SETTINGS_LIMIT:
+        return {}
+    key = (path, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+    if key not in SETTINGS_READ:
+        data = read_plain_file(path, SETTINGS_LIMIT) or b""
+        try:
+            value = parse_json(data.decode("utf-8-sig") if data.startswith(b"\xef\xbb\xbf")
+                               else data.decode("utf-8"))
+        except Exception:  # malformed, binary or absurdly nested: the harness ignores it too
+            value = {}
+        if len(SETTINGS_READ) > 16:
+            SETTINGS_READ.clear()
+        SETTINGS_READ[key] = value if isinstance(value, dict) else {}
+    return SETTINGS_READ[key]
+
+
+class JsonOptions:
+    """What the C scanner behind the json package reads from its decoder."""
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = float
+
+
+def parse_json(text):
+    """json.loads without importing the json package, whose regular expressions cost more
+    start-up time than this whole hook; the same C scanner does the parsing."""
+    try:
+        from _json import make_scanner
+    except ImportError:
+        from json import loads
+        return loads(text)
+    text = text.strip()
+    value, end = make_scanner(JsonOptions)(text, 0)
+    if end != len(text):
+        raise ValueError("extra data after the JSON value")
+    return value
+
+
+# --- the harness's Read rules, as the hooks apply them to what they read -------------------
+
+def deny_rule_covering(project, env, paths):
+    """(rule, settings file) of the first `Read` deny rule in the harness's settings files that
+    covers any of `paths` (absolute: the path as named and where it resolves), or None."""
+    memo = {}  # where the paths lie below each anchor, worked out once for all the rules
+    for settings_path, _ in settings_files(project, env):
+        permissions = settings_object(settings_path).get("permissions")
+        rules = permissions.get("deny") if isinstance(permissions, dict) else None
+        if not isinstance(rules, list):
+            continue
+        for rule in rules:
+            if isinstance(rule, str) and read_rule_covers(rule.strip(), project, env, paths,
+                                                          memo):
+                return rule.strip(), shown_path(project, settings_path)
+    return None
+
+
+def read_rule_covers(rule, project, env, paths, memo=None):
+    """Whether a permission rule denies reading one of `paths`, read as the harness documents
+    its Read rules: a gitignore pattern, `//path` from the filesystem root, `~/path` from the
+    home folder, `/path` from the project root, and `path` or `./path` at any depth under the
+    project (the harness matches `./docs/**` in any folder named docs). `Read` alone, or
+    `Read(*)`, covers every file. A pattern ending in `/` covers what lies under a folder of
+    that name; a pattern that matches a folder covers everything in it. `memo` keeps, across
+    the rules checked for the same paths, where they lie below each anchor."""
+    if rule == "Read":
+        return True
+    if not (rule.startswith("Read(") and rule.endswith(")")):
+        return False
+    pattern = rule[len("Read("):-1].strip()
+    if pattern.startswith("//"):
+        anchor, pattern = None, pattern[2:]
+    elif pattern.startswith("~/"):
+        anchor, pattern = env.get("HOME") or os.path.expanduser("~"), pattern[2:]
+        if not anchor or anchor == "~":
+            return False
+    elif pattern.startswith("/"):
+        anchor, pattern = project, pattern[1:]
+    else:
+        anchor = project
+        pattern = "**/" + (pattern[2:] if pattern.startswith("./") else pattern)
+    folder_only = pattern.endswith("/")
+    segments = [part for part in pattern.split("/") if part and part != "."]
+    if FOLD_CASE:
+        segments = [part.casefold() for part in segments]
+    for names in names_below(paths, anchor, {} if memo is None else memo):
+        # The pattern covers the file, or a folder the file lies in.
+        ends = range(1, len(names)) if folder_only else range(1, len(names) + 1)
+        if any(names_match(segments, names[:end]) for end in ends):
+            return True
+    return False
+
+
+# Whether the file system compares names without case (Windows, macOS): then so do the rules.
+FOLD_CASE = os.path.normcase("A") == "a" or sys.platform == "darwin"
+
+
+def names_below(paths, anchor, memo):
+    """Each distinct list of names leading from `anchor` (as given and as it resolves; None
+    for the filesystem root) down to one of `paths`, folded where names ignore case."""
+    if anchor not in memo:
+        bases = [None] if anchor is None else [anchor, os.path.realpath(anchor)]
+        found = []
+        for path in paths:
+            for base in bases:
+                names = path_names_below(path, base)
+                if names is not None:
+                    names = [name.casefold() for name in names] if FOLD_CASE else names
+                    if names not in found:
+                        found.append(names)
+        memo[anchor] = found
+    return memo[anchor]
+
+
+def path_names_below(path, base):
+    """The names leading from `base` down to `path` (absolute), or None when `path` does not
+    lie below it. Base None is the filesystem root, where a Windows drive becomes the first
+    name, as the harness spells `//c/Users/...`."""
+    path = os.path.normpath(os.path.abspath(path))
+    if base is None:
+        drive, rest = os.path.splitdrive(path)
+        return ([drive.rstrip(":").lower()] if drive else []) + [
+            part for part in rest.replace(os.sep, "/").split("/") if part]
+    base = os.path.normpath(os.path.abspath(base))
+    if path == base or not lies_within(path, base):
+        return None
+    return [part for part in path[len(base):].replace(os.sep, "/").split("/") if part]
+
+
+def names_match(pattern, names):
+    """Whether a list of glob names matches a list of path names: `**` stands for any number
+    of names, every other entry for exactly one (see name_matches)."""
+    if not pattern:
+        return not names
+    if pattern[0] == "**":
+        return any(names_match(pattern[1:], names[skip:]) for skip in range(len(names) + 1))
+    return bool(names) and name_matches(pattern[0], names[0]) and names_match(pattern[1:],
+                                                                              names[1:])
+
+
+def name_matches(pattern, name):
+    """gitignore's glob for one name: `*` any run of characters, `?` one, `[...]` one of a set
+    (`[!...]` or `[^...]` none of it). Backtracks only to the last `*`, so the cost stays
+    linear in practice whatever the pattern."""
+    p = n = 0
+    star = mark = -1
+    while n < len(name):
+        if p < len(pattern) and pattern[p] == "*":
+            star, mark = p, n
+            p += 1
+            continue
+        width = one_character(pattern, p, name[n])
+        if width:
+            p += width
+            n += 1
+        elif star >= 0:
+            mark += 1
+            p, n = star + 1, mark
+        else:
+            return False
+    return pattern[p:].strip("*") == ""
+
+
+def one_character(pattern, p, character):
+    """How many pattern characters match `character` at pattern[p] (1 for a literal or `?`,
+    the whole set for `[...]`), or 0 when it does not match."""
+    if p >= len(pattern):
+        return 0
+    if pattern[p] == "?":
+        return 1
+    if pattern[p] == "[":
+        end = pattern.find("]", p + 2)
+        if end > 0:
+            members = pattern[p + 1:end]
+            negated = members[:1] in ("!", "^")
+            if negated:
+                members = members[1:]
+            found = any(low <= character <= high for low, high in set_ranges(members))
+            return end - p + 1 if found != negated else 0
+    return 1 if pattern[p] == character else 0
+
+
+def set_ranges(members):
+    """The (low, high) character ranges of a glob set's members: `a-z` is one, `x` is (x, x)."""
+    ranges = []
+    index = 0
+    while index < len(members):
+        if index + 2 < len(members) and members[index + 1] == "-":
+            ranges.append((members[index], members[index + 2]))
+            index += 3
+        else:
+            ranges.append((members[index], members[index]))
+            index += 1
+    return ranges
 
 
 # --- Markdown as the agent sees it (no regular expressions: this part runs at every start) ---
@@ -879,24 +1409,8 @@ def managed_settings_file():
 
 
 def auto_memory_keys(path):
-    """The settings object of one file, parsed only when it names an auto-memory key: the json
-    package costs more than a millisecond, and most settings files never mention them."""
-    size = regular_file_size(path)
-    if size is None or size > MIB:
-        return {}
-    try:
-        with open(path, "rb") as stream:
-            data = stream.read()
-    except (OSError, ValueError):
-        return {}
-    if b"autoMemory" not in data:
-        return {}
-    try:
-        import json
-        values = json.loads(data.decode("utf-8-sig"))
-    except (ValueError, RecursionError):
-        return {}
-    return values if isinstance(values, dict) else {}
+    """The settings object of one file, as every settings read here takes it."""
+    return settings_object(path)
 
 
 def expanded_folder(value, env):
@@ -1085,14 +1599,25 @@ def run_checks(checks, project, env):
     return points
 
 
-def format_report(points, defects=()):
-    """The budget report, then the memory defects, each under its own heading; "" when healthy."""
+def format_report(points, defects=(), refusals=()):
+    """The budget report, the memory defects, then what was refused, each under its own
+    heading; "" when healthy."""
     parts = []
     if points:
         parts += ["## Context budget — over on %d point(s)" % len(points)] + list(points)
     if defects:
         parts += ["## Memory defects — %d found" % len(defects)] + list(defects)
+    if refusals:
+        parts += ["## Not read — %d refused" % len(refusals)] + list(refusals)
     return "\n".join(parts) + "\n" if parts else ""
+
+
+def refused_reads(project, env):
+    """One line for each path setting ignored and each file refused at this start: the
+    settings refused_settings names, then the index when read_project_text would refuse it."""
+    trusted, refusals = trusted_environment(project, env)
+    index = read_index(project, trusted)
+    return refusals + ([index.refusal] if index.refusal else [])
 
 
 def user_config_dir(env):
@@ -1137,14 +1662,27 @@ def silence_stdout():
 def main():
     project = project_dir()
     if project:
-        report = format_report(budget_points(project, os.environ),
-                               memory_defects(project, os.environ))
+        env = trusted_environment(project, os.environ)[0]
+        report = format_report(budget_points(project, env), memory_defects(project, env),
+                               refused_reads(project, os.environ))
         if report:
             write_stdout(report)
 
 
+def keep_the_hook_folder_off_the_import_path():
+    """Run without -I (`python3 .claude/hooks/context-budget.py`, as a user or a command
+    may), Python puts the hook's folder first on the import path, and a module a repository
+    commits beside the hooks (`_json.py`, `select.py`) would be imported in place of the
+    standard library's: every module imported from here on comes from the standard library."""
+    if sys.flags.isolated:  # -I, as the harness runs the hooks: the folder is not there
+        return
+    here = os.path.dirname(os.path.realpath(__file__))
+    sys.path[:] = [entry for entry in sys.path if os.path.realpath(entry or os.curdir) != here]
+
+
 if __name__ == "__main__":
     try:
+        keep_the_hook_folder_off_the_import_path()
         main()
     except BaseException:  # a budget check must never take the session down
         pass

@@ -8,7 +8,10 @@ on its own as `python3 -I -S prune-worktrees.py`.
 
 What it promises, because deleting work is the one failure a hook must never have:
 - It considers only worktrees whose path lies inside MCP_WORKTREE_DIR (.claude/worktrees) of
-  this repository, compared by path components after resolving links.
+  this repository, compared by path components after resolving links, and nothing at all when
+  that folder, named inside the project, resolves outside it (a committed link).
+- Git runs with nothing the repository's configuration or the settings' "env" can turn into a
+  program: no fsmonitor, pager, hooks (a ref update runs one), filter driver or moved helpers.
 - It keeps every worktree that is locked, on a detached HEAD, on the base branch itself, on a
   branch with commits the base branch lacks, that holds changes, untracked files or ignored
   files (git would delete ignored files without a word), files git was told not to look at
@@ -48,15 +51,39 @@ PROCESS_SCAN_SECONDS = 0.5  # reading every process's working directory; beyond 
 OPERATIONS_UNDER_WAY = ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "sequencer",
                         "rebase-merge", "rebase-apply", "BISECT_START")
 DEFAULT_WORKTREE_DIR = ".claude/worktrees"
-GIT = ("git", "--no-pager", "--no-optional-locks", "-c", "core.fsmonitor=false")
+# git with nothing the repository's configuration can turn into a program: no pager, no
+# fsmonitor, no hooks (a ref update runs reference-transaction); filter drivers are switched
+# off before anything reads files (Git.switch_off_filters).
+GIT = ("git", "--no-pager", "--no-optional-locks", "-c", "core.fsmonitor=false",
+       "-c", "core.hooksPath=" + os.devnull)
 
 
 class Git:
-    """git without optional locks or the repository's fsmonitor, and never past one deadline
-    for the whole prune: the session waits for this hook."""
+    """git without optional locks or any program the repository's configuration names, and
+    never past one deadline for the whole prune: the session waits for this hook."""
 
     def __init__(self, seconds):
         self.deadline = time.monotonic() + seconds
+        self.filters_off = ()
+
+    def switch_off_filters(self, project):
+        """Switch off, for every later command, each filter driver git's configuration names:
+        `git status` (run here, and by `git worktree remove` in the worktree) runs a driver's
+        program for every changed file it compares, and the repository's own .git/config can
+        name any program. An empty program is no program. False when they cannot be listed."""
+        listing = self.run(project, "config", "-z", "--get-regexp", r"^filter\.")
+        if listing is None or listing[0] not in (0, 1):  # 1: no filter at all
+            return False
+        drivers = set()
+        for entry in listing[1].split(b"\0"):
+            key = entry.split(b"\n", 1)[0].decode("utf-8", "surrogateescape")
+            if key.count(".") >= 2:
+                drivers.add(key[len("filter."):key.rindex(".")])
+        for driver in sorted(drivers):
+            for name, value in (("clean", ""), ("smudge", ""), ("process", ""),
+                                ("required", "false")):
+                self.filters_off += ("-c", "filter.%s.%s=%s" % (driver, name, value))
+        return True
 
     def run(self, cwd, *args):
         """(exit code, stdout), or None when git cannot run or the time is up."""
@@ -71,9 +98,8 @@ class Git:
             return None
         return self.run_until(self.deadline + REMOVAL_GRACE_SECONDS, cwd, args)
 
-    @staticmethod
-    def run_until(deadline, cwd, args):
-        argv = GIT + ("-C", cwd) + args
+    def run_until(self, deadline, cwd, args):
+        argv = GIT + self.filters_off + ("-C", cwd) + args
         try:
             if hasattr(os, "posix_spawnp"):
                 return run_with_posix_spawn(argv, deadline)
@@ -97,7 +123,7 @@ def run_with_posix_spawn(argv, deadline):
                (os.POSIX_SPAWN_DUP2, write_end, 1),
                (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)]
     try:
-        pid = os.posix_spawnp(argv[0], list(argv), os.environ, file_actions=actions)
+        pid = os.posix_spawnp(argv[0], list(argv), git_environment(), file_actions=actions)
     except OSError:
         os.close(read_end)
         return None
@@ -120,11 +146,27 @@ def run_with_posix_spawn(argv, deadline):
     return code, b"".join(chunks)
 
 
+# Variables no git of the pruner sees: those that would point it at another repository than the
+# folder given with -C, and GIT_EXEC_PATH, through which a settings "env" would make `git
+# worktree remove` run its `git status` from a folder of the repository's choosing.
+GIT_ELSEWHERE = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR",
+                 "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE",
+                 "GIT_PREFIX", "GIT_EXEC_PATH")
+
+
+def git_environment():
+    """This process's environment without GIT_ELSEWHERE."""
+    if not any(name in os.environ for name in GIT_ELSEWHERE):
+        return os.environ
+    return {key: value for key, value in os.environ.items() if key not in GIT_ELSEWHERE}
+
+
 def run_with_subprocess(argv, deadline):
     import subprocess
     try:
         done = subprocess.run(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL, timeout=max(0.1, deadline - time.monotonic()),
+                              env=git_environment(),
                               creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0))
     except (OSError, subprocess.SubprocessError):
         return None
@@ -185,6 +227,16 @@ def lies_inside(path, folder):
         return os.path.commonpath([path, folder]) == folder
     except ValueError:  # different drives
         return False
+
+
+def leads_out_of(project, folder):
+    """Whether a folder named inside the project resolves outside it: a link committed in
+    place of .claude/worktrees would make the user's own worktrees beside the checkout look
+    like agent worktrees. A folder the user named outside the project is the user's choice."""
+    named = os.path.normpath(os.path.abspath(folder))
+    top = os.path.abspath(project)
+    named_inside = named == top or named.startswith(top.rstrip(os.sep) + os.sep)
+    return named_inside and not lies_inside(folder, project)
 
 
 def is_candidate(worktree, worktree_dir, session_dirs):
@@ -435,7 +487,7 @@ def prune(project, env, session_dirs=(), seconds=GIT_SECONDS):
     """Remove merged, clean agent worktrees within `seconds`; the lines to show, or [] when
     nothing was removed."""
     worktree_dir = os.path.join(project, env.get("MCP_WORKTREE_DIR") or DEFAULT_WORKTREE_DIR)
-    if not os.path.isdir(worktree_dir):
+    if not os.path.isdir(worktree_dir) or leads_out_of(project, worktree_dir):
         return []
     session_dirs = [project] + list(session_dirs)
     git = Git(seconds)
@@ -450,6 +502,8 @@ def prune(project, env, session_dirs=(), seconds=GIT_SECONDS):
     unused = [w for w in candidates if w["branch"] != base_name and w["branch"] in merged
               and not was_used_lately(w, now)]
     if not unused:
+        return []
+    if not git.switch_off_filters(project):
         return []
     occupied = folders_processes_stand_in([w["path"] for w in unused], git.deadline)
     under_way = branches_under_way(git, project)
@@ -520,8 +574,20 @@ def main():
             pass
 
 
+def keep_the_hook_folder_off_the_import_path():
+    """Run without -I (`python3 .claude/hooks/prune-worktrees.py`, as a user or a command
+    may), Python puts the hook's folder first on the import path, and a module a repository
+    commits beside the hooks (`_json.py`, `select.py`) would be imported in place of the
+    standard library's: every module imported from here on comes from the standard library."""
+    if sys.flags.isolated:  # -I, as the harness runs the hooks: the folder is not there
+        return
+    here = os.path.dirname(os.path.realpath(__file__))
+    sys.path[:] = [entry for entry in sys.path if os.path.realpath(entry or os.curdir) != here]
+
+
 if __name__ == "__main__":
     try:
+        keep_the_hook_folder_off_the_import_path()
         main()
     except BaseException:  # pruning is housekeeping: it must never take the session down
         pass
