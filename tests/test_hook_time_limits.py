@@ -14,6 +14,7 @@ import pytest
 from conftest import ROOT, clean_environment, load_hook, make_repo
 
 MARGIN_SECONDS = 3.0  # the interpreter starting on a loaded machine, the writes, the harness's own
+READS_END_SECONDS = 10.0  # every git read of a hook is over this long after it began (§7.8)
 
 
 @pytest.fixture
@@ -104,3 +105,41 @@ def test_the_worktree_walk_stops_after_a_second(tmp_path, monkeypatch):
     total, counted_all = budget.disk_usage(str(folder))
     assert not counted_all
     assert time.monotonic() - began < 2.5  # the walk's second, not the 4 s of the whole walk
+
+
+def git_whose_config_hangs_in(tmp_path, marker):
+    """A git that never answers a `config` call made in a folder whose path holds `marker`,
+    and is the real git everywhere else: listing a nested repository's filter drivers (to turn
+    them off) is then the slow step, once per nested repository. Every other status call takes
+    1.5 s more, so those listings do not start on whole seconds."""
+    shim = tmp_path / "config-hangs-bin"
+    shim.mkdir()
+    (shim / "git").write_text(
+        '#!/bin/sh\n'
+        'case "$*" in\n'
+        '  *%s*" config "*) exec sleep 120 ;;\n'
+        '  *%s*) ;;\n'
+        '  *" status "*) sleep 1.5 ;;\n'
+        'esac\n'
+        'exec "%s" "$@"\n' % (marker, marker, shutil.which("git")), encoding="utf-8")
+    (shim / "git").chmod(0o755)
+    return str(shim) + os.pathsep + os.environ.get("PATH", "")
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a shell script stands in for git")
+@pytest.mark.parametrize("hook", ["session-start.py", "stop-handoff.py"])
+def test_listing_each_nested_repositorys_filters_ends_by_the_reads_deadline(installed, tmp_path,
+                                                                            hook):
+    """Turning off the filter drivers of each nested repository takes a git call of its own;
+    however many there are, those calls end by the one deadline of the hook's git reads."""
+    project, timeout = installed
+    for number in range(8):
+        nested = make_repo(project / "vendor" / ("nested-%d" % number))
+        with open(str(nested / ".git" / "config"), "a", encoding="utf-8") as stream:
+            stream.write('[filter "lfs"]\n\tclean = true\n')  # so its drivers are listed
+    seconds, code = run_with_stdin_left_open(project, hook, b'{"session_id": "s1", "sour',
+                                             git_whose_config_hangs_in(tmp_path, "nested-"),
+                                             tmp_path)
+    assert code in (0, 2)  # no baseline, and new files: the stop may block
+    assert seconds <= timeout - MARGIN_SECONDS
+    assert seconds < READS_END_SECONDS + 1.0  # a second for the interpreter and the writes
