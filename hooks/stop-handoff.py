@@ -88,6 +88,7 @@ GIT = ("git", "--no-pager", "--no-optional-locks", "-c", "core.fsmonitor=false",
        "-c", "core.hooksPath=" + os.devnull, "-c", "log.showSignature=false",
        "-c", "diff.ignoreSubmodules=none", "-c", "status.submoduleSummary=false")
 GIT_FILTER_SECONDS = 2.0  # at most, and never past the reads' deadline
+SUBMODULE_FOLDERS = 1000  # looked through for submodules' git folders; past that, git is not run
 LET_STOP, BLOCK = 0, 2
 NOTICE_MARK = "The Stop guard cannot record its baseline"
 UNREAD_MARK = "The Stop guard could not read"
@@ -588,28 +589,72 @@ def may_name_filters(folder):
     marker = os.path.join(work_tree_top(folder), ".git")
     if not os.path.isdir(marker):
         return True  # a .git file: a linked worktree or a submodule, whose config lies elsewhere
+    if os.path.isdir(os.path.join(marker, "modules")):
+        return True  # submodules, each with a config of its own that git status reads
     config = read_baseline(os.path.join(marker, "config")) or b""
     lowered = config.lower()
     return any(word in lowered for word in (b"filter", b"include", b"worktreeconfig"))
+
+
+def submodule_git_dirs(folder):
+    """The git folders of the submodules of the repository at `folder`, where git keeps them
+    (`modules/` in its git folder, theirs in theirs): looking into a submodule, `git status`
+    starts another git there, which reads that folder's config, filter drivers included. None
+    when there are more than SUBMODULE_FOLDERS folders to look through."""
+    git_dir = git_dir_of(work_tree_top(folder))
+    found, pending, looked = [], [os.path.join(git_dir, "modules")] if git_dir else [], 0
+    while pending:
+        looked += 1
+        if looked > SUBMODULE_FOLDERS:
+            return None
+        try:
+            entries = [entry.path for entry in os.scandir(pending.pop())
+                       if entry.is_dir(follow_symlinks=False)]
+        except OSError:
+            continue
+        for path in entries:
+            if os.path.isfile(os.path.join(path, "HEAD")):  # a submodule's git folder
+                found.append(path)
+                pending.append(os.path.join(path, "modules"))
+            else:  # a part of a submodule's name that holds a slash
+                pending.append(path)
+    return found
+
+
+def git_dir_of(top):
+    """The git folder of the work tree at `top`: its .git folder, or the one its .git file
+    names (a linked worktree's, or a submodule's); None when neither can be read."""
+    marker = os.path.join(top, ".git")
+    if os.path.isdir(marker):
+        return marker
+    line = (read_baseline(marker) or b"").split(b"\n", 1)[0].strip()
+    if not line.startswith(b"gitdir: "):
+        return None
+    return os.path.join(top, os.fsdecode(line[len(b"gitdir: "):]))
 
 
 def listed_filters_off(folder):
     seconds = min(GIT_FILTER_SECONDS, reads_deadline(STARTED) - time.monotonic())
     if seconds <= 0:
         return TIMED_OUT
-    listing = finish_commands(start_commands([GIT + ("-C", folder, "config", "-z",
-                                                     "--get-regexp", r"^filter\.")]),
-                              seconds)[0]
-    if listing is not None and listing[0] == TIMED_OUT:
-        return TIMED_OUT
-    if listing is None or listing[0] not in (0, 1):  # 1: no filter at all
+    submodules = submodule_git_dirs(folder)
+    if submodules is None:
         return None
-    options = ()
+    listings = finish_commands(start_commands(
+        [GIT + ("-C", folder, "config", "-z", "--get-regexp", r"^filter\.")]
+        + [GIT + ("--git-dir", git_dir, "config", "-z", "--get-regexp", r"^filter\.")
+           for git_dir in submodules]), seconds)
+    if any(listing is not None and listing[0] == TIMED_OUT for listing in listings):
+        return TIMED_OUT
+    if any(listing is None or listing[0] not in (0, 1) for listing in listings):
+        return None  # 1: no filter at all
     drivers = set()
-    for entry in listing[1].split(b"\0"):
-        key = entry.split(b"\n", 1)[0].decode("utf-8", "surrogateescape")
-        if key.count(".") >= 2:
-            drivers.add(key[len("filter."):key.rindex(".")])
+    for listing in listings:
+        for entry in listing[1].split(b"\0"):
+            key = entry.split(b"\n", 1)[0].decode("utf-8", "surrogateescape")
+            if key.count(".") >= 2:
+                drivers.add(key[len("filter."):key.rindex(".")])
+    options = ()
     for driver in sorted(drivers):
         for name, value in (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false")):
             options += ("-c", "filter.%s.%s=%s" % (driver, name, value))
