@@ -15,12 +15,13 @@ import marshal
 import os
 import shutil
 import stat
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import HOOK_NAMES, HOOKS, age_worktree, git, make_repo, run_hook
+from conftest import HOOK_NAMES, HOOKS, age_worktree, clean_environment, git, make_repo, run_hook
 from installtools import TEMPLATE_DENY_RULES
 
 SECRET = "sk-FAKE-0123456789-secret-that-must-never-be-injected"
@@ -394,9 +395,16 @@ def test_a_submodules_git_configuration_runs_no_program(origin, tmp_path, hook, 
     readme = clone / "lib" / "README.md"
     readme.write_bytes(readme.read_bytes())  # the same bytes, a new time: git compares content
     os.utime(str(readme), (1, 1))
-    stdin = hook_input(clone, hook_event_name="Stop") if hook == "stop-handoff.py" else None
-    done, _ = run_in(clone, hook, stdin=stdin)
-    assert done.returncode in (0, 2)
+    # As a user's shell has it: no GIT_CONFIG_* variable, which alone has every config listed.
+    env = {key: value for key, value in clean_environment(tmp_path / "user").items()
+           if not key.startswith("GIT_CONFIG")}
+    env["CLAUDE_PROJECT_DIR"] = str(clone)
+    payload = hook_input(clone, hook_event_name="Stop" if hook == "stop-handoff.py" else
+                         "SessionStart")
+    done = subprocess.run([sys.executable, "-I", "-S", str(clone / ".claude" / "hooks" / hook)],
+                          input=json.dumps(payload).encode("utf-8"), capture_output=True,
+                          env=env, cwd=str(clone), timeout=60)
+    assert done.returncode in (0, 2) and b"Traceback" not in done.stderr
     assert not marker.exists(), marker.read_text()
 
 
