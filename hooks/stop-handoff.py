@@ -41,7 +41,8 @@ What it promises (spec §7.6 is the table; each of its rows is a function here):
   a symlink and never over a file that is not a baseline. No traceback reaches the user: any
   failure lets the stop through.
 - Git runs with nothing the repository's configuration or the settings' "env" can turn into a
-  program: no fsmonitor, pager, hooks, signature check, filter driver or moved helper folder.
+  program: no fsmonitor, pager, hooks, signature check, filter driver (a submodule's own
+  included) or moved helper folder.
 - It serves Claude Code, Codex CLI (as its Stop hook) and Gemini CLI (as its AfterAgent hook),
   knowing each by what it sends, and answers in its form: Codex and Gemini get the block as a
   JSON decision on stdout, exit 0, so under them it never exits 2. Codex names no project: it
