@@ -13,7 +13,8 @@ import time
 
 import pytest
 
-from conftest import clean_environment, git, load_hook, make_repo, run_hook, set_age
+from conftest import (clean_environment, git, load_hook, make_repo, run_hook, set_age,
+                      system_message)
 
 STATE = ".session-state.md"
 UNREAD_MARK = "The Stop guard could not read"
@@ -32,14 +33,6 @@ def stop(project, session="s1", transcript=None, env=None):
     done = run_hook("stop-handoff.py", project, stdin=payload, env=env)
     assert done.returncode in (0, 2) and b"Traceback" not in done.stderr
     return done
-
-
-def system_message(done):
-    if not done.stdout.strip():
-        return ""
-    value = json.loads(done.stdout.decode("utf-8"))
-    assert set(value) == {"systemMessage"} and done.returncode == 0
-    return value["systemMessage"]
 
 
 def git_at(repo, seconds_ago, *args):

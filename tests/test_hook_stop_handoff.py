@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from conftest import HOOKS, clean_environment, git, load_hook, make_repo, run_hook, set_age
+from conftest import (HOOKS, clean_environment, git, load_hook, make_repo, run_hook, set_age,
+                      system_message)
 
 NOTICE = "The Stop guard cannot record its baseline"
 
@@ -35,15 +36,6 @@ def stale_handoff(project, minutes=24 * 60, name=STATE):
     state.write_text("## Handoff: 2026-01-01 09:00\n", encoding="utf-8")
     set_age(state, minutes * 60)
     return state
-
-
-def system_message(done):
-    """The warning a stop that cannot do its job shows the user: JSON on stdout, exit 0."""
-    if not done.stdout.strip():
-        return ""
-    value = json.loads(done.stdout.decode("utf-8"))
-    assert set(value) == {"systemMessage"} and done.returncode == 0
-    return value["systemMessage"]
 
 
 @pytest.fixture

@@ -46,9 +46,9 @@ def run_with_stdin_left_open(project, hook, payload, path, tmp_path):
     env = clean_environment(tmp_path / "home")
     env.update(CLAUDE_PROJECT_DIR=str(project), PATH=path)
     started = time.monotonic()
-    process = subprocess.Popen([sys.executable, "-I", "-S", str(project / ".claude" / "hooks" / hook)],
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               env=env, cwd=str(project))
+    command = [sys.executable, "-I", "-S", str(project / ".claude" / "hooks" / hook)]
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, env=env, cwd=str(project))
     try:
         process.stdin.write(payload)
         process.stdin.flush()
