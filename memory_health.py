@@ -73,6 +73,7 @@ SEVERITY = {
     "missing-date": "advice",          # the protocol's conventions: advice, never an error
     "feedback-parts": "advice",
     "session-log": "advice",           # history kept among the topic files
+    "not-read": "warning",             # a memory file the hooks would not show: not checked
 }
 SEVERITIES = ("broken", "over", "warning", "advice")
 FILE_IGNORE_MARKER = "mcp-health: ignore-file"
@@ -298,34 +299,112 @@ def patterns():
 
 # --- the files of the memory folder -----------------------------------------------------------
 
-def memory_files(project, folder, index_path):
-    """(index, topic files): every Markdown file directly in the memory folder, read once. A
-    README there explains the folder to people; it is neither the index nor a topic."""
-    index, topics = None, []
-    try:
-        names = sorted(os.listdir(folder))
-    except OSError:
-        return None, []
-    for name in names:
-        path = os.path.join(folder, name)
-        if name.startswith(".") or not name.endswith(".md"):
+class MemoryFolder(object):
+    """The memory as the report reads it: the index, the topic files beside it and the notes of
+    its topic folders, each read once and only as the hooks may read it (read_memory_file);
+    and the folders read in part, past the hooks' cap on entries."""
+
+    def __init__(self):
+        self.index = None
+        self.topics = []
+        self.notes = []
+        self.read_in_part = []
+
+
+def memory_files(project, env, folder, index_path, findings):
+    """The MemoryFolder of the index at `index_path`: every Markdown file directly in its folder,
+    and the notes of the topic folders there (notes_of_topic_folders). A README beside the index
+    explains the folder to people; it is neither the index nor a topic. Each folder is read as
+    session start lists it, at most BUDGET.ENTRIES_AT_MOST entries, so the cost is bounded
+    whatever the memory holds. A memory folder that is a link out of the project is read not at
+    all: each file in it would be refused."""
+    memory = MemoryFolder()
+    if leads_out_of_the_project(project, folder):
+        findings.add("not-read", BUDGET.shown_path(project, folder), 1,
+                     "%s was not read: it is a symbolic link whose target lies outside the "
+                     "project, and so is every memory file in it" % BUDGET.shown_path(project, folder),
+                     NOT_READ_REPAIR)
+        return memory
+    entries, more = BUDGET.first_entries(folder)
+    if more:
+        memory.read_in_part.append(BUDGET.shown_path(project, folder))
+    index_key = os.path.normcase(os.path.abspath(index_path))
+    index_listed = False
+    for entry in sorted(entries, key=lambda entry: entry.name):
+        name = entry.name
+        is_index = os.path.normcase(os.path.abspath(entry.path)) == index_key
+        index_listed = index_listed or is_index
+        if not is_index and (name.startswith(".") or not name.endswith(".md")
+                             or name.lower() == "readme.md" or BUDGET.is_real_folder(entry)):
             continue
-        is_index = os.path.normcase(os.path.abspath(path)) == os.path.normcase(
-            os.path.abspath(index_path))
-        if not is_index and name.lower() == "readme.md":
+        record = read_memory_file(project, env, entry.path, findings)
+        if record is not None and is_index:
+            memory.index = record
+        elif record is not None:
+            memory.topics.append(record)
+    if not index_listed:  # not there, or past the entries read
+        memory.index = read_memory_file(project, env, index_path, findings)
+    if BUDGET.strictly_inside(folder, project):  # an index at the top lists no topic folders
+        memory.notes = notes_of_topic_folders(project, env, entries, findings, memory.read_in_part)
+    return memory
+
+
+def notes_of_topic_folders(project, env, entries, findings, read_in_part):
+    """The notes of every topic folder among the memory folder's `entries`, read once: the
+    Markdown files directly in a folder there, as session start lists them (BUDGET.notes_in):
+    never through a symlink, never a README or a dot file, at most BUDGET.ENTRIES_AT_MOST
+    entries a folder. A folder read in part is added to `read_in_part`."""
+    notes = []
+    for entry in sorted(entries, key=lambda entry: entry.name):
+        if entry.name.startswith(".") or not BUDGET.is_real_folder(entry):
             continue
-        text = BUDGET.read_text(path)
-        if text is None:
-            continue
-        record = MemoryFile(project, path, text)
-        if is_index:
-            index = record
-        else:
-            topics.append(record)
-    if index is None:  # an index named by MCP_MEMORY_INDEX need not end in .md
-        text = BUDGET.read_text(index_path)
-        index = MemoryFile(project, index_path, text) if text is not None else None
-    return index, topics
+        names, more = BUDGET.notes_in(entry.path)
+        if more:
+            read_in_part.append(BUDGET.shown_path(project, entry.path))
+        for name in names:
+            note = read_memory_file(project, env, os.path.join(entry.path, name + ".md"), findings)
+            if note is not None:
+                note.note = True
+                notes.append(note)
+    return notes
+
+
+# What the report reads of the memory it reads as the hooks read what they show the agent
+# (BUDGET.read_project_text, spec §8.8): --check runs on clones nobody has trusted yet, and the
+# report quotes the lines it reads.
+MEMORY_READ_LIMIT = 8 * BUDGET.MIB
+NOT_READ_REPAIR = ("keep the memory's files regular files inside the project, outside every "
+                   "`Read(...)` deny rule: the hooks refuse the others too, and a teammate's clone "
+                   "has no file outside it")
+
+
+def read_memory_file(project, env, path, findings):
+    """The MemoryFile at `path`, or None: when there is nothing there, or when the hooks would
+    not show it to the agent (a link out of the project, a special file, a file a `Read(...)`
+    deny rule covers), which is then a `not-read` finding that names it, and nothing of it
+    reaches the report."""
+    text, refusal = BUDGET.read_project_text(project, env, path, MEMORY_READ_LIMIT)
+    if refusal is not None:
+        findings.add("not-read", BUDGET.shown_path(project, path), 1,
+                     refusal[2:].rstrip("."), NOT_READ_REPAIR)
+    return MemoryFile(project, path, text) if text is not None else None
+
+
+def leads_out_of_the_project(project, path):
+    """Whether `path`, named inside the project, resolves outside it through a link."""
+    return BUDGET.lies_within(os.path.normpath(os.path.abspath(path)), project) and not \
+        BUDGET.lies_within(os.path.realpath(path), os.path.realpath(project))
+
+
+def environment_the_hooks_trust(project, env, findings):
+    """The environment the hooks themselves run with (BUDGET.trusted_environment): a path
+    variable a project settings file set to lead outside the project is dropped, as the hooks
+    drop it, and named as a `not-read` finding on that settings file."""
+    for name, line in BUDGET.refused_settings(project, env):
+        origin = BUDGET.project_setting_origin(project, name, env.get(name))
+        findings.add("not-read", origin or name, 1, line[2:].rstrip("."),
+                     "set the variable inside the project, or in your own environment")
+    return BUDGET.trusted_environment(project, env)[0]
 
 
 # --- index lint -------------------------------------------------------------------------------
@@ -1686,11 +1765,11 @@ def leftover_patterns():
     return LEFTOVER_PATTERNS
 
 
-def merge_leftovers(project, folder, index, topics, findings):
+def merge_leftovers(project, index, topics, notes, findings):
     """Everything a merge left in the memory, as findings; and a memory still in the format that
     makes merges collide."""
     stamped_format(project, index, topics, findings)
-    memories = ([index] if index else []) + topics + notes_of_topic_folders(project, folder)
+    memories = ([index] if index else []) + topics + notes
     touching = [m for m in memories if facts_side_by_side(m) and not session_log_reason(m)
                 and not stamped(m)]
     union = union_merged(project, touching)  # git is asked only about files that need it
@@ -1703,27 +1782,6 @@ def merge_leftovers(project, folder, index, topics, findings):
             doubled_title(memory, findings)
         if memory.path in union:
             diverged_facts(memory, findings)
-
-
-def notes_of_topic_folders(project, folder):
-    """The notes of every topic folder beside the index, read once: the Markdown files directly
-    in a folder there, never through a symlink, never a README or a dot file."""
-    notes = []
-    try:
-        entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
-    except OSError:
-        return notes
-    for entry in entries:
-        if entry.name.startswith(".") or not BUDGET.is_real_folder(entry):
-            continue
-        for name in BUDGET.notes_in(entry.path)[0]:
-            path = os.path.join(entry.path, name + ".md")
-            text = BUDGET.read_text(path)
-            if text is not None:
-                note = MemoryFile(project, path, text)
-                note.note = True
-                notes.append(note)
-    return notes
 
 
 def union_merged(project, memories):
@@ -1913,10 +1971,12 @@ def memory_health(project, env, preview=True, installed=None):
     out the session-start injection (which runs git) from the load table; `installed=False`
     marks that injection as what the protocol would add, not what loads today."""
     project = os.path.abspath(project)
+    findings = Findings()
+    env = environment_the_hooks_trust(project, env, findings)
     index_path = BUDGET.project_path(project, env, "MCP_MEMORY_INDEX", BUDGET.DEFAULT_INDEX)
     folder = os.path.dirname(index_path)
-    findings = Findings()
-    index, topics = memory_files(project, folder, index_path)
+    files = memory_files(project, env, folder, index_path, findings)
+    index, topics = files.index, files.topics
     for topic in topics:
         topic.log = session_log_reason(topic)
     index_summary = lint_index(project, index, folder, topics, findings) if index else None
@@ -1926,14 +1986,16 @@ def memory_health(project, env, preview=True, installed=None):
             citations += citations_in(project, memory, memory is index)
     history = history_for(project, citations)
     lint_topics(project, index, topics, findings, history.tracked, env)
-    merge_leftovers(project, folder, index, topics, findings)
+    merge_leftovers(project, index, topics, files.notes, findings)
     existing = check_citations(project, citations, history, findings)
     facts = check_dated_facts(project, citations, existing, history, findings)
     auto = auto_memory_report(project, env, findings)
     load = start_of_session_load(project, env, findings, auto, preview, installed, index)
     index_size = BUDGET.regular_file_size(index_path)
+    index_shown = BUDGET.shown_path(project, index_path)
     for finding in findings.items:
-        finding["at_session_start"] = reported_at_session_start(finding, index_size, env)
+        finding["at_session_start"] = reported_at_session_start(finding, index_size, env,
+                                                                index_shown)
     items = sorted(findings.items, key=finding_order)
     counts = dict((severity, sum(1 for f in items if f["severity"] == severity))
                   for severity in SEVERITIES)
@@ -1973,11 +2035,14 @@ def history_for(project, citations):
     return history
 
 
-def reported_at_session_start(finding, index_size, env):
+def reported_at_session_start(finding, index_size, env, index_shown):
     """Whether the hook's memory_defects() shows this finding too, at every session start. The
     start-time checks read the index's first INDEX_HEAD_BYTES, and look for dead pointers only
-    within the index budget's lines."""
+    within the index budget's lines. Session start refuses the index and the path settings the
+    report does not read, and names them; it never reads a topic file or a note."""
     check = finding["check"]
+    if check == "not-read":
+        return finding["file"] == index_shown or finding["file"] in BUDGET.PROJECT_SETTINGS_FILES
     whole_index_read = index_size is not None and index_size <= BUDGET.INDEX_HEAD_BYTES
     if check == "dead-pointer":
         return whole_index_read and finding["line"] <= BUDGET.number_setting(env, "MCP_MEM_LINES", 80)
