@@ -2,8 +2,8 @@
 """memory_health: the full health report of a project's memory, for `install.py --check`.
 
 Why it exists: the budgets weigh the memory; this report reads it. It checks the paths a memory
-cites against the branch's git history (one pass), lints the index and the topic files, and lays
-out everything that loads before the first turn. It is judged on memories people really keep:
+cites against the branch's git history (one pass), lints the index, the topic files and the
+notes of the topic folders, and lays out everything that loads before the first turn. It is judged on memories people really keep:
 a finding a reasonable owner would dismiss is a bug, so a path is missing only when git knew it,
 a memory in a tool's own format is valid, a session log or a line that records a change is
 history rather than a claim, a line is read as a sentence (whole words, in its clause), and the
@@ -17,6 +17,9 @@ What it promises:
 - One reading of Markdown for the whole protocol: the scanner of comments, code spans and links
   is the session-start hook's (hooks/context-budget.py), loaded by its path, so a memory is never
   read one way at session start and another way here.
+- It reads the memory as the hooks read what they show the agent (context-budget.py's
+  read_project_text): a file outside the project, not a regular file, or under a `Read(...)`
+  deny rule is named as not read, and nothing of it reaches the report.
 - Standard library only; Python 3.8 or newer.
 """
 import os
@@ -165,6 +168,10 @@ LOG_TYPES = frozenset("log logs session sessions session-log session_log journal
 CLAIM_TYPES = frozenset(("user", "feedback", "project", "reference"))  # Claude Code's own
 LOG_NAMES = frozenset("log logs journal diary changelog history sessions devlog worklog "
                       "minutes".split())
+# A topic folder of records (session_log_reason): its notes are history, whatever their names.
+LOG_FOLDERS = LOG_NAMES | frozenset("sessions session daily events digests digest archive archived "
+                                    "archives meetings handoffs retros retrospectives "
+                                    "standups".split())
 LOG_HEADINGS = frozenset("log logs changelog journal diary history devlog worklog minutes "
                          "timeline".split())
 DATE_KEYS = ("date", "updated", "last_updated", "last-updated", "lastupdated", "modified",
@@ -507,7 +514,7 @@ def is_guidance_section(section):
     return section == "active context" or any(word in section for word in GUIDANCE_HEADINGS)
 
 
-def lint_index(project, index, folder, topics, findings):
+def lint_index(project, index, folder, topics, notes, findings):
     kinds = index_line_kinds(index)
     counts = {}
     for number, kind, section, rest in kinds:
@@ -537,7 +544,7 @@ def lint_index(project, index, folder, topics, findings):
                      % (len(kinds) - line),
                      "close it with `-->`, or delete the stray `<!--`")
     index_links(project, index, folder, findings)
-    reached = reachable_memory(index, topics, folder)
+    reached = reachable_memory(index, topics, notes)
     unreached = [t for t in topics if os.path.normcase(os.path.normpath(t.path)) not in reached]
     # Logs need no pointer, unless the memory keeps pointers to its logs: then one left out is
     # a log nobody will find, as any other topic would be.
@@ -578,11 +585,12 @@ def memory_links(memory, folder):
     return found
 
 
-def reachable_memory(index, topics, folder):
-    """The memory files a session can reach from the index by following links, however deep."""
+def reachable_memory(index, topics, notes):
+    """The memory files a session can reach by following links, however deep, from what session
+    start shows: the index, and the notes it lists under it."""
     by_path = dict((os.path.normcase(os.path.normpath(t.path)), t) for t in topics)
     reached = set()
-    pending = [index]
+    pending = [index] + list(notes)
     while pending:
         memory = pending.pop()
         for _, path in memory_links(memory, os.path.dirname(memory.path)):
@@ -654,32 +662,34 @@ def date_at_the_head(memory):
 
 
 def lint_topics(project, index, topics, findings, tracked, env):
+    """The lints of each file beside the index or in a topic folder (`topics`, notes among
+    them): its size, its date, a feedback file's parts, paths on one machine; and one advice
+    for the session logs among the topic files."""
     limit = BUDGET.number_setting(env, "MCP_TOPIC_TOKENS", TOPIC_TOKENS)
     for topic in topics:
         tokens = estimated_tokens(len(topic.text))
-        if tokens > limit:
+        if tokens > limit and not (topic.note and topic.log):  # a record kept where records go
             findings.add("oversized-topic", topic, 1,
                          "is %s characters, about %s tokens (budget %s tokens): every session "
                          "that opens it pays that much" % (format(len(topic.text), ","),
                                                            format(tokens, ","), format(limit, ",")),
-                         "split it into topic files a task can open one at a time, and move "
-                         "what is history into the git log")
+                         "split it into notes a task can open one at a time, one thing each "
+                         "(`memory/<topic>/<what>.md`), and leave what is history to the git log")
         if topic.log:
             continue
         if not topic.in_auto_memory_format() and file_date(topic) is None \
                 and not patterns()["date"].search(topic.text):
             findings.add("missing-date", topic, 1,
-                         "gives no date anywhere (no `Last updated`, no date in its name, its "
-                         "frontmatter or its facts), so nothing tells a reader how old it is",
-                         "add `<!-- Last updated: YYYY-MM-DD -->` as line 2, with the date of "
-                         "the last change")
-        if topic.name.startswith(("feedback_", "feedback-")) and not topic.in_auto_memory_format() \
-                and labelled_parts(topic) < 2:
+                         "gives no date anywhere (none on its facts, in its name or in its "
+                         "frontmatter), so nothing tells a reader how old a fact is",
+                         "start each fact with the day it was learned, `- YYYY-MM-DD: `; git "
+                         "dates the file, not the facts in it")
+        if is_feedback(topic) and not topic.in_auto_memory_format() and labelled_parts(topic) < 2:
             findings.add("feedback-parts", topic, 1,
                          "is a feedback file without labelled parts: the lesson, then why "
                          "(**Why:**) and how to apply it (**How to apply:**)",
                          "state the lesson, then add the **Why:** and **How to apply:** parts")
-    logs = [topic for topic in topics if topic.log]
+    logs = [topic for topic in topics if topic.log and not topic.note]
     if logs:
         report_session_logs(logs, findings)
     # The index is committed memory too, and the one file every session is shown.
@@ -688,6 +698,14 @@ def lint_topics(project, index, topics, findings, tracked, env):
         if tracked is not None else []
     for memory in committed:
         machine_local_paths(project, memory, findings)
+
+
+def is_feedback(memory):
+    """A correction from the owner: a note in the `feedback` topic folder, or a feedback file
+    beside the index as earlier releases named it (`feedback_<slug>.md`)."""
+    if memory.note:
+        return os.path.basename(os.path.dirname(memory.path)).lower() == "feedback"
+    return memory.name.startswith(("feedback_", "feedback-"))
 
 
 # --- session logs -------------------------------------------------------------------------------
@@ -704,8 +722,9 @@ def report_session_logs(logs, findings):
                     "s" if others else "", first.log, "they tell" if others else "it tells",
                     "they" if others else "it", "" if others else "s"),
                  "nothing in a record needs fixing; but a log among the topic files is read as "
-                 "memory, so let /dream carry what is still true into topic files, and keep logs "
-                 "where memory is not read (memory/logs/, or git history)")
+                 "memory, so let /dream carry what is still true into notes, and keep logs in a "
+                 "topic folder of their own (memory/logs/, which session start lists by name "
+                 "only) or in the git history")
 
 
 def session_log_reason(memory):
@@ -716,7 +735,11 @@ def session_log_reason(memory):
     `meeting-2026-08-09-review.md`); a document dated once at its head and never updated
     (minutes, a report: dated_at_its_head); a name that ends in a log's word
     (`session-log.md`, `journal.md`); or a log's structure, sections headed by dates (`## 2026-08-15`), at least two of them and
-    at least half the file's sections."""
+    at least half the file's sections. First of all, a note is a record when its topic folder
+    is named as one keeps records (`logs/`, `sessions/`, `archive/`)."""
+    folder = os.path.basename(os.path.dirname(memory.path))
+    if memory.note and patterns()["name-word"].split(folder.lower())[-1] in LOG_FOLDERS:
+        return "kept in `%s/`, a folder of records" % folder
     kind = (memory.frontmatter.get("type") or memory.frontmatter.get("metadata.type") or "")
     kind = kind.strip().lower()
     if kind in LOG_TYPES:
@@ -1768,19 +1791,19 @@ def leftover_patterns():
 def merge_leftovers(project, index, topics, notes, findings):
     """Everything a merge left in the memory, as findings; and a memory still in the format that
     makes merges collide."""
-    stamped_format(project, index, topics, findings)
+    stamped_format(project, index, topics + notes, findings)
     memories = ([index] if index else []) + topics + notes
-    touching = [m for m in memories if facts_side_by_side(m) and not session_log_reason(m)
-                and not stamped(m)]
-    union = union_merged(project, touching)  # git is asked only about files that need it
+    touching = [m for m in memories if facts_side_by_side(m) and not m.log and not stamped(m)]
+    titled = [m for m in notes if len(titles(m)) > 1]
+    union = union_merged(project, touching + titled)  # git is asked only about files that need it
     for memory in memories:
         conflict_markers(memory, findings)
         doubled_stamps(memory, findings)
-        if not session_log_reason(memory):  # a log may well record one change twice
+        if not memory.log:  # a log may well record one change twice
             doubled_lines(memory, findings, memory is index)
-        if memory.note:
-            doubled_title(memory, findings)
         if memory.path in union:
+            if memory.note:
+                doubled_title(memory, findings)
             diverged_facts(memory, findings)
 
 
@@ -1875,20 +1898,27 @@ def doubled_lines(memory, findings, is_index):
 
 
 def doubled_title(memory, findings):
-    """A note with a second `# ` title: two branches each added a note of this name, and a union
-    merge put both in one file."""
-    titles = [number for number, line in unfenced_lines(memory) if line.startswith("# ")]
-    if len(titles) > 1:
-        findings.add("doubled-title", memory, titles[1],
+    """A note with a second `# ` title, in a file git merges with the union driver: two branches
+    each added a note of this name, and the union merge put both in one file. Where git does
+    not merge by union, that merge stops with markers (conflict-markers), so two `# ` lines are
+    a document's sections, as a report that a remediation was appended to keeps them."""
+    found = titles(memory)
+    if len(found) > 1:
+        findings.add("doubled-title", memory, found[1],
                      "has %d titles (lines %s): two notes of this name, written on two branches, "
-                     "were merged into one file" % (len(titles), ", ".join(str(n) for n in titles)),
+                     "were merged into one file" % (len(found), ", ".join(str(n) for n in found)),
                      "split it into two notes, or fold them into one with one title")
+
+
+def titles(memory):
+    """The numbers of the lines outside fenced code that open with a `# ` title."""
+    return [number for number, line in unfenced_lines(memory) if line.startswith("# ")]
 
 
 def stamped_format(project, index, topics, findings):
     """Advice, on the index, when the memory is still in the stamped format in a project where
     this release set up the team format (its .gitattributes block): a `Last dream` stamp or an
-    Active Context in the index, or a `Last updated` stamp in a topic file. Each is a line every
+    Active Context in the index, or a `Last updated` stamp in a topic file or a note. Each is a line every
     save rewrites, so two developers' saves on two branches collide there in git; the memory
     works, and `install.py --update` moves it without losing a line. A stamp is what that move
     takes out (memory_format.py): a comment that says more than a date is left alone. A memory
@@ -1976,17 +2006,17 @@ def memory_health(project, env, preview=True, installed=None):
     index_path = BUDGET.project_path(project, env, "MCP_MEMORY_INDEX", BUDGET.DEFAULT_INDEX)
     folder = os.path.dirname(index_path)
     files = memory_files(project, env, folder, index_path, findings)
-    index, topics = files.index, files.topics
-    for topic in topics:
-        topic.log = session_log_reason(topic)
-    index_summary = lint_index(project, index, folder, topics, findings) if index else None
+    index, topics, notes = files.index, files.topics, files.notes
+    for memory in topics + notes:
+        memory.log = session_log_reason(memory)
+    index_summary = lint_index(project, index, folder, topics, notes, findings) if index else None
     citations = []
-    for memory in ([index] if index else []) + topics:
+    for memory in ([index] if index else []) + topics + notes:
         if not memory.log:  # a log's paths are history: nothing to check against git
             citations += citations_in(project, memory, memory is index)
     history = history_for(project, citations)
-    lint_topics(project, index, topics, findings, history.tracked, env)
-    merge_leftovers(project, index, topics, files.notes, findings)
+    lint_topics(project, index, topics + notes, findings, history.tracked, env)
+    merge_leftovers(project, index, topics, notes, findings)
     existing = check_citations(project, citations, history, findings)
     facts = check_dated_facts(project, citations, existing, history, findings)
     auto = auto_memory_report(project, env, findings)
@@ -2007,7 +2037,9 @@ def memory_health(project, env, preview=True, installed=None):
         "findings": items,
         "index": index_summary,
         "topic_files": len(topics),
-        "session_logs": [{"file": t.shown, "reason": t.log} for t in topics if t.log],
+        "notes": len(notes),
+        "read_in_part": files.read_in_part,
+        "session_logs": [{"file": m.shown, "reason": m.log} for m in topics + notes if m.log],
         "citations": {"paths": len(citations), "dated_facts": facts["dated_facts"],
                       "git": history.state if citations else "not needed",
                       "commits": history.commits, "churning": facts["churning"]},
@@ -2066,7 +2098,8 @@ def format_health(health, at_most=BUDGET.NAMED_AT_MOST):
     if shown:
         lines.append("## Memory health — %s" % describe_counts(health["counts"]))
         if health["index"]:
-            lines.append("  %s" % describe_index(health["index"], health["topic_files"]))
+            lines.append("  %s" % describe_index(health["index"], health["topic_files"],
+                                                 health["notes"]))
         by_file = {}
         for finding in shown:
             by_file.setdefault(finding["file"], []).append(finding)
@@ -2081,6 +2114,11 @@ def format_health(health, at_most=BUDGET.NAMED_AT_MOST):
                 lines.append("    ... and %d more in this file (--json lists them all; "
                              "`mcp-health: ignore-file` in a file silences it whole)"
                              % (len(group) - at_most))
+    if health["read_in_part"]:
+        lines.append("## Memory health: %s held more than %d entries; the first %d of each "
+                     "were checked, as session start lists them"
+                     % (BUDGET.named_list(health["read_in_part"]), BUDGET.ENTRIES_AT_MOST,
+                        BUDGET.ENTRIES_AT_MOST))
     if health["citations"]["git"] == "shallow":
         lines.append("## Memory health: git history is shallow, so paths and changes older than "
                      "its first commit are not known (`git fetch --unshallow` to check them)")
@@ -2099,11 +2137,11 @@ def describe_lines(numbers):
     return "%s and %d more" % (", ".join(str(n) for n in numbers[:3]), len(numbers) - 3)
 
 
-def describe_index(index, topic_files):
+def describe_index(index, topic_files, notes):
     return ("%s: %d lines: %d pointer line(s), %d content line(s), %d line(s) of history "
-            "in comments; %d topic file(s) beside it" % (
+            "in comments; %d topic file(s) beside it, %d note(s) in topic folders" % (
                 index["file"], index["lines"], index["pointer_lines"], index["other_lines"],
-                index["hidden_history_lines"], topic_files))
+                index["hidden_history_lines"], topic_files, notes))
 
 
 def format_load(load):

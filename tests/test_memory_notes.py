@@ -1,0 +1,128 @@
+"""Memory health on the team format's notes (`memory/<topic>/<what>.md`, spec §2.2): each lint of a
+file beside the index reads the notes of the topic folders too, as session start lists them.
+
+A note's cited path that git deleted is missing, a fact dated before its file changed is possibly
+stale, a note past the topic budget is oversized, a home folder in a note is one machine's, a
+feedback note keeps the labelled parts. A note needs no pointer (session start lists it), and what
+it links is reached. A note kept in a folder of records (`logs/`, `sessions/`, `archive/`) is
+history, as a session log beside the index is, and in its right place: no advice for it. The
+fixtures are shaped like the memories they came from: a team's notes, a folder of daily logs,
+an archive of retired pages, a compliance report a remediation was appended to.
+"""
+from test_memory_citations import delete, rename
+from test_memory_health import HEALTH, commit, env, findings, health, repo, write  # noqa: F401
+
+LATER = "2026-11-03T09:00:00+00:00"
+NOTE = "# Worker retries\n\n- 2026-10-01: `src/worker.py` retries three times.\n"
+
+
+def note(repo, path, text):
+    write(repo / "memory" / path, text)
+    commit(repo, "memory: %s" % path)
+
+
+def on(report, check, shown):
+    return [f for f in findings(report, check) if f["file"] == shown]
+
+
+def test_a_path_a_note_cites_that_git_deleted_is_missing(repo, env):
+    note(repo, "worker/retries.md", NOTE)
+    assert findings(health(repo, env), "missing-path") == []
+    delete(repo, "src/worker.py")
+    found = on(health(repo, env), "missing-path", "memory/worker/retries.md")
+    assert [f["lines"] for f in found] == [[3]], findings(health(repo, env))
+
+
+def test_a_path_a_note_links_that_git_renamed_is_missing(repo, env):
+    note(repo, "worker/retries.md", "# Worker retries\n\n- 2026-10-01: the loop is in "
+                                    "[the worker](../../src/worker.py).\n")
+    rename(repo, "src/worker.py", "src/jobs.py")
+    found = on(health(repo, env), "missing-path", "memory/worker/retries.md")
+    assert len(found) == 1 and "src/jobs.py" in found[0]["message"]
+
+
+def test_a_fact_in_a_note_dated_before_its_file_changed_is_possibly_stale(repo, env):
+    note(repo, "worker/retries.md", NOTE)
+    write(repo / "src" / "worker.py", "RETRIES = 5\n")
+    commit(repo, "five retries", LATER)
+    found = on(health(repo, env), "possibly-stale", "memory/worker/retries.md")
+    assert [f["lines"] for f in found] == [[3]]
+
+
+def test_a_note_past_the_topic_budget_is_oversized_but_a_record_is_not(repo, env):
+    limit = HEALTH.TOPIC_TOKENS * 4  # the estimate is a character count over four
+    body = "- 2026-10-01: a fact.\n\n" * (limit // 22 + 1)
+    note(repo, "deployment/rollout.md", "# Rollout\n\n" + body)
+    note(repo, "archive/old-rollout.md", "# Old rollout\n\n" + body)
+    note(repo, "deployment/rollback.md", "# Rollback\n\n" + "- 2026-10-01: a fact.\n\n" * 10)
+    report = health(repo, env)
+    assert [f["file"] for f in findings(report, "oversized-topic")] == ["memory/deployment/rollout.md"]
+
+
+def test_a_home_folder_in_a_committed_note_is_one_machines(repo, env):
+    note(repo, "tooling/fixtures.md", "# Fixtures\n\n- 2026-10-01: the fixtures live in "
+                                      "`/home/alice/data/fixtures/`.\n")
+    found = findings(health(repo, env), "machine-local-path")
+    assert [(f["file"], f["lines"]) for f in found] == [("memory/tooling/fixtures.md", [3])]
+
+
+def test_a_feedback_note_keeps_the_labelled_parts(repo, env):
+    note(repo, "feedback/quote-the-gate.md", "# Quote the gate's output\n\n"
+                                             "- 2026-10-01: paste what the gate printed.\n")
+    note(repo, "feedback/run-the-gate.md", "# Run the gate before saying done\n\n**The lesson.** "
+                                           "Run it.\n\n**Why:** 2026-10-01, a red build.\n\n"
+                                           "**How to apply:** before every claim.\n")
+    note(repo, "gotchas/feedback-loop.md", "# The feedback loop\n\n- 2026-10-01: it settles in 3 s.\n")
+    found = findings(health(repo, env), "feedback-parts")
+    assert [f["file"] for f in found] == ["memory/feedback/quote-the-gate.md"]
+
+
+def test_a_note_without_a_date_is_advised_to_date_its_facts_not_to_carry_a_stamp(repo, env):
+    note(repo, "gotchas/ipv6.md", "# Dev server binds IPv6\n\n- use 127.0.0.1, not localhost.\n")
+    found = findings(health(repo, env), "missing-date")
+    assert [f["file"] for f in found] == ["memory/gotchas/ipv6.md"]
+    assert "YYYY-MM-DD" in found[0]["repair"] and "Last updated" not in found[0]["repair"]
+
+
+def test_a_note_needs_no_pointer_and_what_it_links_is_reached(repo, env):
+    write(repo / "memory" / "runbook.md", "# Runbook\n\n- 2026-10-01: restart with `make up`.\n")
+    note(repo, "deployment/restart.md", "# Restart\n\n- 2026-10-01: see the [runbook](../runbook.md).\n")
+    assert findings(health(repo, env), "orphan") == []
+    write(repo / "memory" / "deployment" / "restart.md", "# Restart\n\n- 2026-10-01: `make up`.\n")
+    commit(repo, "memory: the runbook is no longer linked")
+    assert [f["file"] for f in findings(health(repo, env), "orphan")] == ["memory/runbook.md"]
+
+
+DAILY_LOG = "## Changes\n- `src/worker.py` — modified\n- `scripts/old.sh` — removed\n"
+
+
+def test_notes_in_a_folder_of_records_are_history_with_no_advice(repo, env):
+    note(repo, "logs/2026-10-01.md", DAILY_LOG)
+    note(repo, "archive/retry-policy.md", "# Retry policy (retired)\n\n"
+                                          "- 2026-10-01: `src/worker.py` retried twice.\n")
+    delete(repo, "src/worker.py")
+    report = health(repo, env)
+    assert [f for f in findings(report) if f["file"].startswith(("memory/logs/", "memory/archive/"))] == []
+    assert sorted(log["file"] for log in report["session_logs"]) == [
+        "memory/archive/retry-policy.md", "memory/logs/2026-10-01.md"]
+    assert findings(report, "session-log") == []
+
+
+def test_a_note_named_by_its_day_elsewhere_is_a_record_too(repo, env):
+    note(repo, "learnings/2026-10-01-devops.md", "# What the deploy taught\n\n"
+                                                 "- `src/worker.py` is restarted by systemd.\n")
+    delete(repo, "src/worker.py")
+    report = health(repo, env)
+    assert [f["file"] for f in findings(report, "missing-path")] == ["memory/retry.md"]
+    assert findings(report, "session-log") == []
+    assert [log["file"] for log in report["session_logs"]] == ["memory/learnings/2026-10-01-devops.md"]
+
+
+def test_the_report_counts_the_notes(repo, env):
+    note(repo, "worker/retries.md", NOTE)
+    note(repo, "worker/backoff.md", "# Backoff\n\n- 2026-10-01: doubles each time.\n")
+    report = health(repo, env)
+    assert (report["topic_files"], report["notes"]) == (2, 2)
+    assert "2 note(s) in topic folders" in HEALTH.format_health(dict(report, findings=[
+        {"check": "orphan", "severity": "warning", "file": "x", "lines": [1], "message": "m",
+         "repair": "r"}]))
