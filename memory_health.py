@@ -1918,8 +1918,8 @@ def titles(memory):
 def stamped_format(project, index, topics, findings):
     """Advice, on the index, when the memory is still in the stamped format in a project where
     this release set up the team format (its .gitattributes block): a `Last dream` stamp or an
-    Active Context in the index, or a `Last updated` stamp in a topic file or a note. Each is a line every
-    save rewrites, so two developers' saves on two branches collide there in git; the memory
+    Active Context in the index, or a `Last updated` stamp in a topic file or a note. Each is a
+    line every save rewrites, so two developers' saves on two branches collide there in git; the memory
     works, and `install.py --update` moves it without losing a line. A stamp is what that move
     takes out (memory_format.py): a comment that says more than a date is left alone. A memory
     kept without this release's install is not asked to move."""
