@@ -524,7 +524,8 @@ def lint_index(project, index, folder, topics, notes, findings):
             findings.add("not-a-pointer", index, number,
                          "holds content, not pointers, under \"%s\": \"%s\""
                          % (section or "the title", BUDGET.entry_name(rest)),
-                         "move it into a topic file and leave one pointer line here (/dream)",
+                         "move it into a note of its own in a topic folder beside the index "
+                         "(`<topic>/<what>.md`), which session start lists with no pointer (/dream)",
                          subject=("section", section))
     hidden_lines = 0
     for first, last, body in history_comments(index):
@@ -534,8 +535,7 @@ def lint_index(project, index, folder, topics, notes, findings):
                      "%s an HTML comment that no session sees but every budget pays "
                      "for: \"%s\"" % ("holds" if size == 1 else "lines %d-%d (%d lines) are"
                                       % (first, last, size), BUDGET.entry_name(body)),
-                     "consolidate what is still true into topic files with /dream, then delete "
-                     "the comment")
+                     "let /dream carry what is still true into notes, then delete the comment")
     if index.unclosed is not None:
         line = index.line_of(index.unclosed)
         findings.add("unclosed-comment", index, line,
@@ -554,7 +554,8 @@ def lint_index(project, index, folder, topics, notes, findings):
             findings.add("orphan", topic, 1,
                          "nothing in %s leads to this file, so no session learns it exists"
                          % index.shown,
-                         "add a pointer line for it to the index, or fold it into another topic")
+                         "add a pointer line for it to the index, or move it into a topic folder "
+                         "beside the index, where session start lists it")
     return {
         "file": index.shown,
         "lines": len(kinds),

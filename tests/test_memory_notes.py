@@ -126,3 +126,21 @@ def test_the_report_counts_the_notes(repo, env):
     assert "2 note(s) in topic folders" in HEALTH.format_health(dict(report, findings=[
         {"check": "orphan", "severity": "warning", "file": "x", "lines": [1], "message": "m",
          "repair": "r"}]))
+
+
+def test_the_repairs_lead_to_notes_and_never_ask_for_a_stamp(repo, env):
+    """The team format keeps no stamp and writes each new fact as a note that session start
+    lists (spec §2.2, §4.5): a repair that asked for a `Last updated` line, or for content to go
+    into a topic file behind a new pointer, would undo it."""
+    write(repo / "memory" / "MEMORY.md", "# Project Memory Index\n\n## Topics\n"
+                                         "- [Retry policy](retry.md) — how the worker retries\n"
+                                         "- The deploy runs at 02:00 and takes 20 minutes.\n\n"
+                                         "<!-- 2026-09-01: session 12 moved the queue.\n"
+                                         "2026-09-02: session 13 fixed the retry. -->\n")
+    write(repo / "memory" / "queue.md", "# Queue\n\n- the queue is Redis.\n")
+    commit(repo, "memory")
+    report = health(repo, env)
+    repairs = dict((f["check"], f["repair"]) for f in findings(report))
+    for check in ("not-a-pointer", "hidden-history", "orphan"):
+        assert "note" in repairs[check] or "topic folder" in repairs[check], (check, repairs[check])
+    assert [check for check, repair in repairs.items() if "Last updated" in repair] == []
