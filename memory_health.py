@@ -679,7 +679,7 @@ def lint_topics(project, index, topics, findings, tracked, env):
         if topic.log:
             continue
         if not topic.in_auto_memory_format() and file_date(topic) is None \
-                and not patterns()["date"].search(topic.text):
+                and not patterns()["date"].search(topic.text) and states_something(topic):
             findings.add("missing-date", topic, 1,
                          "gives no date anywhere (none on its facts, in its name or in its "
                          "frontmatter), so nothing tells a reader how old a fact is",
@@ -699,6 +699,14 @@ def lint_topics(project, index, topics, findings, tracked, env):
         if tracked is not None else []
     for memory in committed:
         machine_local_paths(project, memory, findings)
+
+
+def states_something(memory):
+    """Whether the file holds a line that says something: not only headings, a table's header
+    rows and comments, as a tracker kept empty until its first entry (`| ID | Title |` under
+    `## Open`). What states nothing has no age to give."""
+    return any(kind not in ("blank", "comment", "heading", "table")
+               for _, kind, _, _ in index_line_kinds(memory))
 
 
 def is_feedback(memory):

@@ -144,3 +144,13 @@ def test_the_repairs_lead_to_notes_and_never_ask_for_a_stamp(repo, env):
     for check in ("not-a-pointer", "hidden-history", "orphan"):
         assert "note" in repairs[check] or "topic folder" in repairs[check], (check, repairs[check])
     assert [check for check, repair in repairs.items() if "Last updated" in repair] == []
+
+
+def test_a_tracker_kept_empty_until_its_first_entry_has_no_date_to_give(repo, env):
+    note(repo, "issues/INDEX.md", "# Issues\n\n## Open\n\n| ID | Title | Severity | Detected |\n"
+                                  "|----|-------|----------|----------|\n\n## Resolved\n\n"
+                                  "| ID | Title | Fix PR | Resolved |\n|----|-------|--------|----------|\n")
+    assert findings(health(repo, env), "missing-date") == []
+    note(repo, "issues/INDEX.md", "# Issues\n\n## Open\n\n| ID | Title |\n|----|-------|\n"
+                                  "| 7 | the digest runs twice |\n")
+    assert [f["file"] for f in findings(health(repo, env), "missing-date")] == ["memory/issues/INDEX.md"]
