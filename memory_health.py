@@ -1889,21 +1889,40 @@ def doubled_stamps(memory, findings):
 
 def doubled_lines(memory, findings, is_index):
     """The same list item twice in one file, as a union merge leaves a line two branches both
-    added. In the index, a pointer line twice is duplicate-pointer's finding."""
+    added, or a conflict resolved by keeping both sides: in one list, since both copies come
+    from one hunk; a dated fact anywhere in the file. The same step in two lists (`- Submit the
+    payload` under two `**Detection:**` labels) is a document's repetition, not a merge's. In
+    the index, a pointer line twice is duplicate-pointer's finding."""
     first = {}
-    for number, line in unfenced_lines(memory):
-        if not patterns()["list-item"].match(line):
-            continue
+    for number, line, block in list_items_by_block(memory):
         words = " ".join(line.split())
         if len(words.split()) < FACT_WORDS_AT_LEAST + 1 or (is_index and is_pointer_line(line)):
             continue
-        if words in first:
+        key = words if leftover_patterns()["dated-fact"].match(line.lstrip()) else (block, words)
+        if key in first:
             findings.add("doubled-line", memory, number,
                          "says the same thing twice (line %d and line %d): \"%s\""
-                         % (first[words], number, BUDGET.entry_name(line)),
+                         % (first[key], number, BUDGET.entry_name(line)),
                          "delete the second copy", subject=("line", words))
         else:
-            first[words] = number
+            first[key] = number
+
+
+def list_items_by_block(memory):
+    """(line number, line, list number) of each list item outside fenced code. A list goes on
+    across blank lines (the team format keeps facts a blank line apart), indented lines and
+    fenced code within it; a heading, or any other line at the margin, ends it."""
+    items = []
+    block = 0
+    for number, line in enumerate(memory.lines, start=1):
+        indented = line[:1] in (" ", "\t")
+        if number in memory.fenced_lines:
+            block += 0 if indented else 1
+        elif patterns()["list-item"].match(line):
+            items.append((number, line, block))
+        elif line.strip() and not indented:
+            block += 1
+    return items
 
 
 def doubled_title(memory, findings):

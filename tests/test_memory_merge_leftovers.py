@@ -237,6 +237,39 @@ def test_the_same_line_twice_in_one_file_is_doubled_but_a_short_one_may_repeat(t
     assert leftovers(health(repo, env)) == [("doubled-line", "memory/decisions.md", [9])]
 
 
+GUIDELINES = """\
+# Severity guidelines
+
+**Override must include:**
+- Justification for the override
+- Approver name and date
+- Compensating controls in place today
+
+## Adjusting severity
+
+**Decrease severity:**
+- Requires authenticated access
+- Compensating controls in place today
+
+## Decisions
+
+- 2026-10-01: reports go to the security channel first.
+
+- 2026-10-02: a scanner finding under 4.0 is never paged.
+"""
+
+
+def test_the_same_step_in_two_lists_is_no_doubled_line_but_a_dated_fact_twice_is(tmp_path, env):
+    """A union merge doubles a line within one hunk, so within one list; a document may repeat
+    a step in two lists. A dated fact is one fact wherever its second copy landed."""
+    repo = team_repo(tmp_path, files={"security/report-guidelines.md": GUIDELINES})
+    assert leftovers(health(repo, env)) == []
+    doubled = GUIDELINES.replace("**Decrease severity:**\n", "**Decrease severity:**\n"
+                                 "- 2026-10-01: reports go to the security channel first.\n")
+    repo = team_repo(tmp_path / "again", files={"security/report-guidelines.md": doubled})
+    assert leftovers(health(repo, env)) == [("doubled-line", "memory/security/report-guidelines.md", [17])]
+
+
 def test_a_pointer_twice_in_the_index_is_duplicate_pointer_alone(tmp_path, env):
     repo = team_repo(tmp_path)
     write(repo / "memory" / "MEMORY.md", INDEX + "- [Retry policy](retry.md) — how the worker retries\n")
