@@ -152,6 +152,10 @@ DOCUMENT_EXTENSIONS = (".md", ".markdown", ".rst", ".txt", ".adoc", ".pdf", ".ht
 POINTER_WORDS = frozenset("see spec design details documented documentation docs refer reference "
                           "recorded tracked listed noted siehe voir ver veja".split())
 POINTER_MARKS_WITHOUT_SPACES = ("见", "参见", "详见", "参考", "参照", "记在", "记录在", "참고", "참조")
+# Headings of sections that list where to read (`## References`, `### Internal Documentation`).
+# Not `design` or `spec`: a section of that name states facts.
+POINTER_HEADING_WORDS = frozenset("documentation docs references reference resources related links "
+                                  "reading sources bibliography see".split())
 # A command in a code span that moves or removes files records a change, not a claim.
 COMMANDS_OF_CHANGE = frozenset("rm mv rmdir unlink del rd ren rename move Remove-Item "
                                "Move-Item Rename-Item".split())
@@ -202,6 +206,7 @@ class MemoryFile(object):
         self.silenced_whole = FILE_IGNORE_MARKER in text
         self.log = None  # why it is a session log (session_log_reason), for a topic file
         self.note = False  # a note in a topic folder beside the index
+        self.headings = None  # the heading each line sits under (section_heading)
 
     def line_of(self, offset):
         import bisect
@@ -1501,9 +1506,24 @@ def points_to_a_document(citation):
     words_line = masked(line, citation.spans)
     start, end = clause_around(words_line, citation.span[0])
     clause = words_line[start:end].lower()
+    heading = section_heading(citation.memory, citation.line).lower()
     return any(m.group(0).lower() in POINTER_WORDS
                for m in patterns()["word"].finditer(clause)) or any(
-        mark in clause for mark in POINTER_MARKS_WITHOUT_SPACES)
+        mark in clause for mark in POINTER_MARKS_WITHOUT_SPACES) or any(
+        m.group(0) in POINTER_HEADING_WORDS for m in patterns()["word"].finditer(heading))
+
+
+def section_heading(memory, number):
+    """The text of the nearest heading above line `number`, outside fenced code; '' if none.
+    Worked out once a file."""
+    if memory.headings is None:
+        memory.headings = []
+        current = ""
+        for at, line in enumerate(memory.lines, start=1):
+            if at not in memory.fenced_lines and heading_level(line):
+                current = line.strip().lstrip("#").strip()
+            memory.headings.append(current)
+    return memory.headings[number - 1] if 0 < number <= len(memory.headings) else ""
 
 
 def commits_named_in(line):

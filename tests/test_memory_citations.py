@@ -386,6 +386,27 @@ def test_a_dated_line_is_stale_only_when_it_says_how_the_file_is(repo, env, line
     assert any(5 in numbers for numbers in lines) == stale  # line 5 is the one added
 
 
+@pytest.mark.parametrize("heading, stale", [
+    ("### Internal Documentation", False),
+    ("## References", False),
+    ("## Triage", True),
+    ("## Design", True),
+])
+def test_a_document_listed_under_a_heading_of_references_is_where_to_read(repo, env, heading,
+                                                                         stale):
+    """A list under `### Internal Documentation` says where to read (a public memory's
+    `- `memory/security/triage-guidelines.md` - Triage classification rules`), not what the
+    document says: a later edit of the document makes nothing stale."""
+    write(repo / "docs" / "triage.md", "# Triage\n")
+    append(repo, "retry.md", "\n%s\n- 2026-10-01: `docs/triage.md` - triage classification rules\n"
+           % heading)
+    commit(repo, "the fact")
+    write(repo / "docs" / "triage.md", "# Triage, revised\n")
+    commit(repo, "Rename the commands", LATER)
+    found = [f["lines"] for f in findings(health(repo, env), "possibly-stale")]
+    assert any(7 in numbers for numbers in found) == stale, found  # line 7 is the one added
+
+
 # --- where a path in a list is read from, and what a folder became -----------------------------
 
 def test_a_path_nested_under_a_listed_folder_is_read_from_it(repo, env):
