@@ -168,14 +168,14 @@ GUIDANCE_HEADINGS = ("usage", "how to use", "how this works", "conventions", "ru
 # A session log (session_log_reason) is history: its frontmatter type, or a word its name ends in.
 LOG_TYPES = frozenset("log logs session sessions session-log session_log journal diary daily "
                       "daily-log worklog work-log devlog changelog history minutes meeting "
-                      "meeting-notes transcript".split())
+                      "meeting-notes transcript handoff handoffs adr decision-record".split())
 CLAIM_TYPES = frozenset(("user", "feedback", "project", "reference"))  # Claude Code's own
 LOG_NAMES = frozenset("log logs journal diary changelog history sessions devlog worklog "
                       "minutes".split())
 # A topic folder of records (session_log_reason): its notes are history, whatever their names.
 LOG_FOLDERS = LOG_NAMES | frozenset("sessions session daily events digests digest archive archived "
                                     "archives meetings handoffs retros retrospectives "
-                                    "standups".split())
+                                    "standups adr adrs".split())
 LOG_HEADINGS = frozenset("log logs changelog journal diary history devlog worklog minutes "
                          "timeline".split())
 DATE_KEYS = ("date", "updated", "last_updated", "last-updated", "lastupdated", "modified",
@@ -301,6 +301,7 @@ def patterns():
             "name-date": re.compile(r"(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)"),
             "line-suffix": re.compile(r"(:L?\d+(-L?\d+)?(:\d+)?|#L\d+(C\d+)?(-L?\d+(C\d+)?)?)$"),
             "wiki-link": re.compile(r"\[\[([^\]|#\n]+)"),
+            "adr-title": re.compile(r"#\s+ADR[-\s]?\d+\b"),
             "list-item": re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s"),
             "machine-path": re.compile(
                 r"(?<![\w/.~-])(~/[^\s`'\"()<>\[\]]+|/(?:Users|home)/[^\s`'\"()<>\[\]/]+/[^\s`'\"()<>\[\]]*"
@@ -760,6 +761,8 @@ def session_log_reason(memory):
         return "its frontmatter says `type: %s`" % kind
     if kind in CLAIM_TYPES:
         return None
+    if patterns()["adr-title"].match(memory.text[BUDGET.frontmatter_end(memory.text):].lstrip()):
+        return "an architecture decision record, by its title"
     named = patterns()["name-date"].search(memory.name)
     if named and valid_date(named.group(0)):
         return "named by its date, %s" % named.group(0)

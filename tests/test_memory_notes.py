@@ -154,3 +154,34 @@ def test_a_tracker_kept_empty_until_its_first_entry_has_no_date_to_give(repo, en
     note(repo, "issues/INDEX.md", "# Issues\n\n## Open\n\n| ID | Title |\n|----|-------|\n"
                                   "| 7 | the digest runs twice |\n")
     assert [f["file"] for f in findings(health(repo, env), "missing-date")] == ["memory/issues/INDEX.md"]
+
+
+ADR = """\
+---
+type: adr
+status: accepted
+decided_at: "2026-10-01"
+---
+
+# Queue on Redis
+
+## Context
+
+The worker in `src/worker.py` polled the database every second.
+"""
+
+
+def test_an_architecture_decision_record_is_a_record_of_its_day(repo, env):
+    """An ADR is not edited once accepted, only superseded: what it cites is what was there when
+    it was decided (a public memory keeps 385 of them in `memory/decisions/`). A decision note
+    in the team format is a fact, kept true."""
+    note(repo, "decisions/0007-queue-on-redis.md", ADR)
+    note(repo, "decisions/0008-retries.md", "# ADR 0008 — Retries\n\nThe loop is in `src/worker.py`.\n")
+    note(repo, "decisions/queue-is-redis.md", "# The queue is Redis\n\n"
+                                              "- 2026-10-01: the consumer is `src/worker.py`.\n")
+    delete(repo, "src/worker.py")
+    report = health(repo, env)
+    assert sorted(f["file"] for f in findings(report, "missing-path")) == [
+        "memory/decisions/queue-is-redis.md", "memory/retry.md"]
+    assert sorted(log["file"] for log in report["session_logs"]) == [
+        "memory/decisions/0007-queue-on-redis.md", "memory/decisions/0008-retries.md"]
