@@ -171,7 +171,7 @@ LOG_TYPES = frozenset("log logs session sessions session-log session_log journal
                       "meeting-notes transcript handoff handoffs adr decision-record".split())
 CLAIM_TYPES = frozenset(("user", "feedback", "project", "reference"))  # Claude Code's own
 LOG_NAMES = frozenset("log logs journal diary changelog history sessions devlog worklog "
-                      "minutes".split())
+                      "minutes handoff handoffs".split())
 # A topic folder of records (session_log_reason): its notes are history, whatever their names.
 LOG_FOLDERS = LOG_NAMES | frozenset("sessions session daily events digests digest archive archived "
                                     "archives meetings handoffs retros retrospectives "

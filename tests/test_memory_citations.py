@@ -88,6 +88,10 @@ def test_a_log_a_day_is_one_advice_for_the_folder_and_each_log_is_listed(repo, e
     ("meeting-2026-08-09-review.md", "# Review\n- Delete `scripts/build.ts`\n",
      "named by its date"),
     ("session-log.md", "# Sessions\n- touched `scripts/build.ts`\n", "named as a log"),
+    ("08-handoff.md", "# Handoffs\n- [2026-08-22](handoffs/a.md): `scripts/build.ts` done\n",
+     "named as a log"),
+    ("queue.md", "---\ntype: handoff\n---\n# Queue\n- `scripts/build.ts` half done\n",
+     "`type: handoff`"),
     ("retro.md", "---\ntype: journal\n---\n# Retro\n- `scripts/build.ts` was slow\n",
      "`type: journal`"),
     ("verification.md", "# Directive 159, verification\n\n**Date:** 2026-03-03\n\n"
