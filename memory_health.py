@@ -171,7 +171,8 @@ LOG_TYPES = frozenset("log logs session sessions session-log session_log journal
                       "meeting-notes transcript handoff handoffs adr decision-record".split())
 CLAIM_TYPES = frozenset(("user", "feedback", "project", "reference"))  # Claude Code's own
 LOG_NAMES = frozenset("log logs journal diary changelog history sessions devlog worklog "
-                      "minutes handoff handoffs".split())
+                      "minutes handoff handoffs historico histórico historial historique "
+                      "verlauf".split())
 # A topic folder of records (session_log_reason): its notes are history, whatever their names.
 LOG_FOLDERS = LOG_NAMES | frozenset("sessions session daily events digests digest archive archived "
                                     "archives meetings handoffs retros retrospectives "
@@ -1448,15 +1449,20 @@ def check_citations(project, citations, history, findings):
     return existing
 
 
-def check_dated_facts(project, citations, existing, history, findings):
+def check_dated_facts(project, folder, citations, existing, history, findings):
     """Possibly stale: a dated fact whose existing cited path changed on the branch after the
-    fact's date, by a commit that did not also touch the memory file citing it."""
+    fact's date, by a commit that did not also touch the memory file citing it. A memory file
+    cited from another (`see `memory/reference/hosts.md``) is where to read: it is checked on
+    its own, and an edit to it makes nothing stale in the file that points to it."""
     dated = [c for c in citations if c.date and c in existing]
     churning = set()
+    memory_folder = inside_project(project, folder)
     for citation in dated:
         path = existing[citation]
         if os.path.isdir(os.path.join(project, path)):
             continue  # a folder is a place: stale when gone or renamed, not when its files change
+        if memory_folder and (path + "/").startswith(memory_folder.rstrip("/") + "/"):
+            continue  # another memory file: a pointer within the memory
         if narrates_work(citation) or points_to_a_document(citation) or \
                 heading_level(citation.memory.lines[citation.line - 1]):
             continue  # history, a pointer, or a heading: none says what the file holds now
@@ -2069,7 +2075,7 @@ def memory_health(project, env, preview=True, installed=None):
     lint_topics(project, index, topics + notes, findings, history.tracked, env)
     merge_leftovers(project, index, topics, notes, findings)
     existing = check_citations(project, citations, history, findings)
-    facts = check_dated_facts(project, citations, existing, history, findings)
+    facts = check_dated_facts(project, folder, citations, existing, history, findings)
     auto = auto_memory_report(project, env, findings)
     load = start_of_session_load(project, env, findings, auto, preview, installed, index)
     index_size = BUDGET.regular_file_size(index_path)

@@ -92,6 +92,8 @@ def test_a_log_a_day_is_one_advice_for_the_folder_and_each_log_is_listed(repo, e
      "named as a log"),
     ("queue.md", "---\ntype: handoff\n---\n# Queue\n- `scripts/build.ts` half done\n",
      "`type: handoff`"),
+    ("como-pedir-tela-historico.md", "# Como pedir\n- `scripts/build.ts` gerava a tela\n",
+     "named as a log"),
     ("retro.md", "---\ntype: journal\n---\n# Retro\n- `scripts/build.ts` was slow\n",
      "`type: journal`"),
     ("verification.md", "# Directive 159, verification\n\n**Date:** 2026-03-03\n\n"

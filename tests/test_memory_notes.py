@@ -185,3 +185,17 @@ def test_an_architecture_decision_record_is_a_record_of_its_day(repo, env):
         "memory/decisions/queue-is-redis.md", "memory/retry.md"]
     assert sorted(log["file"] for log in report["session_logs"]) == [
         "memory/decisions/0007-queue-on-redis.md", "memory/decisions/0008-retries.md"]
+
+
+def test_a_memory_file_a_note_points_to_makes_nothing_stale_when_it_is_edited(repo, env):
+    """A public memory's indexes cite its other files (`memory/reference/_INDEX.md`): each is
+    checked on its own, and a bulk edit of their frontmatter says nothing about the pointer."""
+    note(repo, "reference/hosts.md", "# Hosts\n\n- 2026-10-01: the staging host is `stage-1`.\n")
+    note(repo, "reference/_INDEX.md", "# Servers\n\n- 2026-10-01: `memory/reference/hosts.md` "
+                                      "holds the hosts, `src/worker.py` runs on them.\n")
+    write(repo / "memory" / "reference" / "hosts.md", "---\nid: hosts\n---\n# Hosts\n\n"
+                                                     "- 2026-10-01: the staging host is `stage-1`.\n")
+    write(repo / "src" / "worker.py", "RETRIES = 5\n")
+    commit(repo, "frontmatter ids for the reference, five retries", LATER)
+    found = on(health(repo, env), "possibly-stale", "memory/reference/_INDEX.md")
+    assert [f["message"].split("`")[1] for f in found] == ["src/worker.py"]
