@@ -176,7 +176,7 @@ LOG_NAMES = frozenset("log logs journal diary changelog history sessions devlog 
 # A topic folder of records (session_log_reason): its notes are history, whatever their names.
 LOG_FOLDERS = LOG_NAMES | frozenset("sessions session daily events digests digest archive archived "
                                     "archives meetings handoffs retros retrospectives "
-                                    "standups adr adrs".split())
+                                    "standups adr adrs sprint sprints cycles iterations".split())
 LOG_HEADINGS = frozenset("log logs changelog journal diary history devlog worklog minutes "
                          "timeline".split())
 DATE_KEYS = ("date", "updated", "last_updated", "last-updated", "lastupdated", "modified",

@@ -98,13 +98,15 @@ DAILY_LOG = "## Changes\n- `src/worker.py` — modified\n- `scripts/old.sh` — 
 
 def test_notes_in_a_folder_of_records_are_history_with_no_advice(repo, env):
     note(repo, "logs/2026-10-01.md", DAILY_LOG)
+    note(repo, "sprints/ROADMAP.md", "# Sprint 4\n\n- 2026-10-01: `src/worker.py` gets the retries.\n")
     note(repo, "archive/retry-policy.md", "# Retry policy (retired)\n\n"
                                           "- 2026-10-01: `src/worker.py` retried twice.\n")
     delete(repo, "src/worker.py")
     report = health(repo, env)
-    assert [f for f in findings(report) if f["file"].startswith(("memory/logs/", "memory/archive/"))] == []
+    assert [f for f in findings(report)
+            if f["file"].startswith(("memory/logs/", "memory/archive/", "memory/sprints/"))] == []
     assert sorted(log["file"] for log in report["session_logs"]) == [
-        "memory/archive/retry-policy.md", "memory/logs/2026-10-01.md"]
+        "memory/archive/retry-policy.md", "memory/logs/2026-10-01.md", "memory/sprints/ROADMAP.md"]
     assert findings(report, "session-log") == []
 
 
