@@ -173,6 +173,10 @@ CLAIM_TYPES = frozenset(("user", "feedback", "project", "reference"))  # Claude 
 LOG_NAMES = frozenset("log logs journal diary changelog history sessions devlog worklog "
                       "minutes handoff handoffs historico histórico historial historique "
                       "verlauf".split())
+# Any word of a file's name that makes it a record of its day, wherever it stands in the name
+# (`post-mortem-v4-go-live.md`, `_PROPOSTA-protocolo-v2.md`).
+RECORD_NAME_WORDS = frozenset("postmortem mortem retrospective retro proposal proposta propuesta "
+                              "rfc".split())
 # A topic folder of records (session_log_reason): its notes are history, whatever their names.
 LOG_FOLDERS = LOG_NAMES | frozenset("sessions session daily events digests digest archive archived "
                                     "archives meetings handoffs retros retrospectives "
@@ -300,6 +304,7 @@ def patterns():
             "file-name": re.compile(r"^(?:[A-Za-z0-9_][A-Za-z0-9_.-]*\.[A-Za-z][A-Za-z0-9]{0,9}"
                                     r"|\.[A-Za-z][A-Za-z0-9_.-]{1,40})$"),
             "name-date": re.compile(r"(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)"),
+            "name-month": re.compile(r"(?<!\d)(?:19|20)\d{2}-\d{2}(?!\d)(?!-\d)"),
             "line-suffix": re.compile(r"(:L?\d+(-L?\d+)?(:\d+)?|#L\d+(C\d+)?(-L?\d+(C\d+)?)?)$"),
             "wiki-link": re.compile(r"\[\[([^\]|#\n]+)"),
             "adr-title": re.compile(r"#\s+ADR[-\s]?\d+\b"),
@@ -767,13 +772,18 @@ def session_log_reason(memory):
     named = patterns()["name-date"].search(memory.name)
     if named and valid_date(named.group(0)):
         return "named by its date, %s" % named.group(0)
+    month = patterns()["name-month"].search(memory.name)
+    if month and 1 <= int(month.group(0)[5:7]) <= 12:
+        return "named by its month, %s" % month.group(0)
     dated_once = dated_at_its_head(memory)
     if dated_once:
         return "a document dated once, at its head: %s" % dated_once
     stem = memory.name[:-len(".md")] if memory.name.endswith(".md") else memory.name
-    last_word = patterns()["name-word"].split(stem.lower())[-1]
-    if last_word in LOG_NAMES:
+    words = patterns()["name-word"].split(stem.lower())
+    if words[-1] in LOG_NAMES:
         return "named as a log"
+    if RECORD_NAME_WORDS.intersection(words):
+        return "named as a record of its day (a post-mortem, a retrospective, a proposal)"
     dated, sections = dated_sections(memory)
     if dated >= 2 and dated * 2 >= sections:
         return "its sections are headed by dates"
@@ -864,6 +874,8 @@ def on_a_server(path, line, at, server_note):
     after = [word for offset, word in words if offset >= at + len(path)][:2]
     if any(word in LOCAL_WORDS for word in before + after):
         return False
+    if "/public_html" in path.lower():
+        return True  # a web host's document root: a hosting account's home, not a person's
     return server_note or (not path.startswith("~") and names_a_server(line))
 
 

@@ -94,6 +94,12 @@ def test_a_log_a_day_is_one_advice_for_the_folder_and_each_log_is_listed(repo, e
      "`type: handoff`"),
     ("como-pedir-tela-historico.md", "# Como pedir\n- `scripts/build.ts` gerava a tela\n",
      "named as a log"),
+    ("_TRIAGEM-IDENTIDADE-2026-06.md", "# Triagem\n- `scripts/build.ts` sem dono\n",
+     "named by its month, 2026-06"),
+    ("post-mortem-v4-go-live.md", "# Go-live\n- `scripts/build.ts` broke the deploy\n",
+     "named as a record of its day"),
+    ("_PROPOSTA-protocolo-v2.md", "# Proposta\n- mover `scripts/build.ts`\n",
+     "named as a record of its day"),
     ("retro.md", "---\ntype: journal\n---\n# Retro\n- `scripts/build.ts` was slow\n",
      "`type: journal`"),
     ("verification.md", "# Directive 159, verification\n\n**Date:** 2026-03-03\n\n"
@@ -344,6 +350,8 @@ def test_a_heading_that_only_mentions_sessions_is_not_a_log(repo, env):
     ("proxmox_vm_bot.md", "- Source: `~/Projects/vm-bot/main.go`.", ["~/Projects/vm-bot/main.go"]),
     ("data.md", "- Run it from the checkout: `cd ~/project && make`.", []),
     ("data.md", "- Over ssh it fails: `FileNotFoundError: ~/config.yaml`.", []),
+    ("wordpress-fix.md", "- Plugins: `~/domains/example.com/public_html/wp-content/plugins`.", []),
+    ("wordpress-fix.md", "- Docroot `/home/u906587222/domains/example.com/public_html/ajuda/`.", []),
 ])
 def test_a_home_folder_is_one_persons_only_where_the_memory_puts_it_there(repo, env, name, line,
                                                                            found):
