@@ -308,6 +308,9 @@ def patterns():
             "line-suffix": re.compile(r"(:L?\d+(-L?\d+)?(:\d+)?|#L\d+(C\d+)?(-L?\d+(C\d+)?)?)$"),
             "wiki-link": re.compile(r"\[\[([^\]|#\n]+)"),
             "adr-title": re.compile(r"#\s+ADR[-\s]?\d+\b"),
+            # cPanel's and Hostinger's layout: `public_html`, `domains/<domain name>/`
+            "web-host-home": re.compile(r"/public_html(?:/|$)|/domains/[^/\s]+\.[A-Za-z]{2,}(?:/|$)",
+                                        re.I),
             "list-item": re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s"),
             "machine-path": re.compile(
                 r"(?<![\w/.~-])(~/[^\s`'\"()<>\[\]]+|/(?:Users|home)/[^\s`'\"()<>\[\]/]+/[^\s`'\"()<>\[\]]*"
@@ -874,7 +877,7 @@ def on_a_server(path, line, at, server_note):
     after = [word for offset, word in words if offset >= at + len(path)][:2]
     if any(word in LOCAL_WORDS for word in before + after):
         return False
-    if "/public_html" in path.lower():
+    if patterns()["web-host-home"].search(path):
         return True  # a web host's document root: a hosting account's home, not a person's
     return server_note or (not path.startswith("~") and names_a_server(line))
 
@@ -1523,6 +1526,9 @@ def points_to_a_document(citation):
     it says where to read, not what the document says, so a change to it makes nothing stale."""
     if not citation.lookup.lower().endswith(DOCUMENT_EXTENSIONS):
         return False
+    stem = citation.lookup.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
+    if patterns()["name-word"].split(stem)[-1] in LOG_NAMES:
+        return True  # a log grows by design: a line that cites one says where to read
     line = citation.memory.lines[citation.line - 1]
     words_line = masked(line, citation.spans)
     start, end = clause_around(words_line, citation.span[0])

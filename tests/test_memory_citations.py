@@ -352,6 +352,8 @@ def test_a_heading_that_only_mentions_sessions_is_not_a_log(repo, env):
     ("data.md", "- Over ssh it fails: `FileNotFoundError: ~/config.yaml`.", []),
     ("wordpress-fix.md", "- Plugins: `~/domains/example.com/public_html/wp-content/plugins`.", []),
     ("wordpress-fix.md", "- Docroot `/home/u906587222/domains/example.com/public_html/ajuda/`.", []),
+    ("hosting.md", "- The site lives in `~/domains/example.com/`.", []),
+    ("hosting.md", "- The dumps go to `~/domains/backups/`.", ["~/domains/backups/"]),
 ])
 def test_a_home_folder_is_one_persons_only_where_the_memory_puts_it_there(repo, env, name, line,
                                                                            found):
@@ -385,16 +387,19 @@ def test_a_bare_name_beside_another_place_is_that_places_file(repo, env, line, r
     ("- 2026-10-01: the design: see `docs/design.md`.", False),
     ("- 2026-10-01: the open items are recorded in `docs/design.md`.", False),
     ("- 2026-10-01: `docs/design.md` says retries are capped at three.", True),
+    ("- 2026-10-01: every sync is written to `docs/SYNC_LOG.md`.", False),
     ("### 2026-10-01 notes on `src/worker.py`", False),
     ("- 2026-10-01: `src/worker.py` retries three times (PR #42).", False),
     ("- 2026-10-01: `src/worker.py` retries three times (PR #4).", True),
 ])
 def test_a_dated_line_is_stale_only_when_it_says_how_the_file_is(repo, env, line, stale):
     write(repo / "docs" / "design.md", "# Design\n")
+    write(repo / "docs" / "SYNC_LOG.md", "# Syncs\n")
     append(repo, "retry.md", line + "\n")
     commit(repo, "the fact")
     write(repo / "src" / "worker.py", "RETRIES = 5\n")
     write(repo / "docs" / "design.md", "# Design, revised\n")
+    write(repo / "docs" / "SYNC_LOG.md", "# Syncs\n- 2026-11-02: one more\n")
     commit(repo, "Merge pull request #42 from team/retries", LATER)
     lines = [f["lines"] for f in findings(health(repo, env), "possibly-stale")]
     assert any(5 in numbers for numbers in lines) == stale  # line 5 is the one added
