@@ -851,13 +851,13 @@ def machine_local_paths(project, memory, findings):
 def is_placeholder_home(path):
     """Not one machine's path: an example (`~/path/to/data`, `~/Documents/...`,
     `/home/user/...`, `/Users/<you>/`), an application's folder every account has (`~/.config/`,
-    macOS's `~/Library/`), or a standard folder alone (`~/Downloads`)."""
+    macOS's `~/Library/` and `~/Applications/`), or a standard folder alone (`~/Downloads`)."""
     lowered = path.lower().rstrip("/\\")
     if any(mark in lowered for mark in PLACEHOLDER_MARKS) or patterns()["brace-word"].search(lowered):
         return True
     if lowered.startswith("~"):
         parts = lowered[1:].strip("/").split("/")
-        return parts[0].startswith(".") or parts[0] in ("", "library") or (
+        return parts[0].startswith(".") or parts[0] in ("", "library", "applications") or (
             len(parts) == 1 and parts[0] in STANDARD_HOME_FOLDERS)
     parts = lowered.replace("\\", "/").split("/")  # ['', 'home', name, ...] or ['c:', 'users', name, ...]
     user = parts[2] if len(parts) > 2 else ""

@@ -333,6 +333,7 @@ def test_a_heading_that_only_mentions_sessions_is_not_a_log(repo, env):
     ("data.md", "- The old hardcoded `~/Documents/...` paths.", []),
     ("data.md", "- Save it under `~/Downloads` first.", []),
     ("data.md", "- LaunchAgent `~/Library/LaunchAgents/com.lab.display.plist` pins it.", []),
+    ("data.md", "- It probes `~/Applications/LibreOffice.app` then `/Applications`.", []),
     ("data.md", "- Removed the stray copy at `C:\\Users\\adam\\.codex\\skills\\grill`.", []),
     ("data.md", "- Deployment (migrated off docker), manifest `~/k8s/apps/app.yaml`.",
      ["~/k8s/apps/app.yaml"]),
