@@ -2077,13 +2077,9 @@ def memory_health(project, env, preview=True, installed=None):
     marks that injection as what the protocol would add, not what loads today."""
     project = os.path.abspath(project)
     findings = Findings()
-    env = environment_the_hooks_trust(project, env, findings)
-    index_path = BUDGET.project_path(project, env, "MCP_MEMORY_INDEX", BUDGET.DEFAULT_INDEX)
+    env, index_path, files = read_memory(project, env, findings)
     folder = os.path.dirname(index_path)
-    files = memory_files(project, env, folder, index_path, findings)
     index, topics, notes = files.index, files.topics, files.notes
-    for memory in topics + notes:
-        memory.log = session_log_reason(memory)
     index_summary = lint_index(project, index, folder, topics, notes, findings) if index else None
     citations = []
     for memory in ([index] if index else []) + topics + notes:
@@ -2121,6 +2117,27 @@ def memory_health(project, env, preview=True, installed=None):
         "auto_memory": auto,
         "load": load,
     }
+
+
+def read_memory(project, env, findings):
+    """(the environment the hooks trust, the index's path, its MemoryFolder with each topic
+    file's and note's session-log reason): the memory as every part of the report reads it."""
+    env = environment_the_hooks_trust(project, env, findings)
+    index_path = BUDGET.project_path(project, env, "MCP_MEMORY_INDEX", BUDGET.DEFAULT_INDEX)
+    files = memory_files(project, env, os.path.dirname(index_path), index_path, findings)
+    for memory in files.topics + files.notes:
+        memory.log = session_log_reason(memory)
+    return env, index_path, files
+
+
+def merge_leftover_findings(project, env):
+    """The findings of what a merge left in the memory (MERGE_LEFTOVERS), read as the full report
+    reads it, without the rest of the report: for the team benchmark."""
+    project = os.path.abspath(project)
+    findings = Findings()
+    _, _, files = read_memory(project, env, findings)
+    merge_leftovers(project, files.index, files.topics, files.notes, findings)
+    return [finding for finding in findings.items if finding["check"] in MERGE_LEFTOVERS]
 
 
 def history_for(project, citations):
