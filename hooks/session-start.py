@@ -15,8 +15,13 @@ What it promises:
   recent commits itself.
 - The injection never exceeds the harness's 10,000-character limit: when it would, the budget
   report and instructions stay first, the rest is cut at line boundaries, and the cut says which
-  file holds the whole text (and counts as a budget point). Its opening tag, closing line and
-  closing tag survive whatever a line holds, and every character in it is printable and encodes.
+  file holds the whole text (and counts as a budget point). A cut inside a fenced code block
+  closes the block before its notice, and a part that leaves a fence open is closed at its end.
+  Its opening tag, closing line and closing tag survive whatever a line holds, outside any code
+  block, and every character in it is printable and encodes.
+- It ends in time: every wait is bounded, each bound counted from the hook's start (the
+  arithmetic is beside PRUNE_SECONDS below), so all of them are over 10 s after it began, well
+  inside the 15-second timeout install.py writes into settings.json.
 - It serves Claude Code, Codex CLI and Gemini CLI, knowing each by what it sends (see
   stop-handoff.py's `harness`), in its form: Gemini takes the injection only as JSON
   additionalContext; Codex counts the limit in UTF-8 bytes, not UTF-16 units. Codex names no
@@ -61,11 +66,15 @@ DISPLAY_LINE_CHARS = 300  # a handoff line
 REPORT_LINE_CHARS = 1000  # a budget point or the pruning note: far longer than any repair needs
 STALE_HANDOFF_DAYS = 2
 BASELINE_RETENTION_SECONDS = 7 * 86400
-# The harness kills this hook after the 15 s install.py writes into settings.json; the slowest
-# path must end well before that: stdin held open 2 s, pruning 3 s plus the 2 s a started
-# removal may overrun, and the git reads 6 s.
+STARTED = time.monotonic()  # when this hook began: every deadline below counts from here
+# The harness kills this hook after the 15 s install.py writes into settings.json, so every wait
+# is bounded and the bounds add up well inside it. From the hook's start: stdin at most 2 s;
+# pruning 3 s, plus 2 s a removal under way may overrun (7 s at the latest); the worktree walk of
+# context-budget.py 1 s (8 s); and the git reads of the baseline, nested repositories included,
+# end 10 s after the start whatever came before (stop-handoff.py's READS_SECONDS, the deadline
+# its own reads keep too). 10 s of waiting leaves 5 s for the interpreter to start on a busy
+# machine and for the rest, which waits on nothing.
 PRUNE_SECONDS = 3.0
-GIT_READ_SECONDS = 6.0
 READ_LIMIT = 256 * 1024  # far more than 10,000 characters, even after comments are removed
 DEFAULT_INDEX = "memory/MEMORY.md"
 DEFAULT_STATE = ".session-state.md"
@@ -74,7 +83,8 @@ DEFAULT_WORKTREE_DIR = ".claude/worktrees"
 # What stop-handoff.py must define for the baseline to be recorded; without any one of them no
 # git read is started, so none is left running.
 BASELINE_NAMES = ("repository_reads", "start_commands", "finish_commands", "repository_facts",
-                  "baseline_path", "repository_state", "write_inside_claude_folder")
+                  "reads_deadline", "current_reading", "baseline_path",
+                  "write_inside_claude_folder")
 
 
 # --- project and paths --------------------------------------------------------------------
@@ -407,13 +417,12 @@ def record_baseline(guard, project, hook_input, git_reads):
     """Snapshot the repository for this session's Stop hook. The baseline is a part of its own:
     whatever fails in it, the injection is printed."""
     try:
-        facts = guard["repository_facts"](guard["finish_commands"](git_reads, GIT_READ_SECONDS))
-        if facts is None:
+        reading = guard["current_reading"](project, guard["reads_deadline"](STARTED),
+                                           reads=git_reads)
+        if reading is None:
             return
-        head, _, raw_status = facts
         path = guard["baseline_path"](project, text_field(hook_input, "session_id"))
-        state = guard["repository_state"](project, head, raw_status)
-        if guard["write_inside_claude_folder"](project, path, state):
+        if guard["write_inside_claude_folder"](project, path, reading.recorded()):
             transcript = text_field(hook_input, "transcript_path")
             forget_stale_baselines(path, guard["baseline_path"](project, None),
                                    os.path.dirname(transcript) if transcript else None)
@@ -546,6 +555,7 @@ def index_section(project, budget, refusals):
     while text.endswith("\n"):
         text = text[:-1]
     lines = without_comments(text, budget, enough=INJECTION_LIMIT)
+    lines = with_fences_closed(lines)
     listing = text_lines(sibling_part([], budget, "memory_listing", project, dict(os.environ)))
     if listing:
         lines += [""] + [clipped(line, REPORT_LINE_CHARS) for line in listing]
@@ -584,7 +594,7 @@ def handoff_section(project, budget, now, seen_at=None, refusals=None):
         notes.append("WARNING: the handoff above is %d days old. Commits made since then are not "
                      "in it: where it and `git log` disagree, trust git log." % age_days)
     lines = [clipped(line, DISPLAY_LINE_CHARS) for line in lines]
-    return Section(title, lines, shown, keep_order=0, notes=notes)
+    return Section(title, with_fences_closed(lines), shown, keep_order=0, notes=notes)
 
 
 def harness_length(text):
@@ -665,11 +675,42 @@ def as_text(lines):
     return "\n".join(printable(line) for line in lines) + "\n"
 
 
+def fence_after(fence, line):
+    """The fenced code block open after `line`, as the line that would close it, given the one
+    open before it (None: none). Read as CommonMark reads fences: at most three spaces, then
+    three or more backticks or tildes (a backtick fence's info string holds no backtick); the
+    block ends at a line of the same character, at least as long, with only spaces after it."""
+    stripped = line.lstrip(" ")
+    mark = stripped[:1]
+    if len(line) - len(stripped) > 3 or mark not in ("`", "~"):
+        return fence
+    run = len(stripped) - len(stripped.lstrip(mark))
+    rest = stripped[run:]
+    if fence is None:
+        return mark * run if run >= 3 and not (mark == "`" and "`" in rest) else None
+    return None if mark == fence[0] and run >= len(fence) and not rest.strip() else fence
+
+
+def fence_left_open(lines):
+    fence = None
+    for line in lines:
+        fence = fence_after(fence, line)
+    return fence
+
+
+def with_fences_closed(lines):
+    """A section's lines with a fenced block it leaves open closed at its end, so what follows
+    in the injection (the next section, the closing line) is never read as code."""
+    fence = fence_left_open(lines)
+    return lines + [fence] if fence else lines
+
+
 def cut_to_fit(sections, room):
     """Give each section whole lines while room lasts: the handoff first, then the index, which
     is the file that grows and the one the agent can open itself. Room for every section's cut
     notice is set aside first, so no notice is ever lost to a section before it; a section that
-    fits whole passes its share on."""
+    fits whole passes its share on. A cut inside a fenced code block closes the block before
+    its notice, and the closing line is paid for from the section's room."""
     ordered = sorted(sections, key=lambda s: s.keep_order)
     notices = ["[cut here: the injection limit is %d characters; read %s in full]"
                % (INJECTION_LIMIT, section.source) for section in ordered]
@@ -681,26 +722,34 @@ def cut_to_fit(sections, room):
         if sum(costs) <= room:
             room -= sum(costs)
             continue
-        kept = []
+        kept, fence = [], None
         for line, cost in zip(section.lines, costs):
-            if cost > room - notice_cost:
+            after = fence_after(fence, line)
+            if cost + closing_cost(after) > room - notice_cost:
                 break
             kept.append(line)
             room -= cost
-        section.lines = kept + [notice]  # its notes are in the frame the room was measured from
-        room -= notice_cost
+            fence = after
+        # Its notes are in the frame the room was measured from.
+        section.lines = kept + ([fence] if fence else []) + [notice]
+        room -= notice_cost + closing_cost(fence)
 
 
 def within_limit(lines):
     """A last resort the cut above reaches only when the frame alone nearly fills the limit
     (a sibling giving many long points): lines go from just above the closing line until the
-    rest fits, so the opening tag, the closing line and the closing tag always stay."""
+    rest fits, so the opening tag, the closing line and the closing tag always stay. The cut
+    above has then left each section its notice alone, so no fence is left open."""
     costs = [harness_length(printable(line)) + 1 for line in lines]
     total = sum(costs)
     while total > INJECTION_LIMIT and len(lines) > 4:
         total -= costs.pop(-4)
         del lines[-4]
     return lines
+
+
+def closing_cost(fence):
+    return len(fence) + 1 if fence else 0
 
 
 def injection(points, pruned, sections, closing, defects=(), refusals=()):
@@ -787,6 +836,8 @@ def main():
     if project is None:
         return
     guard = load_sibling("stop-handoff.py")
+    if guard is not None:
+        guard["STARTED"] = STARTED  # the guard's waits count from this hook's start (§7.8)
     hook_input = sibling_part({}, guard, "read_hook_input")
     if not isinstance(hook_input, dict):
         hook_input = {}

@@ -5,34 +5,44 @@ Why it exists: what a session learned dies at the next /clear unless it was writ
 rule that depends on remembering is a preference. This Stop hook asks for /handoff and /dream,
 but only when it is owed: a guard that interrupts every stop gets disabled.
 
-What it promises:
-- It lets the stop through (exit 0) when the harness is already continuing because of a stop
-  hook (`stop_hook_active`), outside a git repository, when the session-state file was written
-  within MCP_THROTTLE_MIN minutes (45), or when the repository is exactly as this session's
-  baseline recorded it.
-- Otherwise it records the current state as the new baseline and blocks (exit 2) with the
-  instructions on stderr, which say whether no handoff exists yet or the last one is old, and
-  name the path to write. The very next stop with no further change passes: it cannot loop.
-- A handoff nobody asked for counts: the first stop after it moves the baseline to the
-  current state, unless a file changed or code was committed after the handoff was written.
-- If it cannot record the baseline it never blocks, for the same reason, and it tells the
-  user so once per session (a JSON systemMessage on stdout) instead of going quiet. A session
-  whose start hook never ran (no baseline) is blocked at most once, and only when the working
-  tree holds changes: without a baseline there is no other evidence of work.
-- "The repository changed" means HEAD, the stash count, the status listing (every untracked
-  file, whatever status.showUntrackedFiles says), the size or modification time of a changed
-  file (editing a file that was already modified still counts), or the state of a nested
-  repository in the listing (a submodule, or a repository in an untracked folder). Untracked
-  files are read one by one up to UNTRACKED_SIGNED, then by the times of their folders, so
-  the cost stays near git's own and the baseline stays a line, whatever the tree holds. The
-  memory folder is not work: what /dream writes there, and commits that touch nothing else,
-  are the saving, so answering a block never earns another. A session-state file dated in
-  the future is not fresh.
+What it promises (spec §7.6 is the table; each of its rows is a function here):
+- One account of the work since the save. The stop passes when the harness is already
+  continuing because of a stop hook (`stop_hook_active`), outside a git repository, within
+  MCP_THROTTLE_MIN minutes (45) of a handoff, when nothing changed since this session's
+  baseline, and when the only change is the saving itself: what /dream writes into the memory
+  folder, and commits on top of the recorded HEAD that touch the memory and nothing else.
+- A change blocks (exit 2): the current state becomes the baseline and the instructions go to
+  stderr, saying whether no handoff exists yet or the last one is old, and naming the path to
+  write. The very next stop with no further change passes: it cannot loop.
+- A change is judged by identity and content: HEAD (a commit dropped from the branch is a
+  change, whatever follows it), the status listing (every untracked file, whatever
+  status.showUntrackedFiles says; every submodule, whatever .gitmodules or
+  diff.ignoreSubmodules say; the stash count), the size and modification time of each listed
+  path, and each nested repository, read as a part of its own by the same rule and deadline
+  at the session's start and at every stop. Untracked files are read one by one up to
+  UNTRACKED_SIGNED, then by the times of their folders, so the cost stays near git's own and
+  the baseline stays one line, whatever the tree holds.
+- "Could not read" is never a change and never, silently, no change: a part git did not answer
+  for in time keeps its recorded reading and is judged when read; a part the baseline holds no
+  reading of is taken as it is now, and the user is told once per session (a JSON
+  systemMessage on stdout).
+- A handoff nobody asked for counts: the first stop after it moves the baseline to the current
+  state when every change since the baseline happened before it, judged by when it happened
+  here (the reflog for HEAD, the status-change times of a path and its folders), never by a
+  date a commit or a copied file brings with it. Work after the handoff is asked for once the
+  window ends. A session-state file dated in the future is not fresh.
+- If it cannot record the baseline it never blocks, and it tells the user so once per session.
+  A session whose start hook never ran (no baseline) is blocked at most once, and only when the
+  working tree holds changes: without a baseline there is no other evidence of work.
+- Time: stdin is read for at most STDIN_SECONDS (2); every git call of a stop, and the reading
+  of the transcript for a notice, ends READS_SECONDS (10) after the hook began. Every wait is
+  over within 10 s of the 15-second timeout install.py writes into settings.json.
 - It writes only the baseline, inside the project's .claude/ folder, atomically, never through
   a symlink and never over a file that is not a baseline. No traceback reaches the user: any
   failure lets the stop through.
 - Git runs with nothing the repository's configuration or the settings' "env" can turn into a
-  program: no fsmonitor, pager, hooks, signature check, filter driver or moved helper folder.
+  program: no fsmonitor, pager, hooks, signature check, filter driver (a submodule's own
+  included) or moved helper folder.
 - It serves Claude Code, Codex CLI (as its Stop hook) and Gemini CLI (as its AfterAgent hook),
   knowing each by what it sends, and answers in its form: Codex and Gemini get the block as a
   JSON decision on stdout, exit 0, so under them it never exits 2. Codex names no project: it
@@ -54,15 +64,19 @@ import stat
 import sys
 import time
 
+STARTED = time.monotonic()  # when this hook began: its deadlines count from here
 STDIN_SECONDS = 2.0
 STDIN_LIMIT = 64 * 1024 * 1024
-GIT_SECONDS = 10.0
-NESTED_SECONDS = 1.5  # what session-start may spend on nested repositories, past its git reads
+READS_SECONDS = 10.0  # every git read of a hook ends this long after the hook began (§7.8)
+TIMED_OUT = "timed out"  # the exit code of a command stopped at its deadline
 NESTED_REPOSITORIES = 16
 NESTED_DEPTH = 3
 UNTRACKED_SIGNED = 10000  # untracked files read one by one; past that, by their folders
-STATE_FORMAT = b"v2"
+REFLOG_ENTRIES = 100  # HEAD's moves read to find where it stood when the handoff was written
+STATE_FORMAT = b"v3"
 STATE_MARK = b"head "  # how every state, and so every baseline, begins
+TOP, MORE = b"top", b"more"  # the top's part, and the one that stands for those past the limit
+UNDATED = 1 << 80  # the time of what cannot be dated: after every handoff
 DEFAULT_STATE = ".session-state.md"
 OLD_DEFAULT_STATE = ".claude/session-state.md"
 DEFAULT_INDEX = "memory/MEMORY.md"
@@ -72,10 +86,13 @@ DEFAULT_THROTTLE_MINUTES = 45
 # fsmonitor, no hooks, no signature check (gpg); filter drivers are switched off per
 # repository (filters_off), and the environment loses what would move git's own programs.
 GIT = ("git", "--no-pager", "--no-optional-locks", "-c", "core.fsmonitor=false",
-       "-c", "core.hooksPath=" + os.devnull, "-c", "log.showSignature=false")
-GIT_FILTER_SECONDS = 2.0
+       "-c", "core.hooksPath=" + os.devnull, "-c", "log.showSignature=false",
+       "-c", "diff.ignoreSubmodules=none", "-c", "status.submoduleSummary=false")
+GIT_FILTER_SECONDS = 2.0  # at most, and never past the reads' deadline
+SUBMODULE_FOLDERS = 1000  # looked through for submodules' git folders; past that, git is not run
 LET_STOP, BLOCK = 0, 2
 NOTICE_MARK = "The Stop guard cannot record its baseline"
+UNREAD_MARK = "The Stop guard could not read"
 BLOCK_MARK = "[memory-context-protocol] This session changed the repository"
 CLAUDE, CODEX, GEMINI = "claude", "codex", "gemini"
 TRANSCRIPT_TAIL = 1024 * 1024  # where Gemini's last user turn is, whatever a tool returned
@@ -391,7 +408,7 @@ def lands_on_its_own_file(path):
         return False
 
 
-# --- the repository's state ---------------------------------------------------------------
+# --- running git --------------------------------------------------------------------------
 
 def start_commands(commands):
     """Start the commands at once; finish_commands collects them. Splitting the two lets the
@@ -405,9 +422,10 @@ def start_commands(commands):
 
 
 def spawn_with_pipe(argv):
-    """posix_spawn and a pipe: the subprocess module alone costs more than two git calls."""
-    if argv is None:
-        return None
+    """posix_spawn and a pipe: the subprocess module alone costs more than two git calls. A
+    command that is None or TIMED_OUT (git_command's) is not run, and stands for its result."""
+    if argv is None or argv == TIMED_OUT:
+        return argv
     read_end, write_end = os.pipe()
     actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                (os.POSIX_SPAWN_DUP2, write_end, 1),
@@ -422,8 +440,9 @@ def spawn_with_pipe(argv):
         os.close(write_end)
 
 
-def finish_commands(started, seconds=GIT_SECONDS):
-    """Each command's (exit code, stdout), or None where it could not run within `seconds`."""
+def finish_commands(started, seconds=READS_SECONDS):
+    """Each command's (exit code, stdout): the exit code is TIMED_OUT for one still running
+    after `seconds`, which is stopped; None where a command could not run at all."""
     deadline = time.monotonic() + seconds
     try:
         if hasattr(os, "posix_spawnp"):
@@ -435,7 +454,7 @@ def finish_commands(started, seconds=GIT_SECONDS):
 
 def collect_spawned(started, deadline):
     import select
-    output = {job[1]: [] for job in started if job}
+    output = {job[1]: [] for job in started if isinstance(job, tuple)}
     open_ends = set(output)
     while open_ends:
         remaining = deadline - time.monotonic()
@@ -451,8 +470,8 @@ def collect_spawned(started, deadline):
                 open_ends.discard(fd)
     results = []
     for job in started:
-        if job is None:
-            results.append(None)
+        if not isinstance(job, tuple):
+            results.append((TIMED_OUT, b"") if job == TIMED_OUT else None)
             continue
         pid, fd = job
         timed_out = fd in open_ends
@@ -460,8 +479,8 @@ def collect_spawned(started, deadline):
             os.close(fd)
             os.kill(pid, 9)  # SIGKILL; the signal module would import enum just for this number
         status = os.waitpid(pid, 0)[1]
-        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) and not timed_out else -1
-        results.append((code, b"".join(output[fd])))
+        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
+        results.append((TIMED_OUT if timed_out else code, b"".join(output[fd])))
     return results
 
 
@@ -469,34 +488,68 @@ def run_with_subprocess(commands, deadline):
     import subprocess
     results = []
     for argv in commands:
+        if argv == TIMED_OUT:
+            results.append((TIMED_OUT, b""))
+            continue
         try:
             done = subprocess.run(
                 list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL, timeout=max(0.1, deadline - time.monotonic()),
                 env=git_environment(), creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0))
             results.append((done.returncode, done.stdout))
+        except subprocess.TimeoutExpired:
+            results.append((TIMED_OUT, b""))
         except (OSError, TypeError, subprocess.SubprocessError):
             results.append(None)
     return results
 
 
-def repository_reads(project):
-    """The two git reads both hooks need: the status listing, every untracked file named (a
-    folder listed whole would hide edits inside it) and the number of stashes, then the last
-    five commits."""
-    return (git_command(project, "status", "--porcelain=v2", "-z", "--untracked-files=all",
-                        "--show-stash"),
-            git_command(project, "log", "-5", "--format=%H %ct %h %s"))
+def reads_deadline(started):
+    """When every git read of a hook that began at `started` (time.monotonic()) must be over:
+    the one deadline both hooks read the repository by (§7.8)."""
+    return started + READS_SECONDS
+
+
+# --- reading the repository ---------------------------------------------------------------
+
+def repository_reads(project, dating=False):
+    """The git reads of one repository's state: the status listing, with HEAD in its first
+    header (every untracked file named, whatever status.showUntrackedFiles says; every
+    submodule looked into, whatever .gitmodules or the user's diff.ignoreSubmodules says; the
+    number of stashes). To date the changes, also the reflogs of HEAD and of the stashes, which
+    record when git made each move rather than a date a commit carries."""
+    reads = [git_command(project, "status", "--porcelain=v2", "-z", "--branch",
+                         "--no-ahead-behind", "--untracked-files=all", "--ignore-submodules=none",
+                         "--show-stash")]
+    if dating:
+        reads += [git_command(project, "log", "-g", "-n", str(REFLOG_ENTRIES), "--date=unix",
+                              "--format=%H %gd", ref) for ref in ("HEAD", "refs/stash")]
+    return reads
+
+
+class Facts:
+    """What the reads of one repository said: the raw status `listing` (None when git ran out
+    of time), HEAD ("" on an unborn branch, None when not read), and the reflogs' `moves` of
+    HEAD and `stashes`, each (commit, second), newest first."""
+
+    def __init__(self, listing, moves=(), stashes=()):
+        self.listing = listing
+        self.moves = moves
+        self.stashes = stashes
+        first = (listing or b"").split(b"\0", 1)[0]
+        self.head = first[13:].decode("ascii", "replace").replace("(initial)", "") \
+            if first.startswith(b"# branch.oid ") else None
 
 
 # --- git, hardened against the repository's configuration ---------------------------------
 
 def git_command(folder, *args):
     """The argv of a git command run in `folder`, with nothing the repository's configuration
-    can turn into a program; None when its filter drivers could not be listed (then nothing
-    runs, and the read counts as failed)."""
+    can turn into a program. When its filter drivers could not be listed, nothing runs: None
+    when git failed (the read counts as failed), TIMED_OUT when the reads' deadline came first
+    (the read counts as unanswered, §7.6's "could not read")."""
     off = filters_off(folder)
-    return None if off is None else GIT + off + ("-C", folder) + args
+    return off if off is None or off == TIMED_OUT else GIT + off + ("-C", folder) + args
 
 
 # Variables no git of the hooks sees: those that would point it at another repository than the
@@ -524,8 +577,8 @@ def filters_off(folder):
     archive, or on a shared disk) can name any program. An empty program is no program. The
     drivers are listed (one git call) only when the repository's configuration could name one:
     a .git/config that mentions a filter or includes another file, a linked worktree or
-    submodule, or configuration given through the environment. None when they cannot be
-    listed in time."""
+    submodule, or configuration given through the environment. None when git cannot list them,
+    TIMED_OUT when it did not within GIT_FILTER_SECONDS or before the reads' deadline."""
     if folder not in FILTERS_OFF:
         FILTERS_OFF[folder] = listed_filters_off(folder) if may_name_filters(folder) else ()
     return FILTERS_OFF[folder]
@@ -537,23 +590,72 @@ def may_name_filters(folder):
     marker = os.path.join(work_tree_top(folder), ".git")
     if not os.path.isdir(marker):
         return True  # a .git file: a linked worktree or a submodule, whose config lies elsewhere
+    if os.path.isdir(os.path.join(marker, "modules")):
+        return True  # submodules, each with a config of its own that git status reads
     config = read_baseline(os.path.join(marker, "config")) or b""
     lowered = config.lower()
     return any(word in lowered for word in (b"filter", b"include", b"worktreeconfig"))
 
 
-def listed_filters_off(folder):
-    listing = finish_commands(start_commands([GIT + ("-C", folder, "config", "-z",
-                                                     "--get-regexp", r"^filter\.")]),
-                              GIT_FILTER_SECONDS)[0]
-    if listing is None or listing[0] not in (0, 1):  # 1: no filter at all
+def submodule_git_dirs(folder):
+    """The git folders of the submodules of the repository at `folder`, where git keeps them
+    (`modules/` in its git folder, theirs in theirs): looking into a submodule, `git status`
+    starts another git there, which reads that folder's config, filter drivers included. None
+    when there are more than SUBMODULE_FOLDERS folders to look through."""
+    git_dir = git_dir_of(work_tree_top(folder))
+    found, pending, looked = [], [os.path.join(git_dir, "modules")] if git_dir else [], 0
+    while pending:
+        looked += 1
+        if looked > SUBMODULE_FOLDERS:
+            return None
+        try:
+            entries = [entry.path for entry in os.scandir(pending.pop())
+                       if entry.is_dir(follow_symlinks=False)]
+        except OSError:
+            continue
+        for path in entries:
+            if os.path.isfile(os.path.join(path, "HEAD")):  # a submodule's git folder
+                found.append(path)
+                pending.append(os.path.join(path, "modules"))
+            else:  # a part of a submodule's name that holds a slash
+                pending.append(path)
+    return found
+
+
+def git_dir_of(top):
+    """The git folder of the work tree at `top`: its .git folder, or the one its .git file
+    names (a linked worktree's, or a submodule's); None when neither can be read."""
+    marker = os.path.join(top, ".git")
+    if os.path.isdir(marker):
+        return marker
+    line = (read_baseline(marker) or b"").split(b"\n", 1)[0].strip()
+    if not line.startswith(b"gitdir: "):
         return None
-    options = ()
+    return os.path.join(top, os.fsdecode(line[len(b"gitdir: "):]))
+
+
+def listed_filters_off(folder):
+    seconds = min(GIT_FILTER_SECONDS, reads_deadline(STARTED) - time.monotonic())
+    if seconds <= 0:
+        return TIMED_OUT
+    submodules = submodule_git_dirs(folder)
+    if submodules is None:
+        return None
+    listings = finish_commands(start_commands(
+        [GIT + ("-C", folder, "config", "-z", "--get-regexp", r"^filter\.")]
+        + [GIT + ("--git-dir", git_dir, "config", "-z", "--get-regexp", r"^filter\.")
+           for git_dir in submodules]), seconds)
+    if any(listing is not None and listing[0] == TIMED_OUT for listing in listings):
+        return TIMED_OUT
+    if any(listing is None or listing[0] not in (0, 1) for listing in listings):
+        return None  # 1: no filter at all
     drivers = set()
-    for entry in listing[1].split(b"\0"):
-        key = entry.split(b"\n", 1)[0].decode("utf-8", "surrogateescape")
-        if key.count(".") >= 2:
-            drivers.add(key[len("filter."):key.rindex(".")])
+    for listing in listings:
+        for entry in listing[1].split(b"\0"):
+            key = entry.split(b"\n", 1)[0].decode("utf-8", "surrogateescape")
+            if key.count(".") >= 2:
+                drivers.add(key[len("filter."):key.rindex(".")])
+    options = ()
     for driver in sorted(drivers):
         for name, value in (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false")):
             options += ("-c", "filter.%s.%s=%s" % (driver, name, value))
@@ -561,33 +663,35 @@ def listed_filters_off(folder):
 
 
 def repository_facts(results):
-    """(HEAD, ['abbrev subject', ...], raw status) from the finished reads; None outside git.
-    An unborn branch has no HEAD and no commits, which is not an error."""
-    facts = facts_with_time(results)
-    return facts and facts[:3]
-
-
-def facts_with_time(results):
-    """repository_facts, and HEAD's commit time in seconds (0 when there is no commit)."""
-    status, log = results
-    if status is None or status[0] != 0:
+    """Facts from the finished reads; None when git could not run or this is no repository,
+    where there is nothing to guard."""
+    status = results[0]
+    if status is None or status[0] not in (0, TIMED_OUT):
         return None
-    head, head_time, commits = "", 0, []
-    if log is not None and log[0] == 0:
-        for line in log[1].decode("utf-8", "replace").splitlines():
-            full, _, rest = line.partition(" ")
-            seconds, _, shown = rest.partition(" ")
-            if not head:
-                head, head_time = full, int(seconds) if seconds.isdigit() else 0
-            commits.append(shown)
-    return head, commits, status[1], head_time
+    if status[0] == TIMED_OUT:
+        return Facts(None)
+    return Facts(status[1], *(reflog_moves(result) for result in results[1:]))
+
+
+def reflog_moves(result):
+    """(commit, second) of each `<commit> <ref>@{<seconds>}` line; [] when the read failed. A
+    time that is not one counts as after every handoff."""
+    if not result or result[0] != 0:
+        return []
+    moves = []
+    for line in result[1].decode("ascii", "replace").splitlines():
+        commit, _, selector = line.partition(" ")
+        second = selector[selector.find("@{") + 2:-1]
+        moves.append((commit, int(second) if second.isdigit() else UNDATED))
+    return moves
 
 
 def parse_status(raw):
     """`git status --porcelain=v2 -z` as (headers, changed, untracked): the header lines
     (`# stash 2`), the changed entries as (code, path, original path or None), and the
     untracked paths. Paths are relative to the top of the work tree; a code is two letters as
-    in the short format, a space where v2 writes a dot."""
+    in the short format, a space where v2 writes a dot, then for a submodule what changed in
+    it (`SCMU`)."""
     headers, changed, untracked = [], [], []
     fields = iter(raw.split(b"\0"))
     for field in fields:
@@ -602,8 +706,10 @@ def parse_status(raw):
             parts = field.split(b" ", {b"1 ": 8, b"2 ": 9, b"u ": 10}[kind])
             original = next(fields, None) if kind == b"2 " else None
             if len(parts) > 8:
-                changed.append((parts[1].decode("ascii", "replace").replace(".", " "),
-                                parts[-1], original))
+                code = parts[1].decode("ascii", "replace").replace(".", " ")
+                if parts[2].startswith(b"S"):
+                    code += " " + parts[2].decode("ascii", "replace")
+                changed.append((code, parts[-1], original))
     return headers, changed, untracked
 
 
@@ -669,19 +775,25 @@ def saving_prefixes(project, top):
     return tuple(prefixes)
 
 
+def change_time(info):
+    """When a path last changed here, in ns: the later of its modification time, which a copy
+    or an archive may set to any date, and its status-change time, which nothing but the
+    change itself sets (a write, a rename, a `touch`; on Windows the creation time)."""
+    return max(info.st_mtime_ns, info.st_ctime_ns)
+
+
 class Signer:
     """Reads what tells an edit apart: the size and modification time of a listed path, so an
-    edit to a file that was already modified counts; the time of a folder; and the state of a
-    nested repository (a submodule, or a repository in an untracked folder), whose inner edits
-    and commits the outer listing does not show. Every path is read relative to one open
-    handle on the top of the work tree. It keeps the newest time it saw."""
+    edit to a file that was already modified counts, and the time of a folder. Every path is
+    read relative to one open handle on the top of the repository. When asked to date, it also
+    keeps the latest change time of every path it reads and of each folder above one, up to
+    the top: a file moved, copied or unpacked with an old date lands in a folder that changed."""
 
-    def __init__(self, top, deadline, depth):
+    def __init__(self, top, dating):
         self.top = top
-        self.deadline = deadline
-        self.depth = depth
-        self.nested_left = NESTED_REPOSITORIES
-        self.newest_ns = 0
+        self.dating = dating
+        self.folders_dated = set()
+        self.changed_ns = 0
         self.fd = None
         if os.stat in getattr(os, "supports_dir_fd", ()):
             try:
@@ -699,98 +811,109 @@ class Signer:
         return os.lstat(os.path.join(self.top, os.fsdecode(path)))
 
     def signature(self, path):
+        """b"size:mtime", b"-" for a path that is gone, or None for a nested repository."""
         try:
             info = self.lstat(path.rstrip(b"/"))
         except (OSError, ValueError):
-            self.date_a_removal(path)
+            info = None
+        if self.dating:
+            self.changed_ns = max(self.changed_ns, change_time(info) if info else 0)
+            self.date_folders(path.rstrip(b"/"))
+        if info is None:
             return b"-"
-        self.newest_ns = max(self.newest_ns, info.st_mtime_ns)
         if stat.S_ISDIR(info.st_mode):
-            return self.nested(path)
+            return None if self.is_repository(path) else b"folder"
         return b"%d:%d" % (info.st_size, info.st_mtime_ns)
+
+    def is_repository(self, path):
+        try:
+            self.lstat(path.rstrip(b"/") + b"/.git")
+            return True
+        except (OSError, ValueError):
+            return False
 
     def folder_time(self, folder):
         try:
             seen = self.lstat(folder).st_mtime_ns
         except (OSError, ValueError):
             return b"-"
-        self.newest_ns = max(self.newest_ns, seen)
+        if self.dating:
+            self.date_folders(folder + b"/")
         return b"%d" % seen
 
-    def date_a_removal(self, path):
-        """A removed file leaves its time on the nearest folder still there."""
-        folder = path.rstrip(b"/")
+    def date_folders(self, path):
+        """The change times of the folders holding `path`, up to the top; a folder that is
+        gone is skipped, so a removal is dated by the nearest one still there."""
+        folder = path
         while folder:
             folder = folder.rpartition(b"/")[0]
-            if self.folder_time(folder) != b"-":
+            if folder in self.folders_dated:
                 return
-
-    def nested(self, path):
-        """The state of the repository in this folder; a fixed mark past the depth, the count
-        or the time allowed, or when git cannot read it, so the answer does not flicker."""
-        if self.depth >= NESTED_DEPTH or self.nested_left <= 0:
-            return b"nested"
-        self.nested_left -= 1
-        folder = os.path.join(self.top, os.fsdecode(path.rstrip(b"/")))
-        seconds = self.deadline - time.monotonic()
-        facts = facts_with_time(finish_commands(start_commands(repository_reads(folder)),
-                                                seconds)) if seconds > 0 else None
-        if facts is None:
-            return b"nested ?"
-        head, _, raw, head_time = facts
-        state, _, newest_ns = measured_state(folder, head, raw, self.deadline, self.depth + 1,
-                                             own_files=())
-        self.newest_ns = max(self.newest_ns, newest_ns, head_time * 10 ** 9)
-        return b"nested " + state.rstrip(b"\n").replace(b"\0", b" ")
+            self.folders_dated.add(folder)
+            try:
+                self.changed_ns = max(self.changed_ns, change_time(self.lstat(folder)))
+            except (OSError, ValueError):
+                pass
 
 
-def measured_state(project, head, raw_status, deadline, depth=0, own_files=None):
-    """(state, number of changed or untracked paths, newest modification time seen in ns).
-    The state is short whatever the repository holds: HEAD, then the count and a digest of
-    the listing with each path's signature, so the baseline stays small and the comparison
-    cheap with a million untracked files."""
-    top = work_tree_top(project)
-    if own_files is None:
-        own_files = saving_prefixes(project, top)
-    headers, changed, untracked = parse_status(raw_status)
-    if own_files:
-        # A file moved into the memory is still gone from where it was: that move is work.
-        changed = [entry for entry in changed if not entry[1].startswith(own_files)
-                   or entry[2] is not None and not entry[2].startswith(own_files)]
-        untracked = [path for path in untracked if not path.startswith(own_files)]
-    digest = new_digest()
-    digest.update(b"\0".join(headers) + b"\0\0")
-    signer = Signer(top, deadline, depth)
-    try:
-        for code, path, original in changed:
-            digest.update(b"%s %s\0%s\0%s\0" % (code.encode("ascii", "replace"), path,
-                                                  original or b"-", signer.signature(path)))
-        sign_untracked(digest, signer, untracked)
-    finally:
-        signer.close()
-    state = b"head %s\0%s %d %s\n" % (head.encode("ascii", "replace"), STATE_FORMAT,
-                                      len(changed) + len(untracked),
-                                      digest.hexdigest().encode("ascii"))
-    return state, len(changed) + len(untracked), signer.newest_ns
+class Part:
+    """One repository's share of a reading: the listing of the top of the work tree, or a
+    nested repository (its HEAD included). `digest` is None where git gave no answer in time,
+    or the repository lies past NESTED_REPOSITORIES or NESTED_DEPTH; `changed_ns` is the
+    latest change time seen in it, when dated."""
+
+    def __init__(self, key, path, digest, count=0, changed_ns=0):
+        self.key = key
+        self.path = path
+        self.digest = digest
+        self.count = count
+        self.changed_ns = changed_ns
 
 
-def sign_untracked(digest, signer, untracked):
-    """Each untracked file with its size and time while there are at most UNTRACKED_SIGNED;
-    past that, reading every file would cost several times what git spends listing them, so
-    each is signed by the time of its folder: creating, removing or renaming a file moves it,
-    and so does every save by the harness's file tools, which replace the file. A nested
-    repository (a path ending in /) is always looked into."""
-    digest.update(b"\0\0")
-    if len(untracked) <= UNTRACKED_SIGNED:
-        for path in untracked:
-            digest.update(b"%s\0%s\0" % (path, signer.signature(path)))
-        return
-    digest.update(b"\0".join(untracked) + b"\0\0")
-    for folder in sorted({path.rpartition(b"/")[0] for path in untracked}):
-        digest.update(b"%s\0%s\0" % (folder, signer.folder_time(folder)))
-    for path in untracked:
-        if path.endswith(b"/"):
-            digest.update(b"%s\0%s\0" % (path, signer.signature(path)))
+class Reading:
+    """The repository at one moment, as both hooks read it (§7.5): HEAD, HEAD's moves (when
+    dated) and the parts, the top's first. What a baseline records is `recorded()`, one line
+    whatever the tree holds."""
+
+    def __init__(self, head, parts, moves=()):
+        self.head = head
+        self.parts = parts
+        self.moves = moves
+
+    @property
+    def count(self):
+        return self.parts[0].count
+
+    def digests(self):
+        return {part.key: part.digest for part in self.parts}
+
+    def recorded(self):
+        top = self.parts[0]
+        line = b"head %s\0%s %s %s" % (
+            b"?" if self.head is None else self.head.encode("ascii", "replace"), STATE_FORMAT,
+            b"?" if top.digest is None else b"%d" % top.count, top.digest or b"?")
+        for part in self.parts[1:]:
+            line += b" %s=%s" % (part.key, part.digest or b"?")
+        return line + b"\n"
+
+
+def parse_baseline(data):
+    """The Reading a baseline recorded, or None for none or one of another format (an older
+    release's), which then counts as no baseline."""
+    if not data:
+        return None
+    head, _, rest = data.rstrip(b"\n").partition(b"\0")
+    fields = rest.split(b" ")
+    if not head.startswith(b"head ") or len(fields) < 3 or fields[0] != STATE_FORMAT:
+        return None
+    head = head[5:].decode("ascii", "replace")
+    count, digest = fields[1], fields[2]
+    parts = [Part(TOP, b"", None if digest == b"?" else digest,
+                  int(count) if count.isdigit() else 0)]
+    for field in fields[3:]:
+        key, _, nested = field.partition(b"=")
+        parts.append(Part(key, None, None if nested == b"?" else nested))
+    return Reading(None if head == "?" else head, parts)
 
 
 def new_digest():
@@ -802,37 +925,124 @@ def new_digest():
     return blake2b(digest_size=16)
 
 
-def repository_state(project, head, raw_status, deadline=None):
-    """What the Stop hook compares with the baseline: HEAD, then the number of changed or
-    untracked paths and a digest of them with their signatures and the stash count.
-    session-start.py and stop-handoff.py compute it identically."""
-    if deadline is None:
-        deadline = time.monotonic() + NESTED_SECONDS
-    return measured_state(project, head, raw_status, deadline)[0]
+def part_key(path):
+    """A nested repository's name in a baseline: a digest of its path, so the line stays one
+    line whatever the path holds."""
+    digest = new_digest()
+    digest.update(path)
+    return digest.hexdigest()[:16].encode("ascii")
 
 
-def is_current_format(state):
-    """Whether a recorded state was written by this version: one from another version never
-    equals the current state, and comparing with it would block for no work."""
-    head, _, rest = state.partition(b"\0")
-    return head.startswith(b"head ") and rest.startswith(STATE_FORMAT + b" ")
+def add_part(parts, key, path, folder, facts, dating, own_files=()):
+    """Append the part `facts` give of the repository at `folder`: unread when there are none
+    or git ran out of time. The digest covers the stash count, every entry with its signature,
+    and, for a nested repository, its HEAD; its own nested repositories are parts of their own,
+    whose paths are returned. No file is read, so the cost stays near git's own whatever the
+    tree holds."""
+    if facts is None or facts.listing is None:
+        parts.append(Part(key, path, None))
+        return []
+    headers, changed, untracked = parse_status(facts.listing)
+    if own_files:
+        # A file moved into the memory is still gone from where it was: that move is work.
+        changed = [entry for entry in changed if not entry[1].startswith(own_files)
+                   or entry[2] is not None and not entry[2].startswith(own_files)]
+        untracked = [listed for listed in untracked if not listed.startswith(own_files)]
+    digest = new_digest()
+    if key != TOP:  # the top's HEAD is judged on its own (§7.6)
+        digest.update((facts.head or "").encode("ascii", "replace"))
+    digest.update(b"\0".join(h for h in headers if not h.startswith(b"# branch.")) + b"\0\0")
+    signer = Signer(folder, dating)
+    nested = []
+    try:
+        for code, listed, original in changed:
+            digest.update(b"%s %s\0%s\0%s\0" % (code.encode("ascii", "replace"), listed,
+                                                  original or b"-", signed(signer, listed, nested)))
+        sign_untracked(digest, signer, untracked, nested)
+    finally:
+        signer.close()
+    changed_ns = signer.changed_ns
+    if dating:  # the top's HEAD is dated on its own, by where it stood (§7.6)
+        changed_ns = max(changed_ns, last_move_ns(facts.stashes),
+                         0 if key == TOP else last_move_ns(facts.moves, facts.head))
+    parts.append(Part(key, path, digest.hexdigest().encode("ascii"),
+                      len(changed) + len(untracked), changed_ns))
+    return nested
 
 
-def current_state(project, deadline=None):
-    """(state, changed or untracked path count, newest time in ns, HEAD's commit time in s),
-    or None outside git. Every git call shares the deadline."""
-    if deadline is None:
-        deadline = time.monotonic() + GIT_SECONDS
-    facts = facts_with_time(finish_commands(start_commands(repository_reads(project)),
-                                            deadline - time.monotonic()))
+def last_move_ns(moves, head=None):
+    """When the newest reflog entry was made, as the last ns of its second, so a move in the
+    handoff's own second counts as after it; 0 without one. Given the `head` it must be, a
+    reflog that does not end there (HEAD moved unlogged, or no reflog) dates it after every
+    handoff."""
+    if head is not None and (not moves or moves[0][0] != head):
+        return UNDATED
+    return moves[0][1] * 10 ** 9 + 10 ** 9 - 1 if moves else 0
+
+
+def signed(signer, path, nested):
+    signature = signer.signature(path)
+    if signature is None:
+        nested.append(path.rstrip(b"/"))
+        return b"nested"
+    return signature
+
+
+def sign_untracked(digest, signer, untracked, nested):
+    """Each untracked file with its size and time while there are at most UNTRACKED_SIGNED;
+    past that, reading every file would cost several times what git spends listing them, so
+    each is signed by the time of its folder: creating, removing or renaming a file moves it,
+    and so does every save by the harness's file tools, which replace the file. A nested
+    repository (a path ending in /) is always looked into."""
+    digest.update(b"\0\0")
+    if len(untracked) <= UNTRACKED_SIGNED:
+        for path in untracked:
+            digest.update(b"%s\0%s\0" % (path, signed(signer, path, nested)))
+        return
+    digest.update(b"\0".join(untracked) + b"\0\0")
+    for folder in sorted({path.rpartition(b"/")[0] for path in untracked}):
+        digest.update(b"%s\0%s\0" % (folder, signer.folder_time(folder)))
+    for path in untracked:
+        if path.endswith(b"/"):
+            digest.update(b"%s\0%s\0" % (path, signed(signer, path, nested)))
+
+
+def current_reading(project, deadline, dating=False, reads=None):
+    """The repository's state now (a Reading), or None outside git. `reads` are the started
+    repository_reads, when the caller started them early. Every git call, nested ones
+    included, ends by `deadline`: what is not read by then is unread, never a change."""
+    if reads is None:
+        reads = start_commands(repository_reads(project, dating))
+    facts = repository_facts(finish_commands(reads, deadline - time.monotonic()))
     if facts is None:
         return None
-    head, _, raw_status, head_time = facts
-    state, count, newest_ns = measured_state(project, head, raw_status, deadline)
-    return state, count, newest_ns, head_time
+    top = work_tree_top(project)
+    parts = []
+    nested = add_part(parts, TOP, b"", top, facts, dating, saving_prefixes(project, top))
+    read_nested(top, nested, deadline, dating, 1, parts)
+    return Reading(facts.head, parts, facts.moves)
 
 
-# --- the decision ---------------------------------------------------------------------------
+def read_nested(top, paths, deadline, dating, depth, parts):
+    """Append a part for each nested repository at `paths` (relative to `top`), and for the
+    ones inside them, by the rule the top is read by and within the same deadline; past
+    NESTED_DEPTH a repository is not read, and past NESTED_REPOSITORIES one part stands for
+    all the rest."""
+    for path in paths:
+        if len(parts) > NESTED_REPOSITORIES:
+            if parts[-1].key != MORE:
+                parts.append(Part(MORE, None, None))
+            return
+        folder = os.path.join(top, os.fsdecode(path))
+        seconds = deadline - time.monotonic()
+        facts = repository_facts(finish_commands(start_commands(repository_reads(
+            folder, dating)), seconds)) if seconds > 0 and depth <= NESTED_DEPTH else None
+        inner = add_part(parts, part_key(path), path, folder, facts, dating)
+        read_nested(top, [path + b"/" + name for name in inner], deadline, dating, depth + 1,
+                    parts)
+
+
+# --- the account of the work since the save (§7.6) -----------------------------------------
 
 def instructions(project, written_ns):
     """The block's message: why it blocks (no handoff yet, an old one, or one dated ahead of
@@ -858,8 +1068,18 @@ def instructions(project, written_ns):
     )
 
 
+class Outcome:
+    """A row's answer: the verdict, the reading the baseline is to become (None: it stays),
+    and the paths whose work before this stop could not be checked (§7.6, "could not read")."""
+
+    def __init__(self, verdict, record=None, unchecked=()):
+        self.verdict = verdict
+        self.record = record
+        self.unchecked = list(unchecked)
+
+
 def decide(project):
-    """(exit code, notice for the user or None)."""
+    """(exit code, notice for the user or None), by the table of §7.6."""
     written_ns = handoff_time(project)
     fresh = handoff_is_fresh(written_ns)
     if fresh and handoff_was_taken_in(project, written_ns):
@@ -868,92 +1088,192 @@ def decide(project):
     if stop_hook_active(hook_input):
         return LET_STOP, None
     path = baseline_path(project, text_field(hook_input, "session_id"))
-    deadline = time.monotonic() + GIT_SECONDS  # one budget for every git call of this stop
-    measured = current_state(project, deadline)
-    if measured is None:
+    deadline = reads_deadline(STARTED)  # one deadline for every git call of this stop
+    current = current_reading(project, deadline, dating=fresh)
+    if current is None:
         return LET_STOP, None
-    current, count, newest_ns, head_time = measured
-    recorded = read_baseline(path)
-    if recorded is not None and not is_current_format(recorded):
-        recorded = None  # a baseline of another version: as if there were none
+    recorded = parse_baseline(read_baseline(path))
     if fresh:
-        if not handoff_covers(project, written_ns, recorded, current, newest_ns, head_time,
-                              deadline):
-            return LET_STOP, None  # work after the handoff: it counts once the window ends
-        verdict = LET_STOP  # a handoff the user asked for: what it saw is saved
-    elif recorded == current:
-        return LET_STOP, None
-    elif recorded is None:
-        verdict = BLOCK if count else LET_STOP
-    elif only_memory_was_committed(project, recorded, current, deadline - time.monotonic()):
-        verdict = LET_STOP  # the commits of a /dream: the baseline moves past them
+        outcome = weigh_fresh_handoff(project, recorded, current, deadline)
     else:
-        verdict = BLOCK
-    # Written once the verdict is known, so a hook killed on the way loses no block.
-    if write_inside_claude_folder(project, path, current):
-        return verdict, None
+        outcome = weigh(project, recorded, current, deadline)
+    return settle(project, path, hook_input, recorded, current, outcome, deadline)
+
+
+def settle(project, path, hook_input, recorded, current, outcome, deadline):
+    """Write the baseline the outcome asks for (only now that the verdict is known, so a hook
+    killed on the way loses no block), then say what the user must hear."""
+    transcript = text_field(hook_input, "transcript_path")
+    if outcome.record is None or write_inside_claude_folder(project, path,
+                                                            outcome.record.recorded()):
+        if outcome.verdict == LET_STOP and outcome.unchecked and \
+                not already_told(transcript, UNREAD_MARK, deadline):
+            return LET_STOP, unread_notice(outcome.unchecked)
+        return outcome.verdict, None
     # A block that cannot advance the baseline would repeat at every stop: the stop goes
     # through, and the user learns that the guard is blind here.
-    blind = verdict == BLOCK or recorded is None and count
-    if blind and not already_told(text_field(hook_input, "transcript_path"), deadline):
+    blind = outcome.verdict == BLOCK or recorded is None and current.count
+    if blind and not already_told(transcript, NOTICE_MARK, deadline):
         return LET_STOP, cannot_record_notice(project, path)
     return LET_STOP, None
 
 
 def handoff_was_taken_in(project, written_ns):
     """Whether a baseline was written after the handoff, which its folder's time tells without
-    reading stdin for the session: the stop that wrote it already weighed the handoff."""
+    reading stdin for the session: the stop that wrote it already weighed the handoff. Both
+    times within one tick of the file system's clock tell nothing, and the handoff is weighed."""
     folder = os.path.dirname(setting_path(project, "MCP_BASELINE", DEFAULT_BASELINE))
     try:
-        return os.stat(folder).st_mtime_ns >= written_ns
+        return os.stat(folder).st_mtime_ns > written_ns
     except (OSError, ValueError):
         return False
 
 
-def handoff_covers(project, written_ns, recorded, current, newest_ns, head_time, deadline):
-    """Whether a fresh handoff saw everything the current state holds: no changed file, and
-    no commit but the memory's, dated after it. Then the baseline moves to the current state,
-    and the work the handoff saved is not asked for again once the window ends."""
-    if newest_ns > written_ns:
-        return False
-    if head_time * 10 ** 9 <= written_ns:
-        return True
+def weigh(project, recorded, current, deadline):
+    """The rows for a stop outside the throttle: no baseline; a change; could not read;
+    saving; nothing."""
     if recorded is None:
-        return False
-    old_head, new_head = recorded.partition(b"\0")[0], current.partition(b"\0")[0]
-    return old_head == new_head or commits_touch_only_memory(project, old_head, new_head,
-                                                             deadline - time.monotonic())
+        # Nothing else is evidence of work: blocked only when the tree holds changes.
+        return Outcome(BLOCK if current.count else LET_STOP, current)
+    record = merged(recorded, current)
+    before = recorded.digests()
+    moved = None not in (recorded.head, current.head) and recorded.head != current.head
+    saving = commits_are_saving(project, recorded.head, current.head, deadline) if moved else True
+    if saving is False or any(part.digest is not None and before.get(part.key) is not None
+                              and before[part.key] != part.digest for part in current.parts):
+        return Outcome(BLOCK, record)
+    if saving is None:
+        record.head = recorded.head  # git could not judge the move in time: judged next stop
+    # A part the baseline holds no reading of (unread when it was taken, or past the limits
+    # at both ends) cannot be checked until now.
+    unchecked = [part for part in current.parts if before.get(part.key) is None]
+    unchanged = record.recorded() == recorded.recorded()
+    return Outcome(LET_STOP, None if unchanged else record, unchecked)
 
 
-def only_memory_was_committed(project, recorded, current, seconds):
-    """Whether the two states differ only in HEAD, by commits that each touch the memory and
-    nothing else (an empty commit, or one that also touches code, is work)."""
-    old_head, _, old_rest = recorded.partition(b"\0")
-    new_head, _, new_rest = current.partition(b"\0")
-    return old_rest == new_rest and commits_touch_only_memory(project, old_head, new_head,
-                                                              seconds)
+def merged(recorded, current):
+    """The current reading, where a part it could not read keeps the recorded one: what could
+    not be read is judged when it next is, never taken as changed or as unchanged."""
+    if recorded is None:
+        return current
+    if current.head is None:  # the top unread: nothing is known now
+        return recorded
+    before = recorded.digests()
+    parts = [part if part.digest is not None or before.get(part.key) is None
+             else Part(part.key, part.path, before[part.key]) for part in current.parts]
+    return Reading(current.head, parts, current.moves)
 
 
-def commits_touch_only_memory(project, old_head, new_head, seconds):
-    """Whether the commits from one `head <hash>` line to the other are at least one, and each
-    touches the memory and nothing else."""
-    if not old_head.startswith(b"head ") or len(old_head) <= 5 or old_head == new_head:
-        return False
-    memory, _ = memory_path(project)
+def commits_are_saving(project, old_head, new_head, deadline):
+    """Whether HEAD went from one commit to the other by saving alone: the old HEAD is still
+    an ancestor (no commit dropped), and at least one commit was added, each touching the
+    memory and nothing else (an empty commit, or one that also touches code, is work). None
+    when git did not answer in time; False when it cannot say otherwise (an unborn HEAD, a
+    commit gone)."""
+    seconds = deadline - time.monotonic()
     try:
-        relative = os.path.relpath(memory, os.path.realpath(project)).replace(os.sep, "/")
-    except ValueError:
+        relative = os.path.relpath(memory_path(project)[0], os.path.realpath(project))
+    except ValueError:  # another drive on Windows
         return False
-    span = old_head[5:].decode("ascii", "replace") + ".." + new_head[5:].decode("ascii", "replace")
-    count = git_command(project, "rev-list", "--count", span)
-    if count is None:
-        return False
+    if not old_head or not new_head or seconds <= 0:
+        return None if seconds <= 0 else False
+    relative = relative.replace(os.sep, "/")
+    count = git_command(project, "rev-list", "--count")
+    if count is None or count == TIMED_OUT:
+        return None if count else False
+    added = count + (old_head + ".." + new_head,)
     counts = finish_commands(start_commands([
-        count, count + ("--", relative), count + ("--", ":/", ":(exclude)" + relative)]), seconds)
-    if not all(result and result[0] == 0 and result[1].strip().isdigit() for result in counts):
-        return False  # when in doubt (git failed, or ran out of time), it is work
-    every, touching_memory, touching_the_rest = (int(result[1]) for result in counts)
-    return every > 0 and touching_memory == every and touching_the_rest == 0
+        added, added + ("--", relative), added + ("--", ":/", ":(exclude)" + relative),
+        count + (new_head + ".." + old_head,)]), seconds)
+    if any(result is None or result[0] == TIMED_OUT for result in counts):
+        return None
+    if not all(result[0] == 0 and result[1].strip().isdigit() for result in counts):
+        return False
+    every, touching_memory, touching_the_rest, dropped = (int(result[1]) for result in counts)
+    return every > 0 and touching_memory == every and touching_the_rest == 0 and dropped == 0
+
+
+# --- what a fresh handoff covers --------------------------------------------------------------
+
+def weigh_fresh_handoff(project, recorded, current, deadline):
+    """The rows for a handoff written within the throttle window that no baseline has taken in
+    yet: the stop passes. When the handoff saw every change since the baseline, the baseline
+    moves to the current state, so what it saved is not asked for once the window ends; when
+    something changed after it, nothing moves, and that work is asked for then."""
+    handoff_ns = handoff_change_time(project)
+    if handoff_ns is None or not handoff_covers(project, handoff_ns, recorded, current, deadline):
+        return Outcome(LET_STOP)
+    return Outcome(LET_STOP, merged(recorded, current))
+
+
+def handoff_change_time(project):
+    """When the session-state file last changed here: replacing it (as the harness's Write tool
+    saves) also changes its folder, at the same moment."""
+    try:
+        return change_time(os.stat(state_path(project)))
+    except (OSError, ValueError):
+        return None
+
+
+def handoff_covers(project, handoff_ns, recorded, current, deadline):
+    """Whether every change since the baseline happened before the handoff was written, each
+    judged by when it happened here: a path by its own change time and its folders', a nested
+    repository also by when its HEAD moved, HEAD by the reflog. A part not read now keeps its
+    recorded reading and is judged when it is read."""
+    if current.head is None:
+        return False
+    before = recorded.digests() if recorded is not None else {}
+    for part in current.parts:
+        if part.digest is not None and before.get(part.key) != part.digest \
+                and part.changed_ns > handoff_ns:
+            return False
+    return head_covered(project, handoff_ns, recorded, current, deadline)
+
+
+def head_covered(project, handoff_ns, recorded, current, deadline):
+    """Whether HEAD holds no work the handoff did not see: from the baseline's HEAD, which is
+    older than the handoff, or from the commit HEAD was on when the handoff was written (the
+    reflog's answer), it is where it was or moved since by saving alone."""
+    for before in (recorded.head if recorded is not None else None, head_at(current, handoff_ns)):
+        if before is not None and (before == current.head or commits_are_saving(
+                project, before, current.head, deadline) is True):
+            return True
+    return False
+
+
+def head_at(current, handoff_ns):
+    """The commit HEAD was on when the handoff was written: that of the newest move the reflog
+    dates before the handoff's second (a move within that second counts as after it). None
+    when the reflog cannot say: it holds no such move, or its newest entry is not HEAD (HEAD
+    moved without being logged)."""
+    if not current.moves or current.moves[0][0] != current.head:
+        return None
+    second = handoff_ns // 10 ** 9
+    for commit, moved in current.moves:
+        if moved < second:
+            return commit
+    return None
+
+
+# --- what the user is told ------------------------------------------------------------------
+
+def unread_notice(parts):
+    """What the user is told, once per session, when part of the repository had no reading to
+    compare with: its work until this stop was not checked."""
+    names = [shown_part(part) for part in parts]
+    return ("[memory-context-protocol] " + UNREAD_MARK + " %s when this session's baseline "
+            "was taken (git gave no answer within %d seconds, or it lies past the %d nested "
+            "repositories, %d levels deep, that the guard reads), so work done there before "
+            "this stop was not checked. What it can read from now on is compared at every stop."
+            % (", ".join(names), READS_SECONDS, NESTED_REPOSITORIES, NESTED_DEPTH))
+
+
+def shown_part(part):
+    if part.key == TOP:
+        return "the repository"
+    if part.path is None:
+        return "more nested repositories"
+    return os.fsdecode(part.path).encode("utf-8", "replace").decode("utf-8")
 
 
 def cannot_record_notice(project, path):
@@ -976,12 +1296,12 @@ def shown_path(project, path):
     return path if relative.startswith(os.pardir) else relative.replace(os.sep, "/")
 
 
-def already_told(transcript, deadline):
+def already_told(transcript, notice_mark, deadline):
     """Whether this session's transcript already holds the notice, which the harness records
     with the hook's output: the user is told once per session, not at every stop. Read in
     chunks from the start, where the first notice usually is, until the deadline; a transcript
     that cannot be read counts as not told."""
-    mark = NOTICE_MARK.encode("ascii")
+    mark = notice_mark.encode("ascii")
     try:
         if transcript is None or not stat.S_ISREG(os.stat(transcript).st_mode):
             return False

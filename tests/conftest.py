@@ -204,3 +204,13 @@ def age_worktree(path, seconds=2 * 3600):
     for entry in (admin / "HEAD", admin / "index", admin / "logs" / "HEAD", admin):
         if entry.exists():
             set_age(entry, seconds)
+
+
+def system_message(done):
+    """The warning a stop shows the user without blocking: JSON on stdout, exit 0; "" when it
+    printed nothing."""
+    if not done.stdout.strip():
+        return ""
+    value = json.loads(done.stdout.decode("utf-8"))
+    assert set(value) == {"systemMessage"} and done.returncode == 0
+    return value["systemMessage"]

@@ -24,18 +24,17 @@ def test_git_reads_without_posix_spawn(guard, tmp_path, without_posix_spawn):
     repo = make_repo(tmp_path / "repo")
     (repo / "README.md").write_text("changed\n", encoding="utf-8")
     started = guard.start_commands(guard.repository_reads(str(repo)))
-    head, commits, raw_status = guard.repository_facts(guard.finish_commands(started))
-    assert head == git(repo, "rev-parse", "HEAD")
-    assert commits[0].endswith("first commit")
-    assert guard.status_entries(raw_status) == [(" M", b"README.md", None)]
+    facts = guard.repository_facts(guard.finish_commands(started))
+    assert facts.head == git(repo, "rev-parse", "HEAD")
+    assert guard.status_entries(facts.listing) == [(" M", b"README.md", None)]
 
 
 def test_both_ways_of_running_git_record_the_same_state(guard, tmp_path, monkeypatch):
     repo = make_repo(tmp_path / "repo")
     (repo / "new.txt").write_text("x\n", encoding="utf-8")
-    with_spawn = guard.current_state(str(repo))
+    with_spawn = guard.current_reading(str(repo), time.monotonic() + 10).recorded()
     monkeypatch.delattr(os, "posix_spawnp", raising=False)
-    assert guard.current_state(str(repo)) == with_spawn
+    assert guard.current_reading(str(repo), time.monotonic() + 10).recorded() == with_spawn
 
 
 def test_missing_git_without_posix_spawn(guard, tmp_path, monkeypatch, without_posix_spawn):

@@ -256,6 +256,71 @@ def test_an_index_far_over_the_limit_is_reported_without_a_wrong_size(project):
     assert "would be" not in text
 
 
+# --- a cut never leaves a fenced code block open ------------------------------------------
+
+def fence_open_at_each_line(text):
+    """For each line of `text`, the fence (character, length) open after it, or None: read as
+    CommonMark reads fences, written here apart from the hook: an opening line is at most three
+    spaces, then three or more backticks or tildes (a backtick fence's info string holds no
+    backtick); a closing line is the same character, at least as long, then only spaces."""
+    states, open_fence = [], None
+    for line in text.split("\n"):
+        stripped = line.lstrip(" ")
+        indent = len(line) - len(stripped)
+        mark = stripped[:1]
+        run = len(stripped) - len(stripped.lstrip(mark)) if mark in ("`", "~") else 0
+        if indent <= 3 and run >= 3:
+            rest = stripped[run:]
+            if open_fence is None and not (mark == "`" and "`" in rest):
+                open_fence = (mark, run)
+            elif open_fence and mark == open_fence[0] and run >= open_fence[1] and not rest.strip():
+                open_fence = None
+        states.append(open_fence)
+    return states
+
+
+def lines_outside_fences(text):
+    lines = text.split("\n")
+    return [line for line, before in zip(lines, [None] + fence_open_at_each_line(text)[:-1])
+            if before is None]
+
+
+@pytest.mark.parametrize("opening", ["```", "```python", "~~~", "````", "  ~~~~~ text"])
+def test_a_cut_inside_a_fenced_block_closes_it_before_the_notice(project_with_history, opening):
+    mark = opening.strip()[0]
+    fence = mark * (len(opening.strip()) - len(opening.strip().lstrip(mark)))
+    body = "".join("    line %04d of the example %s\n" % (n, "c" * 40) for n in range(400))
+    inner = "```\n" if len(fence) > 3 and fence[0] == "`" else ""  # a shorter run closes nothing
+    (project_with_history / "memory" / "MEMORY.md").write_text(
+        "# Index\n- [Topic](topic.md) — the pointer\n" + opening + "\n" + inner + body + fence
+        + "\n- [After](after.md) — past the block\n", encoding="utf-8")
+    text = inject(project_with_history)
+    assert "read memory/MEMORY.md in full]" in text
+    outside = lines_outside_fences(text)
+    assert any("read memory/MEMORY.md in full]" in line for line in outside)
+    assert "Working on X" in outside and "</project-memory>" in outside
+    assert fence_open_at_each_line(text)[-1] is None
+
+
+def test_an_index_whose_fence_never_closes_leaves_the_handoff_outside_it(project_with_history):
+    (project_with_history / "memory" / "MEMORY.md").write_text(
+        "# Index\n- [Topic](topic.md) — the pointer\n```\nan example never closed\n",
+        encoding="utf-8")
+    text = inject(project_with_history)
+    outside = lines_outside_fences(text)
+    assert "Working on X" in outside and "</project-memory>" in outside
+    assert "an example never closed" in text
+
+
+def test_a_fence_the_cut_leaves_whole_is_not_closed_twice(project_with_history):
+    (project_with_history / "memory" / "MEMORY.md").write_text(
+        "# Index\n```\nshort example\n```\n" + "".join(
+            "- [Topic %d](topic.md) — %s\n" % (n, "x" * 60) for n in range(300)), encoding="utf-8")
+    text = inject(project_with_history)
+    assert "read memory/MEMORY.md in full]" in text
+    assert text.count("\n```\n") == 2 and fence_open_at_each_line(text)[-1] is None
+
+
 # --- what it writes -----------------------------------------------------------------------
 
 def test_planted_symlink_baseline_is_replaced_not_followed(project, tmp_path):
@@ -612,13 +677,13 @@ def test_a_frame_of_many_long_points_keeps_the_opening_and_the_close():
 # --- each sibling call fails alone --------------------------------------------------------
 
 SIBLING_NAMES = {
-    "stop-handoff.py": ["read_hook_input", "baseline_path", "repository_state",
+    "stop-handoff.py": ["read_hook_input", "baseline_path", "current_reading", "reads_deadline",
                         "write_inside_claude_folder", "repository_reads", "start_commands",
                         "finish_commands", "repository_facts", "status_entries"],
     "context-budget.py": ["budget_points", "hidden_spans"],
     "prune-worktrees.py": ["prune"],
 }
-BASELINE_PART = {"baseline_path", "repository_state", "write_inside_claude_folder",
+BASELINE_PART = {"baseline_path", "current_reading", "reads_deadline", "write_inside_claude_folder",
                  "repository_reads", "start_commands", "finish_commands", "repository_facts"}
 
 
@@ -664,7 +729,8 @@ def test_a_sibling_lacking_a_name_costs_only_its_part(project, tmp_path, sibling
 
 
 @pytest.mark.skipif(os.name != "posix", reason="a shell script stands in for git")
-@pytest.mark.parametrize("name", ["finish_commands", "repository_facts", "write_inside_claude_folder"])
+@pytest.mark.parametrize("name", ["finish_commands", "repository_facts", "current_reading",
+                                  "reads_deadline", "write_inside_claude_folder"])
 def test_git_is_not_started_for_a_baseline_that_could_not_be_finished(project, tmp_path, name):
     shim = tmp_path / "bin"
     shim.mkdir()

@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from conftest import HOOKS, clean_environment, git, load_hook, make_repo, run_hook, set_age
+from conftest import (HOOKS, clean_environment, git, load_hook, make_repo, run_hook, set_age,
+                      system_message)
 
 NOTICE = "The Stop guard cannot record its baseline"
 
@@ -35,15 +36,6 @@ def stale_handoff(project, minutes=24 * 60, name=STATE):
     state.write_text("## Handoff: 2026-01-01 09:00\n", encoding="utf-8")
     set_age(state, minutes * 60)
     return state
-
-
-def system_message(done):
-    """The warning a stop that cannot do its job shows the user: JSON on stdout, exit 0."""
-    if not done.stdout.strip():
-        return ""
-    value = json.loads(done.stdout.decode("utf-8"))
-    assert set(value) == {"systemMessage"} and done.returncode == 0
-    return value["systemMessage"]
 
 
 @pytest.fixture
@@ -366,9 +358,9 @@ def test_the_listing_keeps_a_rename_with_its_original_path(project):
     (project / "new file.txt").write_text("new\n", encoding="utf-8")
     (project / "README.md").write_text("changed\n", encoding="utf-8")
     reads = guard.finish_commands(guard.start_commands(guard.repository_reads(str(project))))
-    head, commits, raw = guard.repository_facts(reads)
-    assert head == git(project, "rev-parse", "HEAD") and commits[0].endswith(" protocol files")
-    assert sorted(guard.status_entries(raw)) == [
+    facts = guard.repository_facts(reads)
+    assert facts.head == git(project, "rev-parse", "HEAD")
+    assert sorted(guard.status_entries(facts.listing)) == [
         (" M", b"README.md", None), ("??", b"new file.txt", None),
         ("R ", b"RULES.md", b"CLAUDE.md")]
 
@@ -507,28 +499,30 @@ def test_moving_code_into_the_memory_folder_is_work(session):
 
 
 def memory_commit_states(project):
-    """(recorded, current) states of a session whose only change is a commit to the memory."""
+    """(recorded, current) readings of a session whose only change is a commit to the memory."""
     guard = load_hook("stop-handoff.py")
-
-    def state():
-        reads = guard.finish_commands(guard.start_commands(guard.repository_reads(str(project))))
-        head, _, raw = guard.repository_facts(reads)
-        return guard.repository_state(str(project), head, raw)
-
-    before = state()
+    before = guard.current_reading(str(project), time.monotonic() + 10)
     (project / "memory" / "topic.md").write_text("# Topic\nA fact.\n", encoding="utf-8")
     git(project, "commit", "-q", "-am", "memory only")
-    return guard, before, state()
+    return guard, before, guard.current_reading(str(project), time.monotonic() + 10)
 
 
 def test_memory_commits_are_saving_when_there_is_time_to_look(project):
     guard, recorded, current = memory_commit_states(project)
-    assert guard.only_memory_was_committed(str(project), recorded, current, 5.0)
+    assert guard.commits_are_saving(str(project), recorded.head, current.head,
+                                    time.monotonic() + 5) is True
+    outcome = guard.weigh(str(project), recorded, current, time.monotonic() + 5)
+    assert outcome.verdict == 0 and outcome.record.head == current.head
 
 
-def test_no_time_left_means_the_commits_count_as_work(project):
+def test_no_time_left_to_judge_the_commits_is_neither_work_nor_saving(project):
+    """Could not read is not a change: the stop passes and the baseline keeps the old HEAD, so
+    the commits are judged at the next stop that has the time."""
     guard, recorded, current = memory_commit_states(project)
-    assert not guard.only_memory_was_committed(str(project), recorded, current, 0)
+    assert guard.commits_are_saving(str(project), recorded.head, current.head,
+                                    time.monotonic()) is None
+    outcome = guard.weigh(str(project), recorded, current, time.monotonic())
+    assert outcome.verdict == 0 and outcome.record is None
 
 
 def test_a_memory_folder_outside_the_work_tree_leaves_the_other_exclusions(session, tmp_path):
@@ -720,6 +714,7 @@ def handoff_written_minutes_ago(project, minutes):
     set_age(project / ".claude" / "hooks", (minutes + 5) * 60)
     (project / STATE).write_text("## Handoff: earlier\n", encoding="utf-8")
     set_age(project / STATE, minutes * 60)
+    time.sleep(0.05)  # file times move by the kernel's tick: what follows lands in a later one
 
 
 def test_an_edit_after_the_handoff_still_counts(session):
@@ -780,9 +775,7 @@ def test_the_baseline_stays_small_with_many_untracked_files(project):
 
 
 def in_process_state(guard, project):
-    reads = guard.finish_commands(guard.start_commands(guard.repository_reads(str(project))))
-    head, _, raw = guard.repository_facts(reads)
-    return guard.repository_state(str(project), head, raw)
+    return guard.current_reading(str(project), time.monotonic() + 10).recorded()
 
 
 def edit_in_place_keeping_the_folder_time(path):
@@ -823,9 +816,9 @@ def test_without_folder_handles_paths_are_read_from_the_top(project, monkeypatch
     guard = load_hook("stop-handoff.py")
     (project / "README.md").write_text("changed\n", encoding="utf-8")
     (project / "new.txt").write_text("new\n", encoding="utf-8")
-    with_handle = guard.current_state(str(project))
+    with_handle = in_process_state(guard, project)
     monkeypatch.setattr(os, "supports_dir_fd", set())
-    assert guard.current_state(str(project)) == with_handle
+    assert in_process_state(guard, project) == with_handle
     with open(str(project / "README.md"), "a", encoding="utf-8") as stream:
         stream.write("edited again\n")
-    assert guard.current_state(str(project))[0] != with_handle[0]
+    assert in_process_state(guard, project) != with_handle

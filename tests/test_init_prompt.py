@@ -269,3 +269,13 @@ def test_phase_8_offers_install_and_the_manual_route():
                    "echo '{}' | python3 -I -S .claude/hooks/session-start.py",
                    "never overwrite", SETTINGS_INTRO, "Lines for `.gitignore`:"):
         assert needle in phase8, needle
+
+
+def test_the_setup_check_describes_the_read_path_as_it_prints():
+    """The injection has no git part (the harness sends its own status), so the check must not
+    send the user looking for one."""
+    step = next(line for line in prompt_text().splitlines()
+                if line.startswith("2. **The read path.**"))
+    holds = step[step.index(" holds "):].split(". ")[0]
+    assert "memory index" in holds
+    assert "git" not in holds.lower()

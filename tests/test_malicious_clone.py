@@ -15,12 +15,13 @@ import marshal
 import os
 import shutil
 import stat
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import HOOK_NAMES, HOOKS, age_worktree, git, make_repo, run_hook
+from conftest import HOOK_NAMES, HOOKS, age_worktree, clean_environment, git, make_repo, run_hook
 from installtools import TEMPLATE_DENY_RULES, installer  # noqa: F401  (a fixture)
 
 SECRET = "sk-FAKE-0123456789-secret-that-must-never-be-injected"
@@ -364,6 +365,47 @@ def test_a_repository_git_configuration_runs_no_program(configured_clone, hook):
     assert not marker.exists(), marker.read_text()
     if hook in ("session-start.py", "prune-worktrees.py"):
         assert not (clone / ".claude" / "worktrees" / "done").exists()  # the pruner did run
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the program is a shell script")
+@pytest.mark.parametrize("ignore", [None, "all"])
+@pytest.mark.parametrize("hook", ["session-start.py", "stop-handoff.py"])
+def test_a_submodules_git_configuration_runs_no_program(origin, tmp_path, hook, ignore):
+    """Looking into a submodule, `git status` starts another git there, which reads the
+    submodule's own config (in .git/modules/, as an archive would bring it): a filter driver it
+    names for the submodule's files is switched off too, whatever .gitmodules says."""
+    marker = tmp_path / "submodule-filter-ran"
+    library = make_repo(tmp_path / "library")
+    (library / ".gitattributes").write_text("* filter=evil\n", encoding="utf-8")
+    git(library, "add", ".gitattributes")
+    git(library, "commit", "-q", "-m", "attributes")
+    git(origin.path, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library),
+        "lib")
+    if ignore:
+        git(origin.path, "config", "-f", ".gitmodules", "submodule.lib.ignore", ignore)
+    origin.commit()
+    clone = origin.clone()
+    git(clone, "-c", "protocol.file.allow=always", "submodule", "update", "-q", "--init")
+    program = tmp_path / "program"
+    program.write_text("#!/bin/sh\necho \"$0 $*\" >> '%s'\ncat\n" % marker, encoding="utf-8")
+    os.chmod(str(program), 0o755)
+    config = clone / ".git" / "modules" / "lib" / "config"
+    with open(str(config), "a", encoding="utf-8") as stream:
+        stream.write('[filter "evil"]\n\tclean = %s clean\n\trequired = true\n' % program)
+    readme = clone / "lib" / "README.md"
+    readme.write_bytes(readme.read_bytes())  # the same bytes, a new time: git compares content
+    os.utime(str(readme), (1, 1))
+    # As a user's shell has it: no GIT_CONFIG_* variable, which alone has every config listed.
+    env = {key: value for key, value in clean_environment(tmp_path / "user").items()
+           if not key.startswith("GIT_CONFIG")}
+    env["CLAUDE_PROJECT_DIR"] = str(clone)
+    payload = hook_input(clone, hook_event_name="Stop" if hook == "stop-handoff.py" else
+                         "SessionStart")
+    done = subprocess.run([sys.executable, "-I", "-S", str(clone / ".claude" / "hooks" / hook)],
+                          input=json.dumps(payload).encode("utf-8"), capture_output=True,
+                          env=env, cwd=str(clone), timeout=60)
+    assert done.returncode in (0, 2) and b"Traceback" not in done.stderr
+    assert not marker.exists(), marker.read_text()
 
 
 @pytest.mark.skipif(os.name != "posix", reason="the program is a shell script")

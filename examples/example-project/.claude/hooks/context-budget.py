@@ -16,10 +16,11 @@ What it promises:
   the file, its measure, the budget and the repair.
 - Exit status 0 on every path. It reads no standard input and writes nothing.
 - Its cost does not grow with the transcript (one stat call) or with the index (one streaming
-  count, and only its first 64 KiB parsed); only the worktree budget walks a tree, and only when
-  that folder exists. Nothing here runs git or reads topic files: of the memory beside the index
-  it lists only the names in its folder and in the topic folders there, at most 2,000 entries a
-  folder, never through a symlink.
+  count, and only its first 64 KiB parsed); only the worktree budget walks a tree, only when
+  that folder exists, and for at most WALK_SECONDS (1), one of the waits session-start.py adds
+  up against the harness's timeout. Nothing here runs git or reads topic files: of the memory
+  beside the index it lists only the names in its folder and in the topic folders there, at
+  most 2,000 entries a folder, never through a symlink.
 - It reads a file's content only when the project may show it to the agent (read_project_text,
   which session-start.py reads the injection through too): a regular file, inside the project
   unless the user named it outside, and covered by none of the harness's `Read(...)` deny
@@ -43,8 +44,11 @@ A numeric override that is not a whole number falls back to its default.
 import os
 import stat
 import sys
+import time
 
 MIB = 1024 * 1024
+# How long the worktree budget may walk its folder: part of the session start's time limits.
+WALK_SECONDS = 1.0
 DEFAULT_INDEX = "memory/MEMORY.md"
 DEFAULT_INSTRUCTION_FILE = "CLAUDE.md"
 ALTERNATE_INSTRUCTION_FILE = os.path.join(".claude", "CLAUDE.md")
@@ -471,18 +475,23 @@ def disk_usage(folder, enough=None):
     """(bytes allocated under a folder, whether every entry was counted), as `du` counts them:
     blocks, hard links once, links not followed. The walk stops once the total passes
     `enough`: past the budget, the exact figure is not worth a walk through every file of
-    every worktree at every session start."""
+    every worktree at every session start. It also stops after WALK_SECONDS, whatever it has
+    counted: a slow disk or millions of empty files must not cost the session its start."""
     total = 0
     seen = set()
     pending = [folder]
+    deadline = time.monotonic() + WALK_SECONDS
     while pending:
+        if time.monotonic() > deadline:
+            return total, False
         current = pending.pop()
         try:
             entries = list(os.scandir(current))
         except OSError:
             continue
-        for entry in entries:
-            if enough is not None and total > enough:
+        for number, entry in enumerate(entries, 1):
+            if enough is not None and total > enough or \
+                    number % 256 == 0 and time.monotonic() > deadline:
                 return total, False
             try:
                 info = entry.stat(follow_symlinks=False)
