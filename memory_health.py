@@ -2,8 +2,8 @@
 """memory_health: the full health report of a project's memory, for `install.py --check`.
 
 Why it exists: the budgets weigh the memory; this report reads it. It checks the paths a memory
-cites against the branch's git history (one pass), lints the index and the topic files, and lays
-out everything that loads before the first turn. It is judged on memories people really keep:
+cites against the branch's git history (one pass), lints the index, the topic files and the
+notes of the topic folders, and lays out everything that loads before the first turn. It is judged on memories people really keep:
 a finding a reasonable owner would dismiss is a bug, so a path is missing only when git knew it,
 a memory in a tool's own format is valid, a session log or a line that records a change is
 history rather than a claim, a line is read as a sentence (whole words, in its clause), and the
@@ -17,6 +17,9 @@ What it promises:
 - One reading of Markdown for the whole protocol: the scanner of comments, code spans and links
   is the session-start hook's (hooks/context-budget.py), loaded by its path, so a memory is never
   read one way at session start and another way here.
+- It reads the memory as the hooks read what they show the agent (context-budget.py's
+  read_project_text): a file outside the project, not a regular file, or under a `Read(...)`
+  deny rule is named as not read, and nothing of it reaches the report.
 - Standard library only; Python 3.8 or newer.
 """
 import os
@@ -73,6 +76,7 @@ SEVERITY = {
     "missing-date": "advice",          # the protocol's conventions: advice, never an error
     "feedback-parts": "advice",
     "session-log": "advice",           # history kept among the topic files
+    "not-read": "warning",             # a memory file the hooks would not show: not checked
 }
 SEVERITIES = ("broken", "over", "warning", "advice")
 FILE_IGNORE_MARKER = "mcp-health: ignore-file"
@@ -148,6 +152,10 @@ DOCUMENT_EXTENSIONS = (".md", ".markdown", ".rst", ".txt", ".adoc", ".pdf", ".ht
 POINTER_WORDS = frozenset("see spec design details documented documentation docs refer reference "
                           "recorded tracked listed noted siehe voir ver veja".split())
 POINTER_MARKS_WITHOUT_SPACES = ("见", "参见", "详见", "参考", "参照", "记在", "记录在", "참고", "참조")
+# Headings of sections that list where to read (`## References`, `### Internal Documentation`).
+# Not `design` or `spec`: a section of that name states facts.
+POINTER_HEADING_WORDS = frozenset("documentation docs references reference resources related links "
+                                  "reading sources bibliography see".split())
 # A command in a code span that moves or removes files records a change, not a claim.
 COMMANDS_OF_CHANGE = frozenset("rm mv rmdir unlink del rd ren rename move Remove-Item "
                                "Move-Item Rename-Item".split())
@@ -160,10 +168,19 @@ GUIDANCE_HEADINGS = ("usage", "how to use", "how this works", "conventions", "ru
 # A session log (session_log_reason) is history: its frontmatter type, or a word its name ends in.
 LOG_TYPES = frozenset("log logs session sessions session-log session_log journal diary daily "
                       "daily-log worklog work-log devlog changelog history minutes meeting "
-                      "meeting-notes transcript".split())
+                      "meeting-notes transcript handoff handoffs adr decision-record".split())
 CLAIM_TYPES = frozenset(("user", "feedback", "project", "reference"))  # Claude Code's own
 LOG_NAMES = frozenset("log logs journal diary changelog history sessions devlog worklog "
-                      "minutes".split())
+                      "minutes handoff handoffs historico histórico historial historique "
+                      "verlauf".split())
+# Any word of a file's name that makes it a record of its day, wherever it stands in the name
+# (`post-mortem-v4-go-live.md`, `_PROPOSTA-protocolo-v2.md`).
+RECORD_NAME_WORDS = frozenset("postmortem mortem retrospective retro proposal proposta propuesta "
+                              "rfc".split())
+# A topic folder of records (session_log_reason): its notes are history, whatever their names.
+LOG_FOLDERS = LOG_NAMES | frozenset("sessions session daily events digests digest archive archived "
+                                    "archives meetings handoffs retros retrospectives "
+                                    "standups adr adrs sprint sprints cycles iterations".split())
 LOG_HEADINGS = frozenset("log logs changelog journal diary history devlog worklog minutes "
                          "timeline".split())
 DATE_KEYS = ("date", "updated", "last_updated", "last-updated", "lastupdated", "modified",
@@ -194,6 +211,7 @@ class MemoryFile(object):
         self.silenced_whole = FILE_IGNORE_MARKER in text
         self.log = None  # why it is a session log (session_log_reason), for a topic file
         self.note = False  # a note in a topic folder beside the index
+        self.headings = None  # the heading each line sits under (section_heading)
 
     def line_of(self, offset):
         import bisect
@@ -286,8 +304,13 @@ def patterns():
             "file-name": re.compile(r"^(?:[A-Za-z0-9_][A-Za-z0-9_.-]*\.[A-Za-z][A-Za-z0-9]{0,9}"
                                     r"|\.[A-Za-z][A-Za-z0-9_.-]{1,40})$"),
             "name-date": re.compile(r"(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)"),
+            "name-month": re.compile(r"(?<!\d)(?:19|20)\d{2}-\d{2}(?!\d)(?!-\d)"),
             "line-suffix": re.compile(r"(:L?\d+(-L?\d+)?(:\d+)?|#L\d+(C\d+)?(-L?\d+(C\d+)?)?)$"),
             "wiki-link": re.compile(r"\[\[([^\]|#\n]+)"),
+            "adr-title": re.compile(r"#\s+ADR[-\s]?\d+\b"),
+            # cPanel's and Hostinger's layout: `public_html`, `domains/<domain name>/`
+            "web-host-home": re.compile(r"/public_html(?:/|$)|/domains/[^/\s]+\.[A-Za-z]{2,}(?:/|$)",
+                                        re.I),
             "list-item": re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s"),
             "machine-path": re.compile(
                 r"(?<![\w/.~-])(~/[^\s`'\"()<>\[\]]+|/(?:Users|home)/[^\s`'\"()<>\[\]/]+/[^\s`'\"()<>\[\]]*"
@@ -298,34 +321,112 @@ def patterns():
 
 # --- the files of the memory folder -----------------------------------------------------------
 
-def memory_files(project, folder, index_path):
-    """(index, topic files): every Markdown file directly in the memory folder, read once. A
-    README there explains the folder to people; it is neither the index nor a topic."""
-    index, topics = None, []
-    try:
-        names = sorted(os.listdir(folder))
-    except OSError:
-        return None, []
-    for name in names:
-        path = os.path.join(folder, name)
-        if name.startswith(".") or not name.endswith(".md"):
+class MemoryFolder(object):
+    """The memory as the report reads it: the index, the topic files beside it and the notes of
+    its topic folders, each read once and only as the hooks may read it (read_memory_file);
+    and the folders read in part, past the hooks' cap on entries."""
+
+    def __init__(self):
+        self.index = None
+        self.topics = []
+        self.notes = []
+        self.read_in_part = []
+
+
+def memory_files(project, env, folder, index_path, findings):
+    """The MemoryFolder of the index at `index_path`: every Markdown file directly in its folder,
+    and the notes of the topic folders there (notes_of_topic_folders). A README beside the index
+    explains the folder to people; it is neither the index nor a topic. Each folder is read as
+    session start lists it, at most BUDGET.ENTRIES_AT_MOST entries, so the cost is bounded
+    whatever the memory holds. A memory folder that is a link out of the project is read not at
+    all: each file in it would be refused."""
+    memory = MemoryFolder()
+    if leads_out_of_the_project(project, folder):
+        findings.add("not-read", BUDGET.shown_path(project, folder), 1,
+                     "%s was not read: it is a symbolic link whose target lies outside the "
+                     "project, and so is every memory file in it" % BUDGET.shown_path(project, folder),
+                     NOT_READ_REPAIR)
+        return memory
+    entries, more = BUDGET.first_entries(folder)
+    if more:
+        memory.read_in_part.append(BUDGET.shown_path(project, folder))
+    index_key = os.path.normcase(os.path.abspath(index_path))
+    index_listed = False
+    for entry in sorted(entries, key=lambda entry: entry.name):
+        name = entry.name
+        is_index = os.path.normcase(os.path.abspath(entry.path)) == index_key
+        index_listed = index_listed or is_index
+        if not is_index and (name.startswith(".") or not name.endswith(".md")
+                             or name.lower() == "readme.md" or BUDGET.is_real_folder(entry)):
             continue
-        is_index = os.path.normcase(os.path.abspath(path)) == os.path.normcase(
-            os.path.abspath(index_path))
-        if not is_index and name.lower() == "readme.md":
+        record = read_memory_file(project, env, entry.path, findings)
+        if record is not None and is_index:
+            memory.index = record
+        elif record is not None:
+            memory.topics.append(record)
+    if not index_listed:  # not there, or past the entries read
+        memory.index = read_memory_file(project, env, index_path, findings)
+    if BUDGET.strictly_inside(folder, project):  # an index at the top lists no topic folders
+        memory.notes = notes_of_topic_folders(project, env, entries, findings, memory.read_in_part)
+    return memory
+
+
+def notes_of_topic_folders(project, env, entries, findings, read_in_part):
+    """The notes of every topic folder among the memory folder's `entries`, read once: the
+    Markdown files directly in a folder there, as session start lists them (BUDGET.notes_in):
+    never through a symlink, never a README or a dot file, at most BUDGET.ENTRIES_AT_MOST
+    entries a folder. A folder read in part is added to `read_in_part`."""
+    notes = []
+    for entry in sorted(entries, key=lambda entry: entry.name):
+        if entry.name.startswith(".") or not BUDGET.is_real_folder(entry):
             continue
-        text = BUDGET.read_text(path)
-        if text is None:
-            continue
-        record = MemoryFile(project, path, text)
-        if is_index:
-            index = record
-        else:
-            topics.append(record)
-    if index is None:  # an index named by MCP_MEMORY_INDEX need not end in .md
-        text = BUDGET.read_text(index_path)
-        index = MemoryFile(project, index_path, text) if text is not None else None
-    return index, topics
+        names, more = BUDGET.notes_in(entry.path)
+        if more:
+            read_in_part.append(BUDGET.shown_path(project, entry.path))
+        for name in names:
+            note = read_memory_file(project, env, os.path.join(entry.path, name + ".md"), findings)
+            if note is not None:
+                note.note = True
+                notes.append(note)
+    return notes
+
+
+# What the report reads of the memory it reads as the hooks read what they show the agent
+# (BUDGET.read_project_text, spec §8.8): --check runs on clones nobody has trusted yet, and the
+# report quotes the lines it reads.
+MEMORY_READ_LIMIT = 8 * BUDGET.MIB
+NOT_READ_REPAIR = ("keep the memory's files regular files inside the project, outside every "
+                   "`Read(...)` deny rule: the hooks refuse the others too, and a teammate's clone "
+                   "has no file outside it")
+
+
+def read_memory_file(project, env, path, findings):
+    """The MemoryFile at `path`, or None: when there is nothing there, or when the hooks would
+    not show it to the agent (a link out of the project, a special file, a file a `Read(...)`
+    deny rule covers), which is then a `not-read` finding that names it, and nothing of it
+    reaches the report."""
+    text, refusal = BUDGET.read_project_text(project, env, path, MEMORY_READ_LIMIT)
+    if refusal is not None:
+        findings.add("not-read", BUDGET.shown_path(project, path), 1,
+                     refusal[2:].rstrip("."), NOT_READ_REPAIR)
+    return MemoryFile(project, path, text) if text is not None else None
+
+
+def leads_out_of_the_project(project, path):
+    """Whether `path`, named inside the project, resolves outside it through a link."""
+    return BUDGET.lies_within(os.path.normpath(os.path.abspath(path)), project) and not \
+        BUDGET.lies_within(os.path.realpath(path), os.path.realpath(project))
+
+
+def environment_the_hooks_trust(project, env, findings):
+    """The environment the hooks themselves run with (BUDGET.trusted_environment): a path
+    variable a project settings file set to lead outside the project is dropped, as the hooks
+    drop it, and named as a `not-read` finding on that settings file."""
+    for name, line in BUDGET.refused_settings(project, env):
+        origin = BUDGET.project_setting_origin(project, name, env.get(name))
+        findings.add("not-read", origin or name, 1, line[2:].rstrip("."),
+                     "set the variable inside the project, or in your own environment")
+    return BUDGET.trusted_environment(project, env)[0]
 
 
 # --- index lint -------------------------------------------------------------------------------
@@ -428,7 +529,7 @@ def is_guidance_section(section):
     return section == "active context" or any(word in section for word in GUIDANCE_HEADINGS)
 
 
-def lint_index(project, index, folder, topics, findings):
+def lint_index(project, index, folder, topics, notes, findings):
     kinds = index_line_kinds(index)
     counts = {}
     for number, kind, section, rest in kinds:
@@ -438,7 +539,8 @@ def lint_index(project, index, folder, topics, findings):
             findings.add("not-a-pointer", index, number,
                          "holds content, not pointers, under \"%s\": \"%s\""
                          % (section or "the title", BUDGET.entry_name(rest)),
-                         "move it into a topic file and leave one pointer line here (/dream)",
+                         "move it into a note of its own in a topic folder beside the index "
+                         "(`<topic>/<what>.md`), which session start lists with no pointer (/dream)",
                          subject=("section", section))
     hidden_lines = 0
     for first, last, body in history_comments(index):
@@ -448,8 +550,7 @@ def lint_index(project, index, folder, topics, findings):
                      "%s an HTML comment that no session sees but every budget pays "
                      "for: \"%s\"" % ("holds" if size == 1 else "lines %d-%d (%d lines) are"
                                       % (first, last, size), BUDGET.entry_name(body)),
-                     "consolidate what is still true into topic files with /dream, then delete "
-                     "the comment")
+                     "let /dream carry what is still true into notes, then delete the comment")
     if index.unclosed is not None:
         line = index.line_of(index.unclosed)
         findings.add("unclosed-comment", index, line,
@@ -458,7 +559,7 @@ def lint_index(project, index, folder, topics, findings):
                      % (len(kinds) - line),
                      "close it with `-->`, or delete the stray `<!--`")
     index_links(project, index, folder, findings)
-    reached = reachable_memory(index, topics, folder)
+    reached = reachable_memory(index, topics, notes)
     unreached = [t for t in topics if os.path.normcase(os.path.normpath(t.path)) not in reached]
     # Logs need no pointer, unless the memory keeps pointers to its logs: then one left out is
     # a log nobody will find, as any other topic would be.
@@ -468,7 +569,8 @@ def lint_index(project, index, folder, topics, findings):
             findings.add("orphan", topic, 1,
                          "nothing in %s leads to this file, so no session learns it exists"
                          % index.shown,
-                         "add a pointer line for it to the index, or fold it into another topic")
+                         "add a pointer line for it to the index, or move it into a topic folder "
+                         "beside the index, where session start lists it")
     return {
         "file": index.shown,
         "lines": len(kinds),
@@ -499,11 +601,12 @@ def memory_links(memory, folder):
     return found
 
 
-def reachable_memory(index, topics, folder):
-    """The memory files a session can reach from the index by following links, however deep."""
+def reachable_memory(index, topics, notes):
+    """The memory files a session can reach by following links, however deep, from what session
+    start shows: the index, and the notes it lists under it."""
     by_path = dict((os.path.normcase(os.path.normpath(t.path)), t) for t in topics)
     reached = set()
-    pending = [index]
+    pending = [index] + list(notes)
     while pending:
         memory = pending.pop()
         for _, path in memory_links(memory, os.path.dirname(memory.path)):
@@ -575,32 +678,34 @@ def date_at_the_head(memory):
 
 
 def lint_topics(project, index, topics, findings, tracked, env):
+    """The lints of each file beside the index or in a topic folder (`topics`, notes among
+    them): its size, its date, a feedback file's parts, paths on one machine; and one advice
+    for the session logs among the topic files."""
     limit = BUDGET.number_setting(env, "MCP_TOPIC_TOKENS", TOPIC_TOKENS)
     for topic in topics:
         tokens = estimated_tokens(len(topic.text))
-        if tokens > limit:
+        if tokens > limit and not (topic.note and topic.log):  # a record kept where records go
             findings.add("oversized-topic", topic, 1,
                          "is %s characters, about %s tokens (budget %s tokens): every session "
                          "that opens it pays that much" % (format(len(topic.text), ","),
                                                            format(tokens, ","), format(limit, ",")),
-                         "split it into topic files a task can open one at a time, and move "
-                         "what is history into the git log")
+                         "split it into notes a task can open one at a time, one thing each "
+                         "(`memory/<topic>/<what>.md`), and leave what is history to the git log")
         if topic.log:
             continue
         if not topic.in_auto_memory_format() and file_date(topic) is None \
-                and not patterns()["date"].search(topic.text):
+                and not patterns()["date"].search(topic.text) and states_something(topic):
             findings.add("missing-date", topic, 1,
-                         "gives no date anywhere (no `Last updated`, no date in its name, its "
-                         "frontmatter or its facts), so nothing tells a reader how old it is",
-                         "add `<!-- Last updated: YYYY-MM-DD -->` as line 2, with the date of "
-                         "the last change")
-        if topic.name.startswith(("feedback_", "feedback-")) and not topic.in_auto_memory_format() \
-                and labelled_parts(topic) < 2:
+                         "gives no date anywhere (none on its facts, in its name or in its "
+                         "frontmatter), so nothing tells a reader how old a fact is",
+                         "start each fact with the day it was learned, `- YYYY-MM-DD: `; git "
+                         "dates the file, not the facts in it")
+        if is_feedback(topic) and not topic.in_auto_memory_format() and labelled_parts(topic) < 2:
             findings.add("feedback-parts", topic, 1,
                          "is a feedback file without labelled parts: the lesson, then why "
                          "(**Why:**) and how to apply it (**How to apply:**)",
                          "state the lesson, then add the **Why:** and **How to apply:** parts")
-    logs = [topic for topic in topics if topic.log]
+    logs = [topic for topic in topics if topic.log and not topic.note]
     if logs:
         report_session_logs(logs, findings)
     # The index is committed memory too, and the one file every session is shown.
@@ -609,6 +714,22 @@ def lint_topics(project, index, topics, findings, tracked, env):
         if tracked is not None else []
     for memory in committed:
         machine_local_paths(project, memory, findings)
+
+
+def states_something(memory):
+    """Whether the file holds a line that says something: not only headings, a table's header
+    rows and comments, as a tracker kept empty until its first entry (`| ID | Title |` under
+    `## Open`). What states nothing has no age to give."""
+    return any(kind not in ("blank", "comment", "heading", "table")
+               for _, kind, _, _ in index_line_kinds(memory))
+
+
+def is_feedback(memory):
+    """A correction from the owner: a note in the `feedback` topic folder, or a feedback file
+    beside the index as earlier releases named it (`feedback_<slug>.md`)."""
+    if memory.note:
+        return os.path.basename(os.path.dirname(memory.path)).lower() == "feedback"
+    return memory.name.startswith(("feedback_", "feedback-"))
 
 
 # --- session logs -------------------------------------------------------------------------------
@@ -625,8 +746,9 @@ def report_session_logs(logs, findings):
                     "s" if others else "", first.log, "they tell" if others else "it tells",
                     "they" if others else "it", "" if others else "s"),
                  "nothing in a record needs fixing; but a log among the topic files is read as "
-                 "memory, so let /dream carry what is still true into topic files, and keep logs "
-                 "where memory is not read (memory/logs/, or git history)")
+                 "memory, so let /dream carry what is still true into notes, and keep logs in a "
+                 "topic folder of their own (memory/logs/, which session start lists by name "
+                 "only) or in the git history")
 
 
 def session_log_reason(memory):
@@ -637,23 +759,34 @@ def session_log_reason(memory):
     `meeting-2026-08-09-review.md`); a document dated once at its head and never updated
     (minutes, a report: dated_at_its_head); a name that ends in a log's word
     (`session-log.md`, `journal.md`); or a log's structure, sections headed by dates (`## 2026-08-15`), at least two of them and
-    at least half the file's sections."""
+    at least half the file's sections. First of all, a note is a record when its topic folder
+    is named as one keeps records (`logs/`, `sessions/`, `archive/`)."""
+    folder = os.path.basename(os.path.dirname(memory.path))
+    if memory.note and patterns()["name-word"].split(folder.lower())[-1] in LOG_FOLDERS:
+        return "kept in `%s/`, a folder of records" % folder
     kind = (memory.frontmatter.get("type") or memory.frontmatter.get("metadata.type") or "")
     kind = kind.strip().lower()
     if kind in LOG_TYPES:
         return "its frontmatter says `type: %s`" % kind
     if kind in CLAIM_TYPES:
         return None
+    if patterns()["adr-title"].match(memory.text[BUDGET.frontmatter_end(memory.text):].lstrip()):
+        return "an architecture decision record, by its title"
     named = patterns()["name-date"].search(memory.name)
     if named and valid_date(named.group(0)):
         return "named by its date, %s" % named.group(0)
+    month = patterns()["name-month"].search(memory.name)
+    if month and 1 <= int(month.group(0)[5:7]) <= 12:
+        return "named by its month, %s" % month.group(0)
     dated_once = dated_at_its_head(memory)
     if dated_once:
         return "a document dated once, at its head: %s" % dated_once
     stem = memory.name[:-len(".md")] if memory.name.endswith(".md") else memory.name
-    last_word = patterns()["name-word"].split(stem.lower())[-1]
-    if last_word in LOG_NAMES:
+    words = patterns()["name-word"].split(stem.lower())
+    if words[-1] in LOG_NAMES:
         return "named as a log"
+    if RECORD_NAME_WORDS.intersection(words):
+        return "named as a record of its day (a post-mortem, a retrospective, a proposal)"
     dated, sections = dated_sections(memory)
     if dated >= 2 and dated * 2 >= sections:
         return "its sections are headed by dates"
@@ -718,13 +851,13 @@ def machine_local_paths(project, memory, findings):
 def is_placeholder_home(path):
     """Not one machine's path: an example (`~/path/to/data`, `~/Documents/...`,
     `/home/user/...`, `/Users/<you>/`), an application's folder every account has (`~/.config/`,
-    macOS's `~/Library/`), or a standard folder alone (`~/Downloads`)."""
+    macOS's `~/Library/` and `~/Applications/`), or a standard folder alone (`~/Downloads`)."""
     lowered = path.lower().rstrip("/\\")
     if any(mark in lowered for mark in PLACEHOLDER_MARKS) or patterns()["brace-word"].search(lowered):
         return True
     if lowered.startswith("~"):
         parts = lowered[1:].strip("/").split("/")
-        return parts[0].startswith(".") or parts[0] in ("", "library") or (
+        return parts[0].startswith(".") or parts[0] in ("", "library", "applications") or (
             len(parts) == 1 and parts[0] in STANDARD_HOME_FOLDERS)
     parts = lowered.replace("\\", "/").split("/")  # ['', 'home', name, ...] or ['c:', 'users', name, ...]
     user = parts[2] if len(parts) > 2 else ""
@@ -744,6 +877,8 @@ def on_a_server(path, line, at, server_note):
     after = [word for offset, word in words if offset >= at + len(path)][:2]
     if any(word in LOCAL_WORDS for word in before + after):
         return False
+    if patterns()["web-host-home"].search(path):
+        return True  # a web host's document root: a hosting account's home, not a person's
     return server_note or (not path.startswith("~") and names_a_server(line))
 
 
@@ -1329,15 +1464,20 @@ def check_citations(project, citations, history, findings):
     return existing
 
 
-def check_dated_facts(project, citations, existing, history, findings):
+def check_dated_facts(project, folder, citations, existing, history, findings):
     """Possibly stale: a dated fact whose existing cited path changed on the branch after the
-    fact's date, by a commit that did not also touch the memory file citing it."""
+    fact's date, by a commit that did not also touch the memory file citing it. A memory file
+    cited from another (`see `memory/reference/hosts.md``) is where to read: it is checked on
+    its own, and an edit to it makes nothing stale in the file that points to it."""
     dated = [c for c in citations if c.date and c in existing]
     churning = set()
+    memory_folder = inside_project(project, folder)
     for citation in dated:
         path = existing[citation]
         if os.path.isdir(os.path.join(project, path)):
             continue  # a folder is a place: stale when gone or renamed, not when its files change
+        if memory_folder and (path + "/").startswith(memory_folder.rstrip("/") + "/"):
+            continue  # another memory file: a pointer within the memory
         if narrates_work(citation) or points_to_a_document(citation) or \
                 heading_level(citation.memory.lines[citation.line - 1]):
             continue  # history, a pointer, or a heading: none says what the file holds now
@@ -1386,13 +1526,31 @@ def points_to_a_document(citation):
     it says where to read, not what the document says, so a change to it makes nothing stale."""
     if not citation.lookup.lower().endswith(DOCUMENT_EXTENSIONS):
         return False
+    stem = citation.lookup.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
+    if patterns()["name-word"].split(stem)[-1] in LOG_NAMES:
+        return True  # a log grows by design: a line that cites one says where to read
     line = citation.memory.lines[citation.line - 1]
     words_line = masked(line, citation.spans)
     start, end = clause_around(words_line, citation.span[0])
     clause = words_line[start:end].lower()
+    heading = section_heading(citation.memory, citation.line).lower()
     return any(m.group(0).lower() in POINTER_WORDS
                for m in patterns()["word"].finditer(clause)) or any(
-        mark in clause for mark in POINTER_MARKS_WITHOUT_SPACES)
+        mark in clause for mark in POINTER_MARKS_WITHOUT_SPACES) or any(
+        m.group(0) in POINTER_HEADING_WORDS for m in patterns()["word"].finditer(heading))
+
+
+def section_heading(memory, number):
+    """The text of the nearest heading above line `number`, outside fenced code; '' if none.
+    Worked out once a file."""
+    if memory.headings is None:
+        memory.headings = []
+        current = ""
+        for at, line in enumerate(memory.lines, start=1):
+            if at not in memory.fenced_lines and heading_level(line):
+                current = line.strip().lstrip("#").strip()
+            memory.headings.append(current)
+    return memory.headings[number - 1] if 0 < number <= len(memory.headings) else ""
 
 
 def commits_named_in(line):
@@ -1686,44 +1844,23 @@ def leftover_patterns():
     return LEFTOVER_PATTERNS
 
 
-def merge_leftovers(project, folder, index, topics, findings):
+def merge_leftovers(project, index, topics, notes, findings):
     """Everything a merge left in the memory, as findings; and a memory still in the format that
     makes merges collide."""
-    stamped_format(project, index, topics, findings)
-    memories = ([index] if index else []) + topics + notes_of_topic_folders(project, folder)
-    touching = [m for m in memories if facts_side_by_side(m) and not session_log_reason(m)
-                and not stamped(m)]
-    union = union_merged(project, touching)  # git is asked only about files that need it
+    stamped_format(project, index, topics + notes, findings)
+    memories = ([index] if index else []) + topics + notes
+    touching = [m for m in memories if facts_side_by_side(m) and not m.log and not stamped(m)]
+    titled = [m for m in notes if len(titles(m)) > 1]
+    union = union_merged(project, touching + titled)  # git is asked only about files that need it
     for memory in memories:
         conflict_markers(memory, findings)
         doubled_stamps(memory, findings)
-        if not session_log_reason(memory):  # a log may well record one change twice
+        if not memory.log:  # a log may well record one change twice
             doubled_lines(memory, findings, memory is index)
-        if memory.note:
-            doubled_title(memory, findings)
         if memory.path in union:
+            if memory.note:
+                doubled_title(memory, findings)
             diverged_facts(memory, findings)
-
-
-def notes_of_topic_folders(project, folder):
-    """The notes of every topic folder beside the index, read once: the Markdown files directly
-    in a folder there, never through a symlink, never a README or a dot file."""
-    notes = []
-    try:
-        entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
-    except OSError:
-        return notes
-    for entry in entries:
-        if entry.name.startswith(".") or not BUDGET.is_real_folder(entry):
-            continue
-        for name in BUDGET.notes_in(entry.path)[0]:
-            path = os.path.join(entry.path, name + ".md")
-            text = BUDGET.read_text(path)
-            if text is not None:
-                note = MemoryFile(project, path, text)
-                note.note = True
-                notes.append(note)
-    return notes
 
 
 def union_merged(project, memories):
@@ -1799,39 +1936,65 @@ def doubled_stamps(memory, findings):
 
 def doubled_lines(memory, findings, is_index):
     """The same list item twice in one file, as a union merge leaves a line two branches both
-    added. In the index, a pointer line twice is duplicate-pointer's finding."""
+    added, or a conflict resolved by keeping both sides: in one list, since both copies come
+    from one hunk; a dated fact anywhere in the file. The same step in two lists (`- Submit the
+    payload` under two `**Detection:**` labels) is a document's repetition, not a merge's. In
+    the index, a pointer line twice is duplicate-pointer's finding."""
     first = {}
-    for number, line in unfenced_lines(memory):
-        if not patterns()["list-item"].match(line):
-            continue
+    for number, line, block in list_items_by_block(memory):
         words = " ".join(line.split())
         if len(words.split()) < FACT_WORDS_AT_LEAST + 1 or (is_index and is_pointer_line(line)):
             continue
-        if words in first:
+        key = words if leftover_patterns()["dated-fact"].match(line.lstrip()) else (block, words)
+        if key in first:
             findings.add("doubled-line", memory, number,
                          "says the same thing twice (line %d and line %d): \"%s\""
-                         % (first[words], number, BUDGET.entry_name(line)),
+                         % (first[key], number, BUDGET.entry_name(line)),
                          "delete the second copy", subject=("line", words))
         else:
-            first[words] = number
+            first[key] = number
+
+
+def list_items_by_block(memory):
+    """(line number, line, list number) of each list item outside fenced code. A list goes on
+    across blank lines (the team format keeps facts a blank line apart), indented lines and
+    fenced code within it; a heading, or any other line at the margin, ends it."""
+    items = []
+    block = 0
+    for number, line in enumerate(memory.lines, start=1):
+        indented = line[:1] in (" ", "\t")
+        if number in memory.fenced_lines:
+            block += 0 if indented else 1
+        elif patterns()["list-item"].match(line):
+            items.append((number, line, block))
+        elif line.strip() and not indented:
+            block += 1
+    return items
 
 
 def doubled_title(memory, findings):
-    """A note with a second `# ` title: two branches each added a note of this name, and a union
-    merge put both in one file."""
-    titles = [number for number, line in unfenced_lines(memory) if line.startswith("# ")]
-    if len(titles) > 1:
-        findings.add("doubled-title", memory, titles[1],
+    """A note with a second `# ` title, in a file git merges with the union driver: two branches
+    each added a note of this name, and the union merge put both in one file. Where git does
+    not merge by union, that merge stops with markers (conflict-markers), so two `# ` lines are
+    a document's sections, as a report that a remediation was appended to keeps them."""
+    found = titles(memory)
+    if len(found) > 1:
+        findings.add("doubled-title", memory, found[1],
                      "has %d titles (lines %s): two notes of this name, written on two branches, "
-                     "were merged into one file" % (len(titles), ", ".join(str(n) for n in titles)),
+                     "were merged into one file" % (len(found), ", ".join(str(n) for n in found)),
                      "split it into two notes, or fold them into one with one title")
+
+
+def titles(memory):
+    """The numbers of the lines outside fenced code that open with a `# ` title."""
+    return [number for number, line in unfenced_lines(memory) if line.startswith("# ")]
 
 
 def stamped_format(project, index, topics, findings):
     """Advice, on the index, when the memory is still in the stamped format in a project where
     this release set up the team format (its .gitattributes block): a `Last dream` stamp or an
-    Active Context in the index, or a `Last updated` stamp in a topic file. Each is a line every
-    save rewrites, so two developers' saves on two branches collide there in git; the memory
+    Active Context in the index, or a `Last updated` stamp in a topic file or a note. Each is a
+    line every save rewrites, so two developers' saves on two branches collide there in git; the memory
     works, and `install.py --update` moves it without losing a line. A stamp is what that move
     takes out (memory_format.py): a comment that says more than a date is left alone. A memory
     kept without this release's install is not asked to move."""
@@ -1913,27 +2076,27 @@ def memory_health(project, env, preview=True, installed=None):
     out the session-start injection (which runs git) from the load table; `installed=False`
     marks that injection as what the protocol would add, not what loads today."""
     project = os.path.abspath(project)
-    index_path = BUDGET.project_path(project, env, "MCP_MEMORY_INDEX", BUDGET.DEFAULT_INDEX)
-    folder = os.path.dirname(index_path)
     findings = Findings()
-    index, topics = memory_files(project, folder, index_path)
-    for topic in topics:
-        topic.log = session_log_reason(topic)
-    index_summary = lint_index(project, index, folder, topics, findings) if index else None
+    env, index_path, files = read_memory(project, env, findings)
+    folder = os.path.dirname(index_path)
+    index, topics, notes = files.index, files.topics, files.notes
+    index_summary = lint_index(project, index, folder, topics, notes, findings) if index else None
     citations = []
-    for memory in ([index] if index else []) + topics:
+    for memory in ([index] if index else []) + topics + notes:
         if not memory.log:  # a log's paths are history: nothing to check against git
             citations += citations_in(project, memory, memory is index)
     history = history_for(project, citations)
-    lint_topics(project, index, topics, findings, history.tracked, env)
-    merge_leftovers(project, folder, index, topics, findings)
+    lint_topics(project, index, topics + notes, findings, history.tracked, env)
+    merge_leftovers(project, index, topics, notes, findings)
     existing = check_citations(project, citations, history, findings)
-    facts = check_dated_facts(project, citations, existing, history, findings)
+    facts = check_dated_facts(project, folder, citations, existing, history, findings)
     auto = auto_memory_report(project, env, findings)
     load = start_of_session_load(project, env, findings, auto, preview, installed, index)
     index_size = BUDGET.regular_file_size(index_path)
+    index_shown = BUDGET.shown_path(project, index_path)
     for finding in findings.items:
-        finding["at_session_start"] = reported_at_session_start(finding, index_size, env)
+        finding["at_session_start"] = reported_at_session_start(finding, index_size, env,
+                                                                index_shown)
     items = sorted(findings.items, key=finding_order)
     counts = dict((severity, sum(1 for f in items if f["severity"] == severity))
                   for severity in SEVERITIES)
@@ -1945,13 +2108,36 @@ def memory_health(project, env, preview=True, installed=None):
         "findings": items,
         "index": index_summary,
         "topic_files": len(topics),
-        "session_logs": [{"file": t.shown, "reason": t.log} for t in topics if t.log],
+        "notes": len(notes),
+        "read_in_part": files.read_in_part,
+        "session_logs": [{"file": m.shown, "reason": m.log} for m in topics + notes if m.log],
         "citations": {"paths": len(citations), "dated_facts": facts["dated_facts"],
                       "git": history.state if citations else "not needed",
                       "commits": history.commits, "churning": facts["churning"]},
         "auto_memory": auto,
         "load": load,
     }
+
+
+def read_memory(project, env, findings):
+    """(the environment the hooks trust, the index's path, its MemoryFolder with each topic
+    file's and note's session-log reason): the memory as every part of the report reads it."""
+    env = environment_the_hooks_trust(project, env, findings)
+    index_path = BUDGET.project_path(project, env, "MCP_MEMORY_INDEX", BUDGET.DEFAULT_INDEX)
+    files = memory_files(project, env, os.path.dirname(index_path), index_path, findings)
+    for memory in files.topics + files.notes:
+        memory.log = session_log_reason(memory)
+    return env, index_path, files
+
+
+def merge_leftover_findings(project, env):
+    """The findings of what a merge left in the memory (MERGE_LEFTOVERS), read as the full report
+    reads it, without the rest of the report: for the team benchmark."""
+    project = os.path.abspath(project)
+    findings = Findings()
+    _, _, files = read_memory(project, env, findings)
+    merge_leftovers(project, files.index, files.topics, files.notes, findings)
+    return [finding for finding in findings.items if finding["check"] in MERGE_LEFTOVERS]
 
 
 def history_for(project, citations):
@@ -1973,11 +2159,14 @@ def history_for(project, citations):
     return history
 
 
-def reported_at_session_start(finding, index_size, env):
+def reported_at_session_start(finding, index_size, env, index_shown):
     """Whether the hook's memory_defects() shows this finding too, at every session start. The
     start-time checks read the index's first INDEX_HEAD_BYTES, and look for dead pointers only
-    within the index budget's lines."""
+    within the index budget's lines. Session start refuses the index and the path settings the
+    report does not read, and names them; it never reads a topic file or a note."""
     check = finding["check"]
+    if check == "not-read":
+        return finding["file"] == index_shown or finding["file"] in BUDGET.PROJECT_SETTINGS_FILES
     whole_index_read = index_size is not None and index_size <= BUDGET.INDEX_HEAD_BYTES
     if check == "dead-pointer":
         return whole_index_read and finding["line"] <= BUDGET.number_setting(env, "MCP_MEM_LINES", 80)
@@ -2001,7 +2190,8 @@ def format_health(health, at_most=BUDGET.NAMED_AT_MOST):
     if shown:
         lines.append("## Memory health — %s" % describe_counts(health["counts"]))
         if health["index"]:
-            lines.append("  %s" % describe_index(health["index"], health["topic_files"]))
+            lines.append("  %s" % describe_index(health["index"], health["topic_files"],
+                                                 health["notes"]))
         by_file = {}
         for finding in shown:
             by_file.setdefault(finding["file"], []).append(finding)
@@ -2016,6 +2206,11 @@ def format_health(health, at_most=BUDGET.NAMED_AT_MOST):
                 lines.append("    ... and %d more in this file (--json lists them all; "
                              "`mcp-health: ignore-file` in a file silences it whole)"
                              % (len(group) - at_most))
+    if health["read_in_part"]:
+        lines.append("## Memory health: %s held more than %d entries; the first %d of each "
+                     "were checked, as session start lists them"
+                     % (BUDGET.named_list(health["read_in_part"]), BUDGET.ENTRIES_AT_MOST,
+                        BUDGET.ENTRIES_AT_MOST))
     if health["citations"]["git"] == "shallow":
         lines.append("## Memory health: git history is shallow, so paths and changes older than "
                      "its first commit are not known (`git fetch --unshallow` to check them)")
@@ -2034,11 +2229,11 @@ def describe_lines(numbers):
     return "%s and %d more" % (", ".join(str(n) for n in numbers[:3]), len(numbers) - 3)
 
 
-def describe_index(index, topic_files):
+def describe_index(index, topic_files, notes):
     return ("%s: %d lines: %d pointer line(s), %d content line(s), %d line(s) of history "
-            "in comments; %d topic file(s) beside it" % (
+            "in comments; %d topic file(s) beside it, %d note(s) in topic folders" % (
                 index["file"], index["lines"], index["pointer_lines"], index["other_lines"],
-                index["hidden_history_lines"], topic_files))
+                index["hidden_history_lines"], topic_files, notes))
 
 
 def format_load(load):

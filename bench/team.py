@@ -664,11 +664,8 @@ class Judge(object):
         if self.health is None:
             import memory_health
             self.health = memory_health
-        folder = os.path.join(project, "memory")
-        index, topics = self.health.memory_files(project, folder, os.path.join(folder, "MEMORY.md"))
-        findings = self.health.Findings()
-        self.health.merge_leftovers(project, folder, index, topics, findings)
-        return sum(len(finding["lines"]) for finding in findings.items)
+        found = self.health.merge_leftover_findings(project, {})  # the default memory/MEMORY.md
+        return sum(len(finding["lines"]) for finding in found)
 
 
 def index_section_lines(injected):

@@ -98,10 +98,13 @@ def test_a_memory_index_under_the_claude_folder_fails_the_check(installer, repo)
 
 def test_a_memory_index_outside_the_project_is_not_this_checks_business(installer, repo, tmp_path):
     # The CLI lets the agent write its own auto memory outside the project, where such an index
-    # may live; whether the index is there and healthy is the memory check's finding.
+    # may live; whether the index is there and may be read is the memory check's finding (a
+    # project's settings may not lead the hooks out of the project: `not-read`).
     installer.ok("--project", repo)
     with_settings(repo, env={"MCP_MEMORY_INDEX": str(tmp_path / "memory" / "MEMORY.md")})
-    assert "MCP_MEMORY_INDEX=" not in installer.run("--check", repo).stdout
+    out = installer.run("--check", repo).stdout
+    assert "puts what the agent saves" not in out
+    assert "MCP_MEMORY_INDEX=%s was ignored" % (tmp_path / "memory" / "MEMORY.md") in out
 
 
 @pytest.mark.parametrize("name", ["MCP_SESSION_STATE", "MCP_MEMORY_INDEX"])

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from conftest import HOOK_NAMES, HOOKS, age_worktree, clean_environment, git, make_repo, run_hook
-from installtools import TEMPLATE_DENY_RULES
+from installtools import TEMPLATE_DENY_RULES, installer  # noqa: F401  (a fixture)
 
 SECRET = "sk-FAKE-0123456789-secret-that-must-never-be-injected"
 POINTER = "- [Topic](topic.md) — the pointer"
@@ -454,6 +454,59 @@ def test_a_committed_worktree_folder_linked_outside_is_not_pruned(origin, tmp_pa
     age_worktree(mine)
     text = start(clone)
     assert mine.is_dir() and "pruned" not in text
+
+
+# --- what install.py --check --memory reads --------------------------------------------------
+
+# A memory file whose content would show in the report if it were read: a home path (named by
+# machine-local-path) and a line twice (quoted by doubled-line), each carrying the secret.
+OUTSIDE_MEMORY = ("# Private notes\n\n- 2026-01-05: the key file is `/home/alice/vault/%s.txt`\n\n"
+                  "- 2026-01-05: the token is %s, kept for the deploys\n\n"
+                  "- 2026-01-05: the token is %s, kept for the deploys\n" % (SECRET, SECRET, SECRET))
+
+
+@pytest.mark.parametrize("how", ["topic-linked-outside", "topic-a-deny-rule-covers",
+                                 "index-named-outside-by-the-settings-env",
+                                 "memory-folder-linked-outside"])
+def test_memory_report_reads_no_file_outside_the_project(origin, installer, how):
+    """install.py --check --memory runs on clones nobody has trusted yet, and its report quotes
+    what it reads: it reads the memory through the hooks' rule, so a file outside the project,
+    or one a deny rule covers, shows in the report only by its name, as not read."""
+    outside = origin.root / "outside" / "notes.md"
+    outside.write_text(OUTSIDE_MEMORY, encoding="utf-8")
+    deny = list(TEMPLATE_DENY_RULES)
+    if how == "topic-linked-outside":
+        origin.link("memory/topic.md", "../../outside/notes.md")
+        refused = ("memory/topic.md", "it is a symbolic link whose target lies outside the project")
+    elif how == "topic-a-deny-rule-covers":
+        origin.write("memory/topic.md", OUTSIDE_MEMORY)
+        deny.append("Read(./memory/topic.md)")
+        refused = ("memory/topic.md", "the deny rule Read(./memory/topic.md) in "
+                                      ".claude/settings.json covers it")
+    elif how == "memory-folder-linked-outside":
+        shutil.rmtree(str(origin.path / "memory"))
+        (origin.root / "outside" / "memory").mkdir()
+        (origin.root / "outside" / "memory" / "MEMORY.md").write_text(OUTSIDE_MEMORY,
+                                                                      encoding="utf-8")
+        origin.link("memory", "../outside/memory")
+        refused = ("memory", "memory was not read: it is a symbolic link whose target lies "
+                             "outside the project")
+    else:
+        origin.settings({"permissions": {"deny": deny},
+                         "env": {"MCP_MEMORY_INDEX": "../outside/notes.md"}})
+        refused = (".claude/settings.json", "MCP_MEMORY_INDEX=../outside/notes.md was ignored")
+    if how != "index-named-outside-by-the-settings-env":
+        origin.settings({"permissions": {"deny": deny}})
+    origin.commit()
+    clone = origin.clone()
+    text = installer.run("--check", "--memory", clone)
+    assert SECRET not in text.stdout + text.stderr and "/home/alice" not in text.stdout
+    assert refused[0] in text.stdout and refused[1] in text.stdout, text.stdout
+    done = installer.run("--check", "--memory", "--json", clone)
+    assert SECRET not in done.stdout + done.stderr and "/home/alice" not in done.stdout
+    report = json.loads(done.stdout)["memory_health"]
+    named = [f for f in report["findings"] if f["check"] == "not-read"]
+    assert [(f["file"], refused[1] in f["message"]) for f in named] == [(refused[0], True)]
 
 
 def test_every_test_security_md_names_exists():

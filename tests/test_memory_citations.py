@@ -88,6 +88,18 @@ def test_a_log_a_day_is_one_advice_for_the_folder_and_each_log_is_listed(repo, e
     ("meeting-2026-08-09-review.md", "# Review\n- Delete `scripts/build.ts`\n",
      "named by its date"),
     ("session-log.md", "# Sessions\n- touched `scripts/build.ts`\n", "named as a log"),
+    ("08-handoff.md", "# Handoffs\n- [2026-08-22](handoffs/a.md): `scripts/build.ts` done\n",
+     "named as a log"),
+    ("queue.md", "---\ntype: handoff\n---\n# Queue\n- `scripts/build.ts` half done\n",
+     "`type: handoff`"),
+    ("como-pedir-tela-historico.md", "# Como pedir\n- `scripts/build.ts` gerava a tela\n",
+     "named as a log"),
+    ("_TRIAGEM-IDENTIDADE-2026-06.md", "# Triagem\n- `scripts/build.ts` sem dono\n",
+     "named by its month, 2026-06"),
+    ("post-mortem-v4-go-live.md", "# Go-live\n- `scripts/build.ts` broke the deploy\n",
+     "named as a record of its day"),
+    ("_PROPOSTA-protocolo-v2.md", "# Proposta\n- mover `scripts/build.ts`\n",
+     "named as a record of its day"),
     ("retro.md", "---\ntype: journal\n---\n# Retro\n- `scripts/build.ts` was slow\n",
      "`type: journal`"),
     ("verification.md", "# Directive 159, verification\n\n**Date:** 2026-03-03\n\n"
@@ -321,6 +333,7 @@ def test_a_heading_that_only_mentions_sessions_is_not_a_log(repo, env):
     ("data.md", "- The old hardcoded `~/Documents/...` paths.", []),
     ("data.md", "- Save it under `~/Downloads` first.", []),
     ("data.md", "- LaunchAgent `~/Library/LaunchAgents/com.lab.display.plist` pins it.", []),
+    ("data.md", "- It probes `~/Applications/LibreOffice.app` then `/Applications`.", []),
     ("data.md", "- Removed the stray copy at `C:\\Users\\adam\\.codex\\skills\\grill`.", []),
     ("data.md", "- Deployment (migrated off docker), manifest `~/k8s/apps/app.yaml`.",
      ["~/k8s/apps/app.yaml"]),
@@ -338,6 +351,10 @@ def test_a_heading_that_only_mentions_sessions_is_not_a_log(repo, env):
     ("proxmox_vm_bot.md", "- Source: `~/Projects/vm-bot/main.go`.", ["~/Projects/vm-bot/main.go"]),
     ("data.md", "- Run it from the checkout: `cd ~/project && make`.", []),
     ("data.md", "- Over ssh it fails: `FileNotFoundError: ~/config.yaml`.", []),
+    ("wordpress-fix.md", "- Plugins: `~/domains/example.com/public_html/wp-content/plugins`.", []),
+    ("wordpress-fix.md", "- Docroot `/home/u906587222/domains/example.com/public_html/ajuda/`.", []),
+    ("hosting.md", "- The site lives in `~/domains/example.com/`.", []),
+    ("hosting.md", "- The dumps go to `~/domains/backups/`.", ["~/domains/backups/"]),
 ])
 def test_a_home_folder_is_one_persons_only_where_the_memory_puts_it_there(repo, env, name, line,
                                                                            found):
@@ -371,19 +388,43 @@ def test_a_bare_name_beside_another_place_is_that_places_file(repo, env, line, r
     ("- 2026-10-01: the design: see `docs/design.md`.", False),
     ("- 2026-10-01: the open items are recorded in `docs/design.md`.", False),
     ("- 2026-10-01: `docs/design.md` says retries are capped at three.", True),
+    ("- 2026-10-01: every sync is written to `docs/SYNC_LOG.md`.", False),
     ("### 2026-10-01 notes on `src/worker.py`", False),
     ("- 2026-10-01: `src/worker.py` retries three times (PR #42).", False),
     ("- 2026-10-01: `src/worker.py` retries three times (PR #4).", True),
 ])
 def test_a_dated_line_is_stale_only_when_it_says_how_the_file_is(repo, env, line, stale):
     write(repo / "docs" / "design.md", "# Design\n")
+    write(repo / "docs" / "SYNC_LOG.md", "# Syncs\n")
     append(repo, "retry.md", line + "\n")
     commit(repo, "the fact")
     write(repo / "src" / "worker.py", "RETRIES = 5\n")
     write(repo / "docs" / "design.md", "# Design, revised\n")
+    write(repo / "docs" / "SYNC_LOG.md", "# Syncs\n- 2026-11-02: one more\n")
     commit(repo, "Merge pull request #42 from team/retries", LATER)
     lines = [f["lines"] for f in findings(health(repo, env), "possibly-stale")]
     assert any(5 in numbers for numbers in lines) == stale  # line 5 is the one added
+
+
+@pytest.mark.parametrize("heading, stale", [
+    ("### Internal Documentation", False),
+    ("## References", False),
+    ("## Triage", True),
+    ("## Design", True),
+])
+def test_a_document_listed_under_a_heading_of_references_is_where_to_read(repo, env, heading,
+                                                                         stale):
+    """A list under `### Internal Documentation` says where to read (a public memory's
+    `- `memory/security/triage-guidelines.md` - Triage classification rules`), not what the
+    document says: a later edit of the document makes nothing stale."""
+    write(repo / "docs" / "triage.md", "# Triage\n")
+    append(repo, "retry.md", "\n%s\n- 2026-10-01: `docs/triage.md` - triage classification rules\n"
+           % heading)
+    commit(repo, "the fact")
+    write(repo / "docs" / "triage.md", "# Triage, revised\n")
+    commit(repo, "Rename the commands", LATER)
+    found = [f["lines"] for f in findings(health(repo, env), "possibly-stale")]
+    assert any(7 in numbers for numbers in found) == stale, found  # line 7 is the one added
 
 
 # --- where a path in a list is read from, and what a folder became -----------------------------

@@ -741,7 +741,7 @@ def test_a_file_can_be_silenced_whole(repo, env):
 
 
 def test_the_text_report_groups_by_file_with_the_jsons_counts(repo, env):
-    write(repo / "memory" / "lonely.md", "# Lonely\n")
+    write(repo / "memory" / "lonely.md", "# Lonely\n\n- nothing links this file.\n")
     with open(str(index(repo)), "a", encoding="utf-8") as handle:
         handle.write("- [Deploy](deploy.md) — planned\n")
     report = health(repo, env)
@@ -1115,7 +1115,7 @@ def test_check_is_one_line_when_memory_is_healthy(installer, repo):
 
 def test_warnings_are_shown_and_exit_0(installer, repo):
     installed(installer, repo)
-    write(repo / "memory" / "lonely.md", "# Lonely\n")
+    write(repo / "memory" / "lonely.md", "# Lonely\n\n- nothing links this file.\n")
     done = installer.run("--check", repo)
     assert done.returncode == 0, done.stdout
     assert "WARN     memory health: 1 warning(s) (orphan)" in done.stdout

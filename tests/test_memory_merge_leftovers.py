@@ -130,6 +130,13 @@ def test_a_memory_in_the_stamped_format_is_advised_to_move_once_on_its_index(tmp
     assert "install.py --update" in advice["repair"]
 
 
+def test_a_note_with_a_last_updated_stamp_is_counted_in_the_advice_to_move(tmp_path, env):
+    stamped = "# Keys\n<!-- Last updated: 2026-10-01 -->\n\n- 2026-10-01: keys carry the tenant.\n"
+    repo = team_repo(tmp_path, files={"caching/keys.md": stamped})
+    [advice] = findings(health(repo, env), "stamped-format")
+    assert "1 file(s) with a `Last updated` line" in advice["message"]
+
+
 def test_a_session_log_may_keep_its_dated_entries_together(tmp_path, env):
     log = "# Sessions\n\n" + "".join("- 2026-10-%02d: worked on the parser.\n" % day
                                      for day in range(1, 12))
@@ -175,6 +182,26 @@ def test_two_branches_adding_a_note_of_one_name_leave_two_titles(tmp_path, env):
     assert ("doubled-title", "memory/gotchas/dev-server.md", [titles[1]]) in leftovers(health(repo, env))
 
 
+REPORT_WITH_REMEDIATION = """\
+# Phase 2 anchors: statute check
+
+- 2026-10-01: three anchors cite a repealed article.
+
+---
+
+# Remediation applied (2026-10-02)
+
+- 2026-10-02: the three anchors now cite the current article.
+"""
+
+
+def test_a_note_with_two_sections_where_git_does_not_merge_by_union_has_one_title(tmp_path, env):
+    """Without the union attribute, two branches adding one note stop with markers; two `# `
+    lines are then a document's sections, as a report a remediation was appended to has."""
+    files = {"findings/phase2-anchors.md": REPORT_WITH_REMEDIATION}
+    assert leftovers(health(team_repo(tmp_path, union=False, files=files), env)) == []
+
+
 def test_a_topic_file_may_have_several_top_level_headings(tmp_path, env):
     repo = team_repo(tmp_path, files={"deployment.md": "# Deployment\n\ntext\n\n# Rollback\n\ntext\n"})
     assert leftovers(health(repo, env)) == []
@@ -208,6 +235,39 @@ def test_the_same_line_twice_in_one_file_is_doubled_but_a_short_one_may_repeat(t
         "- 2026-10-02: something else entirely.\n\n-   Rates live in quotes/rates.json,  reviewed.\n"
         "\n- None.\n")})
     assert leftovers(health(repo, env)) == [("doubled-line", "memory/decisions.md", [9])]
+
+
+GUIDELINES = """\
+# Severity guidelines
+
+**Override must include:**
+- Justification for the override
+- Approver name and date
+- Compensating controls in place today
+
+## Adjusting severity
+
+**Decrease severity:**
+- Requires authenticated access
+- Compensating controls in place today
+
+## Decisions
+
+- 2026-10-01: reports go to the security channel first.
+
+- 2026-10-02: a scanner finding under 4.0 is never paged.
+"""
+
+
+def test_the_same_step_in_two_lists_is_no_doubled_line_but_a_dated_fact_twice_is(tmp_path, env):
+    """A union merge doubles a line within one hunk, so within one list; a document may repeat
+    a step in two lists. A dated fact is one fact wherever its second copy landed."""
+    repo = team_repo(tmp_path, files={"security/report-guidelines.md": GUIDELINES})
+    assert leftovers(health(repo, env)) == []
+    doubled = GUIDELINES.replace("**Decrease severity:**\n", "**Decrease severity:**\n"
+                                 "- 2026-10-01: reports go to the security channel first.\n")
+    repo = team_repo(tmp_path / "again", files={"security/report-guidelines.md": doubled})
+    assert leftovers(health(repo, env)) == [("doubled-line", "memory/security/report-guidelines.md", [17])]
 
 
 def test_a_pointer_twice_in_the_index_is_duplicate_pointer_alone(tmp_path, env):
