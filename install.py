@@ -15,43 +15,48 @@ same way every time, and it can undo it.
 
 What it promises
 ----------------
-* Nothing the user wrote is lost. `memory/`, the session-state file, the user's
-  settings keys, hooks and permissions, and the user's `.gitignore` lines (even
-  those written inside the protocol's block) are never overwritten, not even
-  with `--force`. A command the user edited, a hook file of the user's under
-  one of the hook names and an edited protocol section in the global CLAUDE.md
-  stay unless `--force` (for a hook, `--update --force`) says otherwise.
-* --uninstall removes only what --project created, and gives back every file
-  and folder the user had byte for byte: a command the user edited or a hook
-  of the user's stays, and so do `memory/` (never removed, even when the
-  install created it) and the session-state file. Of the hooks' local files
-  only what they write goes: a baseline (`.session-baseline`, then `.<session
-  id>` and/or `.<pid>.tmp`) holding a state or, when temporary, nothing, and
-  the hooks' bytecode in `__pycache__`; a file of the user's that merely looks
-  like one stays. `.claude/hooks`, `.claude/commands` and `.claude` go only
+* What the protocol owns is written down, never guessed. The first change of
+  every writing run is the record of what the run leaves the protocol's:
+  `.claude/memory-context-protocol.json`, committed with the settings it
+  speaks of (the files the installer wrote, with the digest of the bytes it
+  wrote; the hook entries and Skill rules it added; each deny rule with the
+  `.claudeignore` line it came from; whether it created settings.json,
+  .gitignore or .gitattributes), so a teammate's clone updates and
+  uninstalls by it too; and, on the first install on a machine,
+  `.claude/hooks/.before-install.json`, which git ignores and only its owner
+  may read: the install's folders that were there, empty, and the bytes of
+  settings.json, .gitignore and .gitattributes. An
+  install made before the record is adopted by the digests of the versions
+  releases shipped; the bash edition by what its scripts say, never by a
+  file name alone.
+* Nothing the user wrote is lost. `memory/` (but the untouched index the
+  install wrote), the session-state file, the user's settings keys, hooks and
+  permissions, and the user's `.gitignore` lines (even those written inside
+  the protocol's block) are never overwritten, not even with `--force`. A
+  hook or command of the user's under one of the protocol's names is never
+  replaced, wired or granted a Skill rule, not even with `--force`: --check
+  names the clash and the way out (rename it). A protocol command or hook
+  the user edited, and an edited protocol section in the global CLAUDE.md,
+  stay unless `--force` (for a hook, `--update --force`) says otherwise. A
+  rule the installer did not add is the user's: no mode removes it or calls
+  it drift.
+* --uninstall removes only what the record says the protocol added and
+  nobody changed since, and gives back every file and folder the user had
+  byte for byte: an edited command or hook, a file of the user's under one
+  of the protocol's names, `memory/` beyond the index the install wrote, and
+  the session-state file stay. Of the hooks' local files only what they
+  write goes: a baseline (`.session-baseline`, then `.<session id>` and/or
+  `.<pid>.tmp`) holding a state or, when temporary, nothing, and the hooks'
+  bytecode in `__pycache__`; a file of the user's that merely looks like one
+  stays. `.claude/hooks`, `.claude/commands`, `.claude` and `memory` go only
   when the run empties them and they were not there, empty, before the
-  install. A settings entry that runs a hook of the user's is the user's too:
-  no mode adds, changes or removes it, except --update --force, which
-  replaces the hook and so brings its entry up to date. The protocol's own hooks, commands and `.claudeignore` go even when
-  committed (git shows them as deleted). `.claude/settings.json` and
-  `.gitignore` lose only the protocol's parts; they are removed only when they
-  hold exactly what the installer writes into a new file, and never while git
-  tracks them, committed or staged, or cannot say whether it does; when what
-  is left means the same as HEAD's version, HEAD's bytes come back in the
-  file's line endings.
-* What an install's own writes leave no trace of is written down by
-  --project in `.claude/hooks/.before-install.json`, and only when there is
-  such a thing: a folder above that was there and empty, and the bytes of a
-  settings.json or .gitignore the uninstall could not work out from what is
-  left (`{}`, `{"hooks": {}}`, a blank or 0-byte file, a layout HEAD does not
-  have or will not have once the installed file is committed, a rule or an
-  entry the user had that the protocol also writes). --uninstall leaves the
-  rules and entries the user had, gives those bytes back when what is left
-  means the same (a later edit of the user's that changes the meaning wins;
-  one that changes only the layout does not), keeps those folders, and
-  removes the record; everything else is read from the files. The record is
-  readable by its owner alone (it may copy a settings "env"), and a file of
-  another kind under its name stops an install that needs one.
+  install. The protocol's own files go even when committed (git shows them
+  as deleted). `.claude/settings.json` and `.gitignore` lose only the
+  protocol's parts and come back in the bytes they had before the first
+  install when what is left means the same (a later edit of the user's that
+  changes the meaning wins; one that changes only the layout does not); one
+  the install created goes when nothing of the user's is left in it. Git is
+  never asked what to give back. The records go last.
 * An existing settings.json is edited, not written out anew: only the
   protocol's entries change (with the comma that joins them to the user's),
   each added in the layout of the object or list it joins; every other byte
@@ -94,13 +99,18 @@ What it promises
 * Standard library only, Python 3.8 or newer (an older Python gets one line),
   no network.
 * An install never ends in a silent misconfiguration: an interpreter that
-  cannot run the hooks (run as the harness runs it: `sh -c`, with the hooks'
-  flags) is refused before any write, with one to pass instead; a folder
-  outside git or parts git ignores are named in a note, and the last line
-  says the install is not complete until it is dealt with. --check reports
-  hooks the harness would never run or would run twice, what --update would
-  repair, and parts teammates would not get, in the environment a session
-  has (the settings files' "env" applied).
+  cannot run the hooks (run with the hooks' flags) is refused before any
+  write, with one to pass instead; a folder outside git or parts git ignores
+  are named in a note, and the last line says the install is not complete
+  until it is dealt with. --check reports hooks the harness would never run
+  or would run twice, what --update would repair, and parts teammates would
+  not get, reading the settings files' "env" as a session has it.
+* Nothing a repository carries makes a mode run a program of its choosing:
+  --check probes only an interpreter it reads as a Python and finds on the
+  PATH of the user running it, outside the project, directly and in a
+  minimal environment (the settings' "env" is handed to no process; another
+  form of hook command is named, not run), and every git command switches
+  off what the repository's configuration could make git start.
 * A project moves from the bash edition in place: --project and --update
   make its hook entries and its .gitignore snippet this edition's, so nothing
   runs or is listed twice; its .sh hooks stay (they are that edition's files),

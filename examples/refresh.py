@@ -2,9 +2,9 @@
 """refresh.py - make the example project's installed files equal a fresh install.
 
 examples/example-project/ ships with the protocol installed: the hooks, the commands, the
-settings entries, .claudeignore, the .gitignore lines and .gitattributes are exactly what
-`install.py --project` writes. After a change to hooks/, commands/, templates/ or install.py
-they would drift; this script rebuilds them and copies them back.
+settings entries, the record of what the install added, .claudeignore, the .gitignore lines and
+.gitattributes are exactly what `install.py --project` writes. After a change to hooks/,
+commands/, templates/ or install.py they would drift; this script rebuilds them and copies them back.
 
 How: copy the example into a temporary folder (outside any git repository, so install.py's
 git steps are skipped), remove the installed files there (and the protocol's lines from
@@ -30,7 +30,8 @@ HOOKS = ("session-start.py", "context-budget.py", "prune-worktrees.py", "stop-ha
 COMMANDS = ("handoff.md", "dream.md", "catchup.md", "memory-status.md", "update-context.md")
 INSTALLED = tuple([".claude/hooks/" + name for name in HOOKS]
                   + [".claude/commands/" + name for name in COMMANDS]
-                  + [".claude/settings.json", ".claudeignore", ".gitignore", ".gitattributes"])
+                  + [".claude/settings.json", ".claude/memory-context-protocol.json",
+                     ".claudeignore", ".gitignore", ".gitattributes"])
 # What the hooks write while they run, never part of the example.
 RUNTIME_NAMES = ("__pycache__", "session-state.md", ".session-state.md", "settings.local.json",
                  "worktrees")

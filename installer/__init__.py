@@ -28,10 +28,10 @@ The modules, from the ground up (each imports only modules above it in this list
   blocks.py          marked blocks: the .gitignore and .gitattributes blocks, the CLAUDE.md section
   bash_edition.py    moving a project from the bash edition
   repository.py      what the installer asks git about a project
-  before_install.py  the local record of what an install leaves no trace of
-  uninstall.py       --uninstall
   memory_move.py     --update's move of a memory in the stamped format to the team format
   agents.py          the agents besides Claude Code: their hooks files, skills and commands
+  record.py          what the protocol owns in a project, written down (shared and local)
+  uninstall.py       --uninstall (Claude Code's parts and the other agents')
   project.py         --project and --update
   global_section.py  --global and --uninstall --global
   findings.py        what --check finds, one function per kind of finding

@@ -19,11 +19,12 @@ A wired command runs the hook only where its file is: Python exits 2 for a file 
 and both CLIs read exit 2 as a block (a Codex stop loops on it).
 
 What it promises: the entries join the user's own in those files and never change one of theirs;
---uninstall takes them out and gives each file back as it was (the before-install record keeps
-what the rest would not give back); an entry is the protocol's by the same reading as Claude
-Code's (protocol.Wiring.is_ours). A skill is the installer's only while it holds what this
-version writes for one of the project's interpreters; one the user edited is kept, as
-.claude/commands/ are.
+what the protocol adds is written in the ownership record (record.py), as for Claude Code's parts:
+the events it wired in each agent's hooks file, the skills it wrote, the files it created; the
+bytes of a hooks file before the protocol first wired it stay in the local record, so
+--uninstall (uninstall.py) gives each file back as it was. An entry is the protocol's by the same
+reading as Claude Code's (protocol.Wiring.is_ours). A skill is the installer's while it holds
+what the record says it wrote; one the user edited is kept, as .claude/commands/ are.
 """
 
 import json
@@ -31,19 +32,14 @@ import os
 import re
 
 from .errors import Refusal, UsageError
-from .files import encode_text, is_an_empty_folder, read_bytes, read_text, same_content
+from .files import encode_text, read_text, same_content
 from .protocol import (
-    AGENTS, AGENTS_MD, AGENT_COMMANDS, AGENT_FOLDERS, CODEX_HOOKS, DEFAULT_PYTHON,
-    GEMINI_SETTINGS, HOOK_DIR, HOOK_TIMEOUT_SECONDS, SKILL_DIR, TEMPLATE_AGENTS_SECTION, Wiring,
-    command_for,
+    AGENTS, AGENTS_MD, AGENT_COMMANDS, CODEX_HOOKS, GEMINI_SETTINGS, HOOK_DIR,
+    HOOK_TIMEOUT_SECONDS, SKILL_DIR, TEMPLATE_AGENTS_SECTION, Wiring, command_for,
 )
-from .settings import (
-    SettingsError, load_settings, parse_settings, settings_bytes, settings_mean_the_same,
-    settings_text,
-)
-from .wiring import drop_handlers, our_handlers, unwire, wire
-from .blocks import line_texts, section_span, with_section, without_section
-from .uninstall import plan_remove_if_unmodified, plan_what_is_left, what_uninstall_leaves
+from .settings import SettingsError, load_settings, settings_bytes, settings_text
+from .wiring import drop_handlers, our_handlers, wire
+from .blocks import section_span, with_section
 
 
 class AgentWiring(Wiring):
@@ -194,16 +190,21 @@ def interpreters_wired_for(project):
     return [python for python in dict.fromkeys(found) if python is not None]
 
 
-def plan_agent_wiring(plan, agent, python, update):
-    """Add the agent's missing entries to its hooks file (created when absent). With update,
-    bring an entry in the form this installer writes to this version's, for python, and drop
-    copies the agent would run twice; an entry in a form of the user's stays as written."""
+def plan_agent_wiring(plan, owned, agent, python, update):
+    """Add the agent's missing entries to its hooks file (created when absent), each written in
+    the record (owned) as the protocol's. With update, bring an entry in the form this installer
+    writes to this version's, for python, and drop copies the agent would run twice; an entry in
+    a form of the user's stays as written."""
     try:
         settings, original = settings_of(plan.root, agent)
     except SettingsError as error:
         plan.refuse(str(error))
         return
     changed = wire(settings, python, False, agent.wirings)
+    owned.after.wired.setdefault(agent.settings, [])
+    owned.after.wired[agent.settings] += changed
+    if original is None:
+        owned.after.created.append(agent.settings)
     if update:
         changed += [event for event in update_agent_entries(settings, agent, python)
                     if event not in changed]
@@ -232,24 +233,29 @@ def update_agent_entries(settings, agent, python):
     return list(dict.fromkeys(changed))
 
 
-# --- what --uninstall must leave as it was --------------------------------------------------
+# --- an install made before the record ------------------------------------------------------
 
-def after_uninstall(root, agent, text, before, use_head=True):
-    """(what --uninstall leaves of the agent's hooks file, whose text is given: see
-    uninstall.what_uninstall_leaves; notes), or (None, []) when it holds nothing of the
-    protocol's."""
-    settings = parse_settings(text.lstrip("\ufeff"), agent.settings)
-    created = is_as_the_installer_creates_it(text, settings, agent)
-    changed = unwire(settings, agent.wirings)
-    if not changed:
-        return None, []
-    return what_uninstall_leaves(
-        root, agent.settings, text, settings_bytes(settings, text), created and settings == {},
-        lambda other: settings_mean_the_same(settings, other), before, use_head), [
-        "unwired {} for {}".format(" and ".join(changed), agent.shown)]
+def adopted_wiring(project):
+    """({hooks file: events}, [hooks files]) of an install made before the record: the events
+    whose entry runs one of the protocol's hooks in each agent's file, and the files that hold
+    exactly what the installer writes into a new one (created by it, so all of them its own)."""
+    wired, created = {}, []
+    for agent in OTHER_AGENTS:
+        try:
+            settings, text = settings_of(project, agent)
+        except SettingsError:
+            continue
+        events = [wiring.event for wiring in agent.wirings if our_handlers(settings, wiring)]
+        if events:
+            wired[agent.settings] = events
+        if text is not None and is_as_the_installer_creates_it(text, settings, agent):
+            created.append(agent.settings)
+    return wired, created
 
 
 def is_as_the_installer_creates_it(text, settings, agent):
+    """Whether the hooks file's text is exactly what the installer writes where there was
+    none, with the interpreter its entries name."""
     pythons = set(interpreter_of(handler) for wiring in agent.wirings
                   for _, handler in our_handlers(settings, wiring))
     if len(pythons) != 1 or None in pythons:
@@ -259,70 +265,9 @@ def is_as_the_installer_creates_it(text, settings, agent):
     return text == settings_text(fresh, None)
 
 
-def before_install_entries(plan, agents, record):
-    """What the before-install record must add for this run's changes to the agents' files:
-    a folder there and empty that the run writes into, and the text of a hooks file that holds
-    nothing of the protocol's yet and that --uninstall would not give back as it is, with HEAD
-    as it is now or without it (as once the user commits the installed file)."""
-    record = record or {"folders": [], "files": {}}
-    written = list(plan.planned)
-    folders = [rel for rel in AGENT_FOLDERS if rel not in record["folders"]
-               and is_an_empty_folder(plan.path(rel))
-               and any(path.startswith(rel + "/") for path in written)]
-    files = {}
-    for agent in agents:
-        if agent.settings in record["files"] or agent.settings not in plan.planned:
-            continue
-        original = read_bytes(plan.path(agent.settings), agent.settings)
-        if original is None or is_wired_for(plan.root, agent):
-            continue
-        installed = plan.planned[agent.settings].decode("utf-8", "surrogateescape")
-        if any((after_uninstall(plan.root, agent, installed, None, use_head)[0] or (None,))[0]
-               != original for use_head in (True, False)):
-            files[agent.settings] = original.decode("utf-8", "surrogateescape")
-    return {"folders": folders, "files": files}
-
-
-# --- --uninstall ----------------------------------------------------------------------------
-
-def plan_agents_removal(plan, source, record, pythons):
-    """Take the protocol's entries out of every agent's hooks file, remove the skills the user
-    did not edit, then the folders that leaves empty, unless the record says they were there,
-    empty, before the install."""
-    before = (record or {}).get("files", {})
-    for agent in OTHER_AGENTS:
-        plan_agent_unwiring(plan, agent, before.get(agent.settings))
-    pythons = list(dict.fromkeys(interpreters_wired_for(plan.root) + list(pythons) + [DEFAULT_PYTHON]))
-    for rel, _, is_ours in agent_files(OTHER_AGENTS, source, DEFAULT_PYTHON, pythons):
-        plan_remove_if_unmodified(plan, rel, is_ours, "edited by you; left in place")
-    plan_agents_md_removal(plan, source)
-    kept = (record or {}).get("folders", [])
-    for rel in AGENT_FOLDERS:
-        if rel not in kept and os.path.isdir(plan.path(rel)) and plan.will_be_emptied(rel):
-            plan.remove(rel, "now empty")
-
-
-def plan_agent_unwiring(plan, agent, before):
-    """A hooks file that cannot be read is refused only when it names the protocol's hooks:
-    one of the user's that the protocol never wired (Gemini reads comments in JSON, for one)
-    is none of this run's business."""
-    try:
-        _, original = settings_of(plan.root, agent)
-        outcome, notes = after_uninstall(plan.root, agent, original, before) \
-            if original is not None else (None, [])
-    except SettingsError as error:
-        data = read_bytes(plan.path(agent.settings), agent.settings) or b""
-        if (HOOK_DIR + "/").encode("ascii") in data:
-            plan.refuse(str(error))
-        return
-    if outcome is not None:
-        plan_what_is_left(plan, agent.settings, outcome, "; ".join(notes),
-                          "held only the protocol's entries")
-
-
 # --- AGENTS.md, for agents with no hooks ---------------------------------------------------
 
-def plan_agents_md(plan, source, asked, force):
+def plan_agents_md(plan, owned, source, asked, force):
     """Add the protocol's section to AGENTS.md when asked for (the file is made if there is
     none), and keep a section already there current. A section that differs from this
     version's is the user's edit until a release lists the ones it shipped: --force replaces it."""
@@ -336,6 +281,8 @@ def plan_agents_md(plan, source, asked, force):
     if not present and not asked:
         return
     new_text, verb = with_section(text, section, AGENTS_MD)
+    if text is None:
+        owned.after.created.append(AGENTS_MD)
     if verb is None:
         plan.keep(AGENTS_MD, "protocol section up to date")
     elif verb == "replace" and not force:
@@ -343,27 +290,3 @@ def plan_agents_md(plan, source, asked, force):
     else:
         notes = {"append": "added the protocol section", "replace": "updated the protocol section"}
         plan.write("write" if text is None else verb, AGENTS_MD, encode_text(new_text), notes[verb])
-
-
-def plan_agents_md_removal(plan, source):
-    """AGENTS.md as it was before the section came: the section and the line break that set it
-    off go; the file goes only when it held the section alone and git does not track it. A
-    section the user edited stays."""
-    section = source.marked_template(TEMPLATE_AGENTS_SECTION)
-    text = read_text(plan.path(AGENTS_MD), AGENTS_MD)
-    try:
-        found = None if text is None else without_section(text, section, AGENTS_MD)
-    except Refusal as error:
-        plan.refuse(str(error))
-        return
-    if found is None:
-        return
-    new_text, old_section = found
-    if line_texts(old_section.splitlines()) != section:
-        plan.keep(AGENTS_MD, "its protocol section is edited by you; left in place")
-        return
-    outcome = what_uninstall_leaves(
-        plan.root, AGENTS_MD, text, encode_text(new_text),
-        new_text == "" and text.startswith(section[0]), lambda other: other == new_text, None)
-    plan_what_is_left(plan, AGENTS_MD, outcome, "removed the protocol section",
-                      "held only the protocol section")

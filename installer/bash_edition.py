@@ -1,14 +1,17 @@
 """Moving a project from the bash edition of the protocol to this one, in place.
 
 Why it exists: the bash edition wires .sh scripts of the same names for the same events. A
-project that has it must end with one entry per event, never both, and the bash edition is
-recognised by its marks (the scripts it installs beside the wired two, its status messages),
-never by a script name alone, which a hook of the user's may share. Its .sh files are that
-edition's and are never removed; the run says whether anything still runs them.
+project that has it must end with one entry per event, never both. The bash edition is
+recognised by its marks, never by a script name alone, which hooks of the user's often share
+(session-start.sh, context-budget.sh): a script of its name that says what only that edition's
+script says, or one of its status messages in an entry. Its .sh files are that edition's and
+are never removed; the run says whether anything still runs them.
 """
 
 import os
 
+from .errors import Refusal
+from .files import read_bytes
 from .protocol import DEFAULT_PYTHON, HOOKS, HOOK_DIR, SETTINGS, WIRINGS, bash_edition_name
 from .settings import harness_settings, project_settings
 from .wiring import drop_handlers, handlers_where, our_handlers
@@ -19,17 +22,38 @@ def bash_edition_handlers(settings, wiring):
     return handlers_where(settings, wiring.event, wiring.is_the_bash_editions)
 
 
-# The bash edition's scripts that it installs but never wires: session-start.sh runs them.
-BASH_EDITION_HELPERS = ("context-budget.sh", "prune-worktrees.sh")
+# What each of the bash edition's scripts says that no other script of its name is likely to:
+# the tags of what session-start.sh prints and of the message stop-handoff.sh blocks with, and
+# the variables that set the budgets of context-budget.sh and the folder prune-worktrees.sh prunes.
+BASH_EDITION_MARKS = {
+    "session-start.sh": b'<auto-catchup source="SessionStart hook">',
+    "stop-handoff.sh": b"[auto-handoff hook]",
+    "context-budget.sh": b"MCP_MEM_LINES",
+    "prune-worktrees.sh": b"MCP_WORKTREE_DIR",
+}
+# How much of a script is read for its mark: the bash edition's are a few KB.
+MARK_READ_LIMIT = 1 << 16
+
+
+def bash_edition_scripts(project):
+    """The hook files that are the bash edition's by their marks (as paths in the project)."""
+    found = []
+    for name, mark in sorted(BASH_EDITION_MARKS.items()):
+        rel = HOOK_DIR + "/" + name
+        path = os.path.join(project, *rel.split("/"))
+        try:
+            data = read_bytes(path, rel, MARK_READ_LIMIT) if not os.path.islink(path) else None
+        except Refusal:
+            data = None
+        if data is not None and mark in data:
+            found.append(rel)
+    return found
 
 
 def the_bash_edition_is_here(project):
-    """Whether the project bears the bash edition's marks, beyond a script
-    named session-start.sh or stop-handoff.sh, which may be a hook of the
-    user's own and is then theirs to keep wired: one of the scripts that
-    edition installs beside those two, or one of its status messages."""
-    if any(os.path.lexists(os.path.join(project, HOOK_DIR, name))
-           for name in BASH_EDITION_HELPERS):
+    """Whether the project bears the bash edition's marks: one of its scripts (by what it
+    says, not by its name), or one of its status messages in an entry of that edition's."""
+    if bash_edition_scripts(project):
         return True
     return any(handler.get("statusMessage") == wiring.bash_status
                for _, settings in harness_settings(project) for wiring in WIRINGS
@@ -109,8 +133,8 @@ def plan_bash_edition_hooks_note(plan, settings):
     edited), so no mode removes them: say whether a settings file still runs
     them, settings being the project's shared file as this run leaves it."""
     present = [HOOK_DIR + "/" + bash_edition_name(name) for name in HOOKS
-               if os.path.lexists(plan.path(HOOK_DIR + "/" + bash_edition_name(name)))]
-    if not present or not the_bash_edition_is_here(plan.root):
+               if HOOK_DIR + "/" + bash_edition_name(name) in bash_edition_scripts(plan.root)]
+    if not present:
         return
     files = [(SETTINGS, settings)] + [(shown, other) for shown, other in
                                       harness_settings(plan.root) if shown != SETTINGS]

@@ -7,6 +7,8 @@ the user wrote inside it, takes it out again so that the file reads as before, a
 takes over the bash edition's snippet in place, so no line is listed twice.
 """
 
+import re
+
 from .errors import Refusal
 from .files import newline_of
 
@@ -21,13 +23,14 @@ BASH_EDITION_GITIGNORE = (".claude/session-state.md", ".claude/hooks/.session-ba
                           ".claude/settings.local.json", ".claude/worktrees/")
 
 
-def find_marked_block(lines, block, repairable, also=()):
+def find_marked_block(lines, block, repairable, also=(), texts=None):
     """(start, stop) of the block between its marker lines, stop exclusive.
     When repairable, a block whose begin or end marker was deleted is still
     found by the block's own lines next to the remaining marker: in their
     order, each at most once, so no line of the user's is taken for one.
-    The lines of also (in their order) count as the block's own there too."""
-    texts = line_texts(lines)
+    The lines of also (in their order) count as the block's own there too.
+    texts: the lines as they are to be matched (line_texts() by default)."""
+    texts = line_texts(lines) if texts is None else texts
     begin, end = block[0], block[-1]
     body = in_order_with(block[1:-1], also) if repairable else []
     if begin in texts:
@@ -167,14 +170,40 @@ def with_section(text, section, shown):
 
 def section_span(text, section, shown):
     """(start, stop) of the section's lines in text; None when it has none. It
-    must hold both markers or neither: a lone marker is the user's to repair."""
+    must hold both markers or neither: a lone marker is the user's to repair.
+    A marker inside a fenced code block is an example of the user's, not one."""
     begin, end = section[0], section[-1]
-    texts = line_texts(text.splitlines(True))
+    texts = outside_code_fences(text.splitlines(True))
     if (begin in texts) != (end in texts) or \
             (begin in texts and texts.index(end) < texts.index(begin)):
         raise Refusal("{} has only one of the protocol's markers ({} / {}); "
                       "repair it by hand".format(shown, begin, end))
-    return find_marked_block(text.splitlines(True), section, repairable=False)
+    return find_marked_block(text.splitlines(True), section, repairable=False, texts=texts)
+
+
+# A Markdown code fence: three or more backticks or tildes, indented by at most three spaces.
+CODE_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+
+
+def outside_code_fences(lines):
+    """line_texts() of the lines, with None for each line of a fenced code block (its fences
+    included): what a Markdown reader shows as code is text, never a marker."""
+    texts, fence = [], None
+    for line in lines:
+        match = CODE_FENCE.match(line)
+        if fence is None and match and not (match.group(1)[0] == "`" and
+                                            "`" in line[match.end():]):
+            fence = match.group(1)
+            texts.append(None)
+        elif fence is not None:
+            closing = match.group(1) if match else ""
+            if closing[:1] == fence[0] and len(closing) >= len(fence) and \
+                    not line[match.end():].strip():
+                fence = None
+            texts.append(None)
+        else:
+            texts.append(line.strip())
+    return texts
 
 
 def with_section_appended(text, section):

@@ -21,16 +21,15 @@ SKIPPED_FOLDERS = frozenset((
     ".git", "node_modules", ".venv", "venv", "vendor", "target", "dist", "build",
     "__pycache__", ".tox",
 ))
-RANKS = {"broken": 4, "over": 3, "drift": 2, "unwired": 2, "unshared": 2, "unread": 1,
-         "missing": 1, "warn": 0}
+RANKS = {"broken": 4, "over": 3, "drift": 2, "unwired": 2, "unshared": 2, "clash": 2,
+         "unread": 1, "missing": 1, "warn": 0}
 LABELS = {"broken": "BROKEN", "over": "OVER", "drift": "DRIFT", "unwired": "UNWIRED",
-          "unshared": "UNSHARED", "unread": "UNREAD", "missing": "NONE", "warn": "WARN",
-          None: "ok"}
+          "unshared": "UNSHARED", "clash": "CLASH", "unread": "UNREAD", "missing": "NONE",
+          "warn": "WARN", None: "ok"}
 SUMMARY_WORDS = {"broken": "broken", "over": "over budget", "drift": "drifted",
                  "unwired": "not wired", "unshared": "not shared",
-                 "missing": "without the protocol", "warn": "with warnings",
-                 "unread": "folder(s) not readable", None: "ok"}
-
+                 "clash": "with a name clash", "missing": "without the protocol",
+                 "warn": "with warnings", "unread": "folder(s) not readable", None: "ok"}
 # Memory-health severities as check findings; a warning alone does not fail the check.
 HEALTH_KINDS = (("broken", "broken"), ("over", "over"), ("warning", "warn"))
 
@@ -177,10 +176,19 @@ def find_repositories(root, unreadable):
     dependency folders, git's own folder or agent worktrees. A folder that
     cannot be listed is added to unreadable as (folder, reason, whether it
     lies in a repository found above it): what it holds is unknown, and a
-    check that skipped it silently would vouch for it."""
+    check that skipped it silently would vouch for it. A symbolic link to a
+    folder is followed outside repositories (an estate often links its
+    checkouts in) and, inside one, when it leads to a repository; each folder
+    is visited once, by its real path, so a link back up is no loop and a
+    repository linked twice is checked once."""
+    seen = set()
     pending = [(root, False)]
     while pending:
         folder, inside = pending.pop()
+        real = os.path.realpath(folder)
+        if real in seen:
+            continue
+        seen.add(real)
         try:
             entries = list(os.scandir(folder))
         except OSError as error:
@@ -190,11 +198,22 @@ def find_repositories(root, unreadable):
             inside = True
             yield folder
         for entry in entries:
-            if entry.name in SKIPPED_FOLDERS or not entry.is_dir(follow_symlinks=False):
+            if entry.name in SKIPPED_FOLDERS or not is_a_folder_to_enter(entry, inside):
                 continue
             if entry.name == "worktrees" and os.path.basename(folder) == ".claude":
                 continue
             pending.append((entry.path, inside))
+
+
+def is_a_folder_to_enter(entry, inside):
+    """Whether the walk enters the directory entry: a folder, or a link to one (see
+    find_repositories)."""
+    try:
+        if not entry.is_symlink():
+            return entry.is_dir(follow_symlinks=False)
+        return entry.is_dir() and (not inside or os.path.lexists(os.path.join(entry.path, ".git")))
+    except OSError:
+        return False
 
 
 def unreadable_finding(reason, inside):

@@ -16,16 +16,16 @@ from .releases import RELEASE_DATE, VERSION
 from .plan import HeldInterrupts
 from .settings import is_user_config_dir, user_config_dir
 from .interpreter import check_interpreter, refuse_a_python_that_cannot_run_the_hooks
-from .wiring import installed_interpreters, protocol_is_installed
+from .wiring import protocol_is_installed
 from .bash_edition import bash_edition_wiring
 from .repository import repository_top
-from .before_install import read_before_install
+from .agents import agents_for, agents_named
 from .uninstall import plan_uninstall
-from .agents import agents_for, agents_named, plan_agents_removal
 from .project import Options, plan_install
 from .global_section import plan_global, plan_global_removal
 from .findings import sharing_findings
 from .check import check_memory, check_one, check_recursively
+
 
 HELP = """\
 usage: install.py MODE [options]
@@ -53,12 +53,13 @@ options:
                        not the hooks are installed; the exit code is about the
                        memory only (for repositories and CI without the hooks)
   --dry-run            print what would change; change nothing
-  --force              with --project/--update: replace commands that differ,
-                       including ones you edited; with --update, also hooks
-                       that are not a version this installer shipped; with
-                       --global, a protocol section you edited, and with
-                       --uninstall --global removes one (never
-                       memory/, your settings or your .gitignore lines)
+  --force              with --project/--update: replace the protocol's commands
+                       that differ, including ones you edited; with --update,
+                       also its hooks you edited; with --global, a protocol
+                       section you edited, and with --uninstall --global
+                       removes one (never a command or hook of your own under
+                       one of the protocol's names, memory/, your settings or
+                       your .gitignore lines)
   --python CMD         interpreter in the hook commands and the commands'
                        text (default: python3;
                        e.g. python, or "py -3" on Windows; a path with spaces
@@ -239,8 +240,6 @@ def make_plan(source, args):
             os.path.join(args.target, "CLAUDE.md"))
     if args.mode == "uninstall":
         plan = plan_uninstall(source, args.target)
-        plan_agents_removal(plan, source, read_before_install(args.target),
-                            installed_interpreters(plan))
         plan.nothing_installed = not protocol_is_installed(args.target)
         return plan, "uninstalling from {}".format(args.target)
     update = args.mode == "update"

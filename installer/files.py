@@ -29,9 +29,9 @@ def lf_endings(data):
     return data.replace(b"\r\n", b"\n")
 
 
-def read_bytes(path, shown):
-    """The file's bytes, or None when there is no file (nor a folder it could
-    be in). Anything but a regular file (a folder, a FIFO, a device) is
+def read_bytes(path, shown, limit=None):
+    """The file's bytes (its first limit bytes, when given), or None when there is no file (nor
+    a folder it could be in). Anything but a regular file (a folder, a FIFO, a device) is
     refused, without waiting on it; errors name the file as shown."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     try:
@@ -46,7 +46,7 @@ def read_bytes(path, shown):
             raise Refusal("{} is a directory, not a file".format(shown))
         if not stat.S_ISREG(mode):
             raise Refusal("{} is not a regular file".format(shown))
-        return read_all(descriptor)
+        return read_all(descriptor, limit)
     except OSError as error:
         raise Refusal("cannot read {}: {}".format(shown, error.strerror or error))
     finally:
@@ -138,15 +138,17 @@ def write_through_links(path, data):
         os.unlink(temporary)
 
 
-def read_all(descriptor):
-    """Every byte of the open file, from its start."""
+def read_all(descriptor, limit=None):
+    """Every byte of the open file from its start, or its first limit bytes."""
     os.lseek(descriptor, 0, os.SEEK_SET)
-    chunks = []
-    while True:
-        chunk = os.read(descriptor, 1 << 20)
+    chunks, size = [], 0
+    while limit is None or size < limit:
+        chunk = os.read(descriptor, 1 << 20 if limit is None else min(1 << 20, limit - size))
         if not chunk:
-            return b"".join(chunks)
+            break
         chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
 
 
 def overwrite(descriptor, data):

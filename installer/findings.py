@@ -15,21 +15,27 @@ import re
 from .errors import Refusal
 from .files import read_bytes, same_content
 from .protocol import (
-    COMMANDS, COMMAND_DIR, DEFAULT_PYTHON, HOOKS, HOOK_DIR, LOCAL_SETTINGS, MEMORY_INDEX,
-    SESSION_STATE, SETTINGS, SKILL_PERMISSIONS, WIRINGS, is_exec_form,
+    BASELINE_PREFIX, COMMANDS, COMMAND_DIR, DEFAULT_PYTHON, HOOKS, HOOK_DIR, LOCAL_SETTINGS,
+    MEMORY_INDEX,
+    RECORD, SESSION_STATE, SETTINGS, SKILL_PERMISSIONS, WIRINGS, is_exec_form, skill_rule,
 )
-from .releases import RETIRED_COMMANDS, is_the_installers
+from .releases import RETIRED_COMMANDS
 from .plan import VERBS
-from .settings import harness_settings, project_settings
+from .settings import harness_settings, is_managed, project_settings
 from .interpreter import (
-    a_working_python, instead, interpreter_and_flags, shell_word, why_interpreter_fails,
+    NOT_RUN, a_working_python, instead, interpreter_and_flags, shell_word,
+    why_interpreter_fails, why_the_settings_path_lacks_it,
 )
-from .permissions import claudeignore_text, deny_rules, our_deny_rules, rules_in_force
+from .permissions import claudeignore_text, deny_rules, rules_in_force
 from .wiring import handlers_where, our_handlers, wired_events
 from .bash_edition import bash_edition_wiring, the_bash_edition_is_here
-from .repository import ignoring_lines, is_in_a_repository, why_git_gives_no_answer
+from .repository import (
+    ignoring_lines, is_in_a_repository, tracked_files_under, why_git_gives_no_answer,
+)
 from .agents import agents_for, shared_parts_of
+from .record import Ownership
 from .project import Options, plan_install
+
 
 # The install.py options that fix a finding, the one that fixes the most last.
 FIXES = ("--project", "--update", "--update --force")
@@ -48,13 +54,18 @@ class Finding(object):
 
 
 def hook_findings(source, project, env):
+    if os.path.islink(os.path.join(project, ".claude")):
+        return [claude_folder_link_finding(project)]
     present = [name for name in HOOKS if os.path.lexists(os.path.join(project, HOOK_DIR, name))]
     wired = wired_events(project)
-    if not present and not wired:
+    if not present and not wired and not os.path.lexists(os.path.join(project, RECORD)):
         bash = bash_edition_wiring(project)
         if bash:
             return [bash_edition_finding(bash)]
         return [Finding("missing", "protocol not installed", "--project")]
+    plan = plan_install(source, project, Options(update=True))  # what --update would do
+    owned = Ownership(project, source)
+    clashes = [rel for rel in plan.clashes if rel.startswith(HOOK_DIR + "/")]
     findings = []
     missing = [name for name in HOOKS if name not in present]
     if missing:
@@ -62,24 +73,87 @@ def hook_findings(source, project, env):
     installed = {name: read_bytes(os.path.join(project, HOOK_DIR, name), HOOK_DIR + "/" + name)
                  for name in present}
     drifted = [name for name in present if installed[name] is None
-               or not same_content(installed[name], source.hook(name))]
+               or (not same_content(installed[name], source.hook(name))
+                   and HOOK_DIR + "/" + name not in clashes)]
     if drifted:
-        users = [name for name in drifted if installed[name] is not None and
-                 not is_the_installers(source, HOOK_DIR + "/" + name, installed[name])]
-        findings.append(Finding("drift", "hooks differ from this version: " + ", ".join(drifted),
-                                "--update --force" if users else "--update"))
-    unwired = [wiring.event for wiring in WIRINGS if wiring.event not in wired]
+        edited = [name for name in drifted if installed[name] is not None and
+                  not owned.owns(HOOK_DIR + "/" + name, installed[name])]
+        findings.append(Finding("drift", "hooks differ from this version: {}{}".format(
+            ", ".join(drifted), " (edited by you)" if edited else ""),
+            "--update --force" if edited else "--update"))
+    findings += clash_findings(project, plan.clashes)
+    theirs = [wiring.event for wiring in WIRINGS if HOOK_DIR + "/" + wiring.hook in clashes]
+    unwired = [wiring.event for wiring in WIRINGS
+               if wiring.event not in wired and wiring.event not in theirs]
     if unwired:
         findings.append(Finding("unwired", "not wired in settings.json: " + ", ".join(unwired),
                                 "--update"))
     findings += local_only_wiring_findings(project, wired)
     findings += double_wiring_findings(project)
-    findings += repair_findings(source, project) + silenced_findings(project, wired) + \
+    findings += repair_findings(plan) + silenced_findings(project, wired) + \
         interpreter_findings(project, env) + sharing_findings(project) + \
-        unattended_save_findings(project, env)
+        committed_local_files_findings(project) + unattended_save_findings(project, env)
     if unwired:  # --update writes the permissions with the entries; one finding says so
         return findings
-    return findings + permission_findings(source, project)
+    return findings + permission_findings(project, owned, plan)
+
+
+def claude_folder_link_finding(project):
+    """A .claude that is a symbolic link: the installer writes through none, so no mode of it
+    can install, repair or remove anything there, and proposing one would only be refused."""
+    target = os.readlink(os.path.join(project, ".claude"))
+    return Finding("broken", ".claude is a symbolic link (to {}); install.py never writes "
+                   "through one, so it neither installs nor repairs the protocol here: make "
+                   ".claude a folder of the project's own, then run --project".format(target))
+
+
+# What a command of the user's under one of the protocol's names stops, by name.
+CLASHING = {
+    "catchup.md": "a new session is told to start with /catchup, which would run yours",
+    "handoff.md": "the Stop hook asks for /handoff after work, which would run yours",
+    "dream.md": "the Stop hook asks for /dream after work, which would run yours",
+    "memory-status.md": "the protocol's /memory-status is not there",
+    "update-context.md": "the protocol's /update-context is not there",
+}
+
+
+def clash_findings(project, clashes):
+    """A hook or command of the user's under one of the protocol's names is theirs: never
+    replaced, wired or granted, so the protocol's is not installed. Each is named, with what
+    it stops and the way out: renaming theirs lets --update install the protocol's."""
+    try:
+        allowed = rules_in_force(project)["allow"]
+    except Refusal:
+        allowed = []
+    findings = []
+    for rel in clashes:
+        name = os.path.basename(rel)
+        if rel.startswith(HOOK_DIR + "/"):
+            events = [wiring.event for wiring in WIRINGS if wiring.hook == name]
+            stops = ("its {} entry is not wired, so the protocol does not run then".format(
+                events[0]) if events else "session start runs it in place of the protocol's")
+            what = "your own file, not the protocol's {}: {}".format(name, stops)
+        elif name == "SKILL.md":
+            skill = rel.split("/")[-2]
+            what = "your own skill, so the protocol's {} skill is not installed: Codex CLI and " \
+                "Gemini CLI run yours when the hooks ask for {}".format(skill, skill)
+        else:
+            rule = skill_rule(name)
+            what = "your own command, so the protocol's /{} is not installed: {}".format(
+                name[:-3], CLASHING[name])
+            if rule in allowed:
+                what += "; {} is allowed, so the model runs it without asking (remove that rule " \
+                    "unless you mean it)".format(rule)
+        findings.append(Finding("clash", "{} is {}; rename yours (e.g. to {}), then --update "
+                                "installs the protocol's".format(
+                                    rel, what, own_name(rel))))
+    return findings
+
+
+def own_name(rel):
+    """A name for the user's file that the protocol does not use: -own before the extension."""
+    stem, extension = os.path.splitext(rel)
+    return stem + "-own" + extension
 
 
 def local_only_wiring_findings(project, wired):
@@ -117,37 +191,44 @@ def bash_edition_finding(bash):
                        " and ".join(events), " and ".join(rel for rel, _ in bash)), "--update")
 
 
-def permission_findings(source, project):
-    """The protocol's Skill permissions missing from the project's settings,
-    and deny rules out of step with its .claudeignore."""
+def permission_findings(project, owned, plan):
+    """The Skill permissions of the protocol's installed commands missing from the project's
+    settings, .claudeignore lines without their deny rule, and deny rules the protocol added
+    for lines no longer there. A rule the protocol did not add is the user's, never drift."""
     findings = []
     shared = rules_in_force(project, (SETTINGS,))
     local = rules_in_force(project, (LOCAL_SETTINGS,))
     rules = {key: shared[key] + local[key] for key in shared}
-    missing = [rule for rule in SKILL_PERMISSIONS if rule not in rules["allow"]]
+    commands = [name for name in COMMANDS if COMMAND_DIR + "/" + name not in plan.clashes]
+    skills = [rule for rule in SKILL_PERMISSIONS if rule in map(skill_rule, commands)]
+    missing = [rule for rule in skills if rule not in rules["allow"]]
     if missing:
         findings.append(Finding("unwired", "not allowed in settings.json: {} (the CLI asks "
                                 "before the model runs that command)".format(", ".join(missing)),
                                 "--update"))
-    text = claudeignore_text(project)
+    try:
+        text = claudeignore_text(project)
+    except Refusal:
+        return findings
     wanted = deny_rules(text)[0]
     denied = rules["deny"]
     unenforced = [rule for rule in wanted if rule not in denied]
-    local_only = [rule for rule in SKILL_PERMISSIONS if rule in rules["allow"]
+    local_only = [rule for rule in skills if rule in rules["allow"]
                   and rule not in shared["allow"]] + \
         [rule for rule in wanted if rule in denied and rule not in shared["deny"]]
     if local_only:
         findings.append(Finding("unshared", "only in {}, which teammates do not get: {}; "
                                 "--update writes them into {}".format(
                                     LOCAL_SETTINGS, some_of(local_only), SETTINGS), "--update"))
-    stale = [rule for rule in our_deny_rules(source, text) if rule in denied and rule not in wanted]
+    stale = [rule for rule in shared["deny"] if owned.owns_rule("deny", rule)
+             and rule not in wanted]
     if unenforced:
         findings.append(Finding("drift", ".claudeignore lines without their permissions.deny "
                                 "rule (the file tools may open them): " + some_of(unenforced),
                                 "--update"))
     if stale:
-        findings.append(Finding("drift", "permissions.deny rules for lines gone from "
-                                ".claudeignore: " + some_of(stale), "--update"))
+        findings.append(Finding("drift", "permissions.deny rules the protocol added for lines "
+                                "gone from .claudeignore: " + some_of(stale), "--update"))
     return findings
 
 
@@ -158,7 +239,8 @@ def some_of(rules, shown=4):
 
 
 # The protocol's parts that a teammate's clone needs.
-SHARED_PARTS = (SETTINGS, HOOK_DIR + "/" + HOOKS[0], COMMAND_DIR + "/" + COMMANDS[0], MEMORY_INDEX)
+SHARED_PARTS = (SETTINGS, HOOK_DIR + "/" + HOOKS[0], COMMAND_DIR + "/" + COMMANDS[0], MEMORY_INDEX,
+                RECORD)
 
 
 def sharing_findings(project, agents=None):
@@ -178,33 +260,49 @@ def sharing_findings(project, agents=None):
                                               "; ".join(sorted(set(ignored.values())))))]
 
 
+def committed_local_files_findings(project):
+    """Files git tracks that only the hooks write, on each machine for itself: bytecode in
+    .claude/hooks/__pycache__/ and the Stop hook's baselines. Committed, they come into every
+    clone as the repository made them: bytecode the hooks never run (they load only their
+    source) but another program might, a baseline that is another machine's state."""
+    committed = [rel for rel in tracked_files_under(project, HOOK_DIR)
+                 if rel.startswith(HOOK_DIR + "/__pycache__/")
+                 or rel.startswith(HOOK_DIR + "/" + BASELINE_PREFIX)]
+    if not committed:
+        return []
+    return [Finding("broken", "git tracks {} file(s) only the hooks write, each machine its "
+                    "own (bytecode, baselines): {}; they are not the protocol's, so remove "
+                    "them from git (git rm --cached) and look at who committed them".format(
+                        len(committed), some_of(committed)))]
+
+
 NOT_A_REPOSITORY = ("not a git repository: the Stop hook's save check and the worktree pruner "
                     "need git, and nothing is shared; run git init")
 
 
-def repair_findings(source, project):
+def repair_findings(plan):
     """What --update would change or keeps only for want of --force, read from
     its own plan (so the check and the repair never disagree), apart from
-    what the findings above name more precisely: the hooks' files, and the
-    settings file, whose entries and permission rules they name one by one; and
-    the move of a memory to the team format, which memory health advises."""
-    plan = plan_install(source, project, Options(update=True))
-    repairs, edited, retired = [], [], []
+    what the findings above name more precisely: the hooks' files, the
+    settings file, whose entries and permission rules they name one by one,
+    the record, which goes with the changes it speaks of, and the move of a
+    memory to the team format, which memory health advises."""
+    repairs = []
     memory = os.path.dirname(MEMORY_INDEX) + "/"
     for step in plan.steps:
         hook_file = step.shown.startswith(HOOK_DIR + "/") and step.verb in ("write", "replace")
-        settings = step.shown == SETTINGS
         # A memory in the stamped format works; the move to the team format is memory health's
         # advice (stamped-format), not a fault of the install.
         moved_memory = step.shown.startswith(memory)
-        if step.change is not None and not hook_file and not settings and not moved_memory:
+        if step.change is not None and not hook_file and not moved_memory \
+                and step.shown not in (SETTINGS, RECORD):
             repairs.append("{} {}{}".format(VERBS[step.verb][1].replace("would ", "", 1),
                                             step.shown, " ({})".format(step.note) if step.note
                                             else ""))
-        elif step.verb == "keep" and step.note.startswith("edited by you"):
-            # no mode removes an edited command under a retired name, not even with --force
-            is_retired = os.path.basename(step.shown) in RETIRED_COMMANDS
-            (retired if is_retired else edited).append(step.shown)
+    retired = [rel for rel in plan.edited if os.path.basename(rel) in RETIRED_COMMANDS]
+    edited = [rel for rel in plan.edited if rel.startswith(COMMAND_DIR + "/") or
+              rel.endswith("/SKILL.md")]
+    edited = [rel for rel in edited if rel not in retired]
     findings = []
     if repairs:
         findings.append(Finding("drift", "--update would: " + "; ".join(repairs), "--update"))
@@ -212,7 +310,7 @@ def repair_findings(source, project):
         findings.append(Finding("drift", "edited by you, so --update keeps them: {}; "
                                 "--update --force replaces them".format(", ".join(edited)),
                                 "--update --force"))
-    for rel in retired:
+    for rel in retired:  # no mode removes an edited command under a retired name
         name = os.path.basename(rel)[:-3]
         findings.append(Finding("drift", "{} is edited by you and shadows the CLI's own /{} (the "
                                 "protocol's is now /{}): rename or delete it".format(
@@ -291,14 +389,20 @@ def where_the_cli_asks_before_a_write(top, writable, path, inside_only):
 
 def silenced_findings(project, wired):
     """Hooks that are wired but that the harness never runs, or that cannot do
-    their job: all hooks switched off, and, when no entry of the event's hook
-    runs, why each one does not."""
+    their job: a managed policy under which no project hook runs, all hooks
+    switched off, and, when no entry of the event's hook runs, why each one
+    does not."""
     files = harness_settings(project)
+    policy = managed_policy_finding(files)
+    if policy:
+        return [policy]
     switch = [(shown, settings["disableAllHooks"]) for shown, settings in files
               if "disableAllHooks" in settings]
     if switch and switch[-1][1] is True:  # the file of highest precedence decides
-        return [Finding("unwired", '"disableAllHooks": true in {}: no hook runs; remove the key'
-                        .format(switch[-1][0]))]
+        where = switch[-1][0]
+        return [Finding("unwired", '"disableAllHooks": true in {}: no hook runs; {}'.format(
+            where, "ask whoever manages this machine" if is_managed(where)
+            else "remove the key"))]
     findings = []
     for wiring in WIRINGS:
         if wiring.event not in wired:
@@ -310,6 +414,29 @@ def silenced_findings(project, wired):
                 wiring.event, "; ".join("{} in {}".format(reason, shown)
                                         for shown, reason in reasons))))
     return findings
+
+
+def managed_policy_finding(files):
+    """The managed policy's keys under which the harness runs no hook of the project's: only
+    the policy's own hooks (allowManagedHooksOnly), or hooks from plugins and the policy alone
+    (strictPluginOnlyCustomization: true, or a list that names "hooks"). Read from the policy's
+    files only, the last one that sets a key deciding, as the harness merges them."""
+    found = {}
+    for shown, settings in files:
+        if not is_managed(shown):
+            continue
+        for key in ("allowManagedHooksOnly", "strictPluginOnlyCustomization"):
+            if key in settings:
+                found[key] = (shown, settings[key])
+    blocking = [(key, shown, value) for key, (shown, value) in sorted(found.items())
+                if value is True or (key == "strictPluginOnlyCustomization"
+                                     and isinstance(value, list) and "hooks" in value)]
+    if not blocking:
+        return None
+    key, shown, value = blocking[0]
+    return Finding("unwired", '"{}": {} in {}: the managed policy runs no hook of the '
+                   "project's, so the memory is not loaded and no save is asked for; ask whoever "
+                   "manages this machine".format(key, json.dumps(value), shown))
 
 
 # What running an event's hook twice does.
@@ -440,10 +567,12 @@ def without_shell_comment(command):
 
 
 def interpreter_findings(project, env):
-    """The interpreters the wired hook commands start, each run as the harness
-    would run it (through sh, with the command's flags, in the session's
-    environment): one that is missing, too old or rejects the flags fails the
-    hook at every session."""
+    """The interpreters the wired hook commands start, each probed (interpreter.py: only a
+    Python found on the user's PATH, never a program the project chooses, in a minimal
+    environment): one that is missing, too old or rejects the flags fails the hook at every
+    session, and so does a PATH in the settings' env (env, as a session has it) that holds no
+    program of that name, which is looked up without running anything. A command in a form
+    the probe does not run is the user's own, and a warning says it was not checked."""
     prefixes = []
     for _, settings in project_settings(project):
         for wiring in WIRINGS:
@@ -455,10 +584,16 @@ def interpreter_findings(project, env):
                     prefixes.append(prefix)
     findings = []
     for prefix in prefixes:
-        problem = why_interpreter_fails(prefix, env, project)
-        if problem:
-            python = a_working_python(env)
+        problem = why_interpreter_fails(prefix, project)
+        if problem is None:
+            problem = why_the_settings_path_lacks_it(prefix, project, env)
+        if problem and problem.startswith(NOT_RUN):
+            findings.append(Finding("warn", "the hooks' command starts with {}, which {}; "
+                                    "whether it runs the hooks is not checked".format(
+                                        json.dumps(prefix), problem)))
+        elif problem:
+            python = a_working_python()
             repair = "--update --python {}".format(shell_word(python)) if python else None
             findings.append(Finding("broken", "the hooks' interpreter ({}) {}; {}".format(
-                prefix, problem, instead(env)), repair))
+                prefix, problem, instead()), repair))
     return findings

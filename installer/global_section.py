@@ -11,7 +11,7 @@ from .files import encode_text, read_text
 from .protocol import TEMPLATE_SECTION
 from .releases import RELEASED_SECTION_DIGESTS, is_a_release_of
 from .plan import Plan
-from .blocks import find_marked_block, line_texts, with_section, without_section
+from .blocks import line_texts, section_span, with_section, without_section
 
 
 def plan_global(source, config_dir, force):
@@ -64,7 +64,7 @@ def plan_global_removal(source, config_dir, force):
 def section_is_released(source, section, text):
     """Whether the protocol's section in text is one a release shipped."""
     lines = text.splitlines()
-    start, stop = find_marked_block(lines, section, repairable=False)
+    start, stop = section_span(text, section, TEMPLATE_SECTION)
     return is_a_release_of(
         section_bytes(section), RELEASED_SECTION_DIGESTS.get(os.path.basename(TEMPLATE_SECTION), ()),
         section_bytes(lines[start:stop]))

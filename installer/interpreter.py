@@ -5,6 +5,12 @@ writes that form, reads the interpreter back from it (to keep it on --update and
 the commands' text), refuses a --python that a shell would not run as written, and, before it
 wires one, runs it once to learn whether it is Python 3.8 or newer and accepts the hooks' flags.
 The grammar here is the one reading of what counts as a Python.
+
+The probe runs nothing a project chooses, since --check runs on repositories nobody has trusted:
+only a program the grammar reads as a Python (python3, py -3, /usr/bin/python3.12), found on the
+PATH of the user running install.py, never in the project, with the hooks' flags and a version
+selector at most, directly (no shell), in a minimal environment (the settings "env" is read for
+what it says, never handed to a process). Any other form is the user's own and is not run.
 """
 
 import os
@@ -12,9 +18,11 @@ import re
 import shlex
 import shutil
 import subprocess
+import tempfile
 
 from .errors import Refusal, UsageError
 from .protocol import HOOK_TIMEOUT_SECONDS, handler_words, is_exec_form
+
 
 # A hook command as a release wrote it, or as older instructions did (no -I -S,
 # no braces): an interpreter, its flags, then the hook's path and nothing more.
@@ -54,33 +62,111 @@ OTHER_PYTHONS = ("python3", "python") + tuple(
 PROBED = {}
 
 
-def why_interpreter_fails(prefix, env=None, cwd=None):
-    """why_interpreter_probe_fails(), asked once per run for each interpreter,
-    environment and (for a relative path) folder: --check --recursive meets
-    the same few interpreters in every repository."""
-    env = dict(env or os.environ)
-    program = interpreter_program(prefix)
-    relative = re.search(r"[/\\]", program) and not os.path.isabs(os.path.expanduser(program))
-    key = (prefix, tuple(sorted(env.items())), cwd if relative else None)
+def why_interpreter_fails(prefix, project=None):
+    """Why `prefix` (an interpreter and its flags, as a hook command starts) cannot run the
+    hooks; None when it runs Python 3.8 or newer. A project given (--check) means an untrusted
+    command: one the probe may not run is answered with why_not_run's reason, starting "is not
+    run". Asked once per run for each interpreter: --check --recursive meets the same few in
+    every repository."""
+    argv, env, why_not = probe_of(prefix, project)
+    if why_not:
+        return why_not
+    key = (tuple(argv), tuple(sorted(env.items())))
     if key not in PROBED:
-        PROBED[key] = why_interpreter_probe_fails(prefix, env, cwd)
+        PROBED[key] = why_the_probe_fails(argv, env)
     return PROBED[key]
 
 
-def why_interpreter_probe_fails(prefix, env, cwd):
-    """Why `prefix` (an interpreter and its flags, as a hook command starts)
-    cannot run the hooks; None when it runs Python 3.8 or newer. It is run the
-    way the harness runs a hook command: by `sh -c`, flags and all (an
-    interpreter that rejects -I fails here as it would at every stop)."""
-    shell = shutil.which("sh", path=env.get("PATH")) or shutil.which("sh")
-    env = dict(env, MCP_INSTALL_PROBE=VERSION_PROBE)
-    if shell:
-        argv = [shell, "-c", prefix + ' -c "$MCP_INSTALL_PROBE"']
-    else:  # no POSIX shell (Windows without Git Bash): the words as sh would split them
-        argv = shlex.split(prefix) + ["-c", VERSION_PROBE]
+def probe_of(prefix, project=None):
+    """(argv, environment, None) to run the interpreter of prefix with the version probe, or
+    (None, None, why it is not run). With no project, prefix is the user's own --python: its
+    NAME=value words set variables, and a path relative to the folder install.py runs in is
+    theirs to name; with a project (--check), only a Python found on the user's PATH, or an
+    absolute path outside the project, with no more than -I, -S and a version selector."""
+    words = shlex.split(prefix) if INTERPRETER.match(prefix) else None
+    if not words:
+        return None, None, NOT_RUN + "a command of your own form, not an interpreter and its flags"
+    assignments = []
+    while words and re.match(r"[A-Za-z_]\w*=", words[0]):
+        assignments.append(words.pop(0).split("=", 1))
+    if not words:
+        return None, None, NOT_RUN + "it names no interpreter"
+    program, rest = os.path.expanduser(words[0]), words[1:]
+    if project is not None:
+        if assignments:
+            return None, None, NOT_RUN + "it sets variables before the interpreter"
+        if not PYTHON_PROGRAM.match(re.split(r"[/\\]", program)[-1]):
+            return None, None, NOT_RUN + "it does not start a Python by name"
+        if any(not PROBE_WORD.match(word) for word in rest):
+            return None, None, NOT_RUN + "it passes the interpreter more than the hooks' flags"
+        if re.search(r"[/\\]", program) and not os.path.isabs(program):
+            return None, None, NOT_RUN + "it is a path in the project"
+    found = where_the_program_is(program)
+    if found is None:
+        return None, None, "is not found"
+    if project is not None and is_inside(found, project):
+        return None, None, NOT_RUN + "it is a program in the project"
+    env = minimal_environment()
+    env.update(assignments)
+    return [found] + rest + ["-c", VERSION_PROBE], env, None
+
+
+# What a command the probe may run passes its interpreter: the hooks' flags, and a version
+# selector of the Python launcher (py -3, py -3.12).
+PROBE_WORD = re.compile(r"-[IS]\Z|-\d+(?:\.\d+)?\Z")
+NOT_RUN = "is not run by --check, which runs nothing a project chooses: "
+
+
+def where_the_program_is(program):
+    """The path of the program the interpreter word names: looked up on the PATH of the user
+    running install.py (its folders that are absolute paths), or the path it is written as
+    (relative: to the folder install.py runs in). None when there is no such program."""
+    if re.search(r"[/\\]", program):
+        program = os.path.abspath(program)
+        return program if os.path.isfile(program) else None
+    path = os.pathsep.join(folder for folder in os.environ.get("PATH", os.defpath).split(
+        os.pathsep) if os.path.isabs(folder))
+    return shutil.which(program, path=path)
+
+
+def is_inside(path, project):
+    """Whether the real path of path lies in the project's real folder."""
+    real, top = os.path.realpath(path), os.path.realpath(project)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def why_the_settings_path_lacks_it(prefix, project, env):
+    """Why the interpreter of prefix, named without a folder, would not be found on the PATH
+    the settings' env gives a session (its relative folders are the project's, where the
+    harness runs hooks), or why what it finds there is not run; None when that PATH is this
+    process's own or holds it outside the project. Nothing is run: the PATH is read for what
+    it says."""
+    path = env.get("PATH")
+    words = shlex.split(prefix) if INTERPRETER.match(prefix) else []
+    if not words or not path or path == os.environ.get("PATH") or re.search(r"[/\\]", words[0]):
+        return None
+    folders = [os.path.join(project, folder) for folder in path.split(os.pathsep) if folder]
+    found = shutil.which(words[0], path=os.pathsep.join(folders))
+    if found is None:
+        return "is not found on the PATH the settings' env gives ({})".format(path)
+    if is_inside(found, project):
+        return NOT_RUN + "the PATH the settings' env gives finds it in the project ({})".format(
+            os.path.relpath(found, project))
+    return None
+
+
+def minimal_environment():
+    """What an interpreter needs to start, from this process's environment and nothing more:
+    PATH, and on Windows the folders it finds its system in."""
+    names = ("PATH", "SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "TEMP", "TMP")
+    return dict((name, os.environ[name]) for name in names if name in os.environ)
+
+
+def why_the_probe_fails(argv, env):
+    """Why the probe's command does not print a Python version of 3.8 or newer."""
     try:
         done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              stdin=subprocess.DEVNULL, env=env, cwd=cwd,
+                              stdin=subprocess.DEVNULL, env=env, cwd=tempfile.gettempdir(),
                               timeout=HOOK_TIMEOUT_SECONDS)
     except FileNotFoundError:
         return "is not found"
@@ -89,8 +175,6 @@ def why_interpreter_probe_fails(prefix, env, cwd):
     except subprocess.TimeoutExpired:
         return "gave no answer within {} seconds".format(HOOK_TIMEOUT_SECONDS)
     said = done.stderr.decode("utf-8", "replace").strip().splitlines()
-    if done.returncode == 127 or (done.returncode and not shell and not said):
-        return "is not found"
     if done.returncode != 0:
         return "fails with exit {}{}".format(done.returncode, " ({})".format(said[0]) if said else "")
     match = re.match(r"(\d+)\.(\d+)\Z", done.stdout.decode("ascii", "replace"))
@@ -103,19 +187,17 @@ def why_interpreter_probe_fails(prefix, env, cwd):
     return None
 
 
-def a_working_python(env=None):
+def a_working_python():
     """The first of the usual interpreter names that runs the hooks here; None when none does."""
-    path = (env or os.environ).get("PATH")
     for python in OTHER_PYTHONS:
-        if shutil.which(python.split()[0], path=path) and \
-                why_interpreter_fails("{} {}".format(python, HOOK_FLAGS), env) is None:
+        if why_interpreter_fails("{} {}".format(python, HOOK_FLAGS)) is None:
             return python
     return None
 
 
-def instead(env=None):
+def instead():
     """What to pass instead of an interpreter that cannot run the hooks."""
-    python = a_working_python(env)
+    python = a_working_python()
     if python is None:
         return "install Python {}.{} or newer and pass it with --python".format(*OLDEST_PYTHON)
     return "pass --python {}".format(shell_word(python))

@@ -12,15 +12,17 @@ reports the move as something --update would do.
 import datetime
 import os
 
-from .files import encode_text
+from .files import encode_text, read_bytes
 from .protocol import MEMORY_INDEX
 
 MEMORY_FORMAT = "memory_format.py"
 
 
-def plan_memory_format_move(plan, source):
+def plan_memory_format_move(plan, owned, source):
     """A write for each memory file the move changes, and one for the file that takes the index's
-    Active Context; nothing for a memory already in the team format, or none at all."""
+    Active Context; nothing for a memory already in the team format, or none at all. An index
+    the protocol wrote and nobody edited stays the protocol's once moved (owned: the ownership
+    record), so --uninstall still takes it away."""
     folder = plan.path(os.path.dirname(MEMORY_INDEX))
     if not os.path.isdir(folder) or os.path.islink(folder):
         return
@@ -30,6 +32,8 @@ def plan_memory_format_move(plan, source):
     for name in sorted(changes, key=lambda name: (name != index, name)):
         rel = os.path.dirname(MEMORY_INDEX) + "/" + name
         exists = os.path.lexists(plan.path(rel))
+        if rel == MEMORY_INDEX and owned.owns(rel, read_bytes(plan.path(rel), rel)):
+            owned.own(rel, encode_text(changes[name]))
         plan.write("replace" if exists else "write", rel, encode_text(changes[name]),
                    what_the_move_did(name, index, exists))
 

@@ -10,7 +10,7 @@ import os
 import re
 
 from .files import read_text
-from .protocol import CLAUDEIGNORE, LOCAL_SETTINGS, SETTINGS, TEMPLATE_CLAUDEIGNORE
+from .protocol import CLAUDEIGNORE, LOCAL_SETTINGS, SETTINGS
 from .settings import project_settings
 
 
@@ -63,15 +63,21 @@ UNTRANSLATABLE = re.compile(r"[()\\]")
 
 
 def deny_rules(text):
-    """(rules, lines that cannot become one) for the text of a .claudeignore.
-    The CLI matches a Read rule's path as a gitignore pattern and refuses the
-    Read, Edit and Write tools on what it matches. A line without a slash
-    (but a last one) matches at any depth, as in git, and becomes
-    Read(./<line>); a line with a slash before its end is anchored at the
-    project root in git, and becomes Read(/<line>), the form the CLI anchors
-    there too (it reads "./docs/**" as any folder named docs). A negation
-    ("!") has no deny form."""
-    rules, skipped = [], []
+    """(rules, lines that cannot become one) for the text of a .claudeignore; see
+    deny_rule_lines()."""
+    lines, skipped = deny_rule_lines(text)
+    return list(lines), skipped
+
+
+def deny_rule_lines(text):
+    """({rule: the line it comes from}, lines that cannot become one) for the text of a
+    .claudeignore, in the file's order. The CLI matches a Read rule's path as a gitignore
+    pattern and refuses the Read, Edit and Write tools on what it matches. A line without a
+    slash (but a last one) matches at any depth, as in git, and becomes Read(./<line>); a line
+    with a slash before its end is anchored at the project root in git, and becomes
+    Read(/<line>), the form the CLI anchors there too (it reads "./docs/**" as any folder named
+    docs). A negation ("!") has no deny form."""
+    rules, skipped = {}, []
     for line in (text or "").splitlines():
         pattern = line.strip()
         if not pattern or pattern.startswith("#"):
@@ -83,18 +89,9 @@ def deny_rules(text):
             rule = "Read(/{})".format(pattern.lstrip("/"))
         else:
             rule = "Read(./{})".format(pattern)
-        if rule not in rules:
-            rules.append(rule)
+        rules.setdefault(rule, pattern)
     return rules, skipped
 
 
 def claudeignore_text(project):
     return read_text(os.path.join(project, CLAUDEIGNORE), CLAUDEIGNORE)
-
-
-def our_deny_rules(source, ignore_text):
-    """Every deny rule the installer may have written: those of the given
-    .claudeignore and those of the template (a line deleted from a copy of
-    the template leaves a rule that is still the installer's)."""
-    template = source.bytes_of(TEMPLATE_CLAUDEIGNORE).decode("utf-8")
-    return deny_rules(ignore_text)[0] + deny_rules(template)[0]

@@ -59,6 +59,9 @@ class Plan(object):
         self.nothing_installed = False
         self.unshared = False  # outside git, or parts git ignores: said in the last line too
         self.owners = Owners()
+        self.first_changes = 0  # how many steps at the start must come before all others
+        self.edited = []  # the protocol's files the user edited, kept for want of --force
+        self.clashes = []  # files of the user's under the protocol's names, never taken over
         self.planned = {}  # rel -> the bytes the run writes there
 
     def path(self, rel):
@@ -80,16 +83,23 @@ class Plan(object):
         if reason not in self.refusals:
             self.refusals.append(reason)
 
-    def change(self, verb, rel, note, change, shown=None):
+    def change(self, verb, rel, note, change, shown=None, first=False):
+        """A change of the file at rel; first: before every change planned without first (the
+        record of what the run adds, which must be written before anything it speaks of)."""
         reason = why_unsafe_to_change(self.root, rel, shown, removing=verb == "remove") \
             or why_unwritable(self.root, rel, shown)
         if reason:
             self.refuse(reason)
             return
-        self.steps.append(Step(verb, shown or rel, note, change))
+        step = Step(verb, shown or rel, note, change)
+        if first:
+            self.steps.insert(self.first_changes, step)
+            self.first_changes += 1
+        else:
+            self.steps.append(step)
 
     def write(self, verb, rel, data, note="", executable=False, shown=None, whole=False,
-              mode=None):
+              mode=None, first=False):
         """A file the run edits keeps its other names (hard links); one the
         installer owns whole (a hook, a command) is replaced, and its other
         names keep what they held, so that --force never changes a copy of the
@@ -111,7 +121,7 @@ class Plan(object):
             return
         self.planned[rel] = data
         self.change(verb, rel, note, lambda: write_atomically(
-            path, data, mode, self.owners, keep_links=not whole), shown)
+            path, data, mode, self.owners, keep_links=not whole), shown, first)
 
     def remove(self, rel, note="", shown=None):
         path = self.path(rel)

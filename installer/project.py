@@ -1,38 +1,37 @@
 """--project and --update: the plan that puts the protocol into a project or brings it up to date.
 
 Why it exists: this is the installer's main work, each part planned by one function: the hooks
-and commands (replaced only when they are a released version, or with --force), the memory index
-and .claudeignore (never overwritten), the .gitignore and .gitattributes blocks, the settings
-entries and permission rules, the move from an earlier release's handoff path and of a memory in
-the stamped format to the team format, the before-install record, and the hooks' executable bit
-in git's index.
+and commands (the protocol's brought up to date, one the user edited replaced only with --force,
+one of the user's never taken over), the memory index and .claudeignore (never overwritten), the
+.gitignore and .gitattributes blocks, the settings entries and permission rules (the user's own
+never touched), the move from an earlier release's handoff path and of a memory in the stamped
+format to the team format, and the hooks' executable bit in git's index. Each part tells the
+ownership record (record.py) what the run leaves the protocol's, and the record is written before
+anything else.
 """
 
-import hashlib
-import json
+import copy
 import os
 import re
 import shutil
 
 from .errors import Refusal
 from .files import (
-    encode_text, file_mode_for, is_an_empty_folder, is_executable, lf_endings,
-    move_without_overwriting, read_bytes, read_text, same_content, why_unsafe_to_change,
-    why_unwritable,
+    encode_text, file_mode_for, is_executable, move_without_overwriting, read_bytes, read_text,
+    same_content, why_unsafe_to_change, why_unwritable,
 )
 from .protocol import (
-    CLAUDEIGNORE, COMMANDS, COMMAND_DIR, DEFAULT_PYTHON, GITIGNORE, HOOKS, HOOK_DIR,
-    MARKED_BLOCKS, MEMORY_INDEX, OLD_SESSION_STATE, SESSION_STATE, SETTINGS, SKILL_PERMISSIONS,
-    TEMPLATE_CLAUDEIGNORE, TEMPLATE_MEMORY, command_for, wirings_of,
+    CLAUDEIGNORE, COMMANDS, COMMAND_DIR, DEFAULT_PYTHON, HOOKS, HOOK_DIR,
+    MARKED_BLOCKS, MEMORY_INDEX, OLD_SESSION_STATE, RECORD, SESSION_STATE, SETTINGS,
+    SKILL_PERMISSIONS, TEMPLATE_CLAUDEIGNORE, TEMPLATE_MEMORY, command_for, skill_rule,
+    wirings_of,
 )
-from .releases import RELEASED_CLAUDEIGNORE_DIGESTS, RETIRED_COMMANDS, is_the_installers
+from .releases import RETIRED_COMMANDS
 from .plan import Plan, Step
-from .settings import SettingsError, load_settings, parse_settings, settings_bytes
+from .settings import SettingsError, load_settings, settings_bytes
 from .interpreter import interpreter_in, interpreter_program
-from .permissions import deny_rules, grant, our_deny_rules, revoke
-from .wiring import (
-    installed_interpreters, is_on_a_released_matcher, our_handlers, protocol_is_installed, wire,
-)
+from .permissions import deny_rule_lines, grant, revoke
+from .wiring import installed_interpreters, is_on_a_released_matcher, our_handlers, wire
 from .blocks import with_block, with_final_newline_as
 from .bash_edition import (
     moved_from_the_bash_edition, plan_bash_edition_hooks_note, take_over_the_bash_edition,
@@ -41,13 +40,11 @@ from .bash_edition import (
 from .repository import (
     ignoring_lines, index_entries, mark_executable_in_index, why_index_cannot_change,
 )
-from .before_install import BEFORE_INSTALL, INSTALL_FOLDERS, read_before_install
-from .uninstall import block_after_uninstall, settings_after_uninstall
 from .memory_move import plan_memory_format_move
 from .agents import (
-    agent_files, agents_for, before_install_entries, interpreters_wired_for, plan_agent_wiring,
-    plan_agents_md,
+    agent_files, agents_for, interpreters_wired_for, plan_agent_wiring, plan_agents_md,
 )
+from .record import Ownership
 
 
 class Options(object):
@@ -61,42 +58,44 @@ class Options(object):
 def plan_install(source, project, options):
     """The plan for --project (and, with options.update, for --update)."""
     plan = Plan(project)
+    owned = Ownership(project, source)
     if options.python is not None:
         plan_interpreter_note(plan, options.python)
     known = installed_interpreters(plan)
     python = command_interpreter(known, options)
     ours = [name for name in HOOKS
-            if plan_owned_file(plan, source, HOOK_DIR + "/" + name, source.hook(name), options,
+            if plan_owned_file(plan, owned, HOOK_DIR + "/" + name, source.hook(name), options,
                                hook=True)]
-    for name in COMMANDS:
-        plan_owned_file(plan, source, COMMAND_DIR + "/" + name, command_for(source, name, python),
-                        options, hook=False, pythons=known + [python, DEFAULT_PYTHON])
-    plan_retired_commands(plan, source, options)
+    commands = [name for name in COMMANDS
+                if plan_owned_file(plan, owned, COMMAND_DIR + "/" + name,
+                                   command_for(source, name, python), options, hook=False,
+                                   pythons=known + [python, DEFAULT_PYTHON])]
+    plan_retired_commands(plan, owned, options)
     if not options.update:
-        plan_copy_if_absent(plan, MEMORY_INDEX, source.bytes_of(TEMPLATE_MEMORY))
-    ignore_text = plan_claudeignore(plan, source, options)
+        plan_memory_index(plan, owned, source.bytes_of(TEMPLATE_MEMORY))
+    ignore_text = plan_claudeignore(plan, owned, source, options)
     for rel, template, lines_are in MARKED_BLOCKS:
-        plan_marked_block(plan, rel, source.marked_template(template), lines_are)
+        plan_marked_block(plan, owned, rel, source.marked_template(template), lines_are)
     if options.update:
         plan_session_state_move(plan)
-        plan_memory_format_move(plan, source)
-    plan_settings_wiring(plan, options, wirings_of(ours), source, ignore_text)
-    agents = plan_other_agents(plan, source, options, python, known)
-    plan_before_install_record(plan, source, ours, ignore_text, agents, options.update)
+        plan_memory_format_move(plan, owned, source)
+    plan_settings_wiring(plan, owned, options, wirings_of(ours), commands, ignore_text)
+    plan_other_agents(plan, owned, source, options, python, known)
     plan_git_index(plan, project, ours)
+    owned.plan_writes(plan)
     return plan
 
 
-def plan_other_agents(plan, source, options, python, known):
-    """The agents besides Claude Code asked for or already wired: their command files, then
-    their hooks files. Returns them."""
+def plan_other_agents(plan, owned, source, options, python, known):
+    """The agents besides Claude Code asked for or already wired: their skills, then their
+    hooks files, then AGENTS.md. Returns them."""
     agents = agents_for(plan.root, options.agents)
     pythons = known + interpreters_wired_for(plan.root) + [python, DEFAULT_PYTHON]
     for rel, data, is_ours in agent_files(agents, source, python, pythons):
-        plan_owned_file(plan, source, rel, data, options, hook=False, is_ours=is_ours)
+        plan_owned_file(plan, owned, rel, data, options, hook=False, is_ours=is_ours)
     for agent in agents:
-        plan_agent_wiring(plan, agent, python, options.update)
-    plan_agents_md(plan, source, "agents-md" in (options.agents or ()), options.force)
+        plan_agent_wiring(plan, owned, agent, python, options.update)
+    plan_agents_md(plan, owned, source, "agents-md" in (options.agents or ()), options.force)
     return agents
 
 
@@ -108,46 +107,58 @@ def command_interpreter(known, options):
     return known[0] if known else options.python or DEFAULT_PYTHON
 
 
-def plan_retired_commands(plan, source, options):
+def plan_retired_commands(plan, owned, options):
     """A command an earlier release installed under a name this version no
     longer uses: --update (or --force) removes an unedited copy; an edited one
-    stays, and the line says what replaced it."""
+    stays, and the line says what replaced it; a file of the user's under that
+    name is not the protocol's, and nothing is said of it."""
     for name, successor in sorted(RETIRED_COMMANDS.items()):
         rel = COMMAND_DIR + "/" + name
         existing = read_bytes(plan.path(rel), rel)
         if existing is None:
             continue
         renamed = "/{} is now /{}".format(name[:-3], successor[:-3])
-        if not is_the_installers(source, rel, existing):
-            plan.hold(rel, "edited by you; {}, and this file shadows the CLI's own /{}".format(
-                renamed, name[:-3]))
+        if not owned.owns(rel, existing):
+            if owned.wrote(rel):
+                plan.hold(rel, "edited by you; {}, and this file shadows the CLI's own /{}"
+                          .format(renamed, name[:-3]))
+                plan.edited.append(rel)
         elif options.update or options.force:
             plan.remove(rel, renamed)
+            owned.disown(rel)
         else:
             plan.keep(rel, "{}; --update removes it".format(renamed))
 
 
-def plan_claudeignore(plan, source, options):
-    """Write the template where there is no .claudeignore; --update replaces a
-    copy of a released template nobody edited. Returns the text the file holds
-    after the run (its lines become the settings' deny rules)."""
+def plan_claudeignore(plan, owned, source, options):
+    """Write the template where there is no .claudeignore; --update replaces
+    the protocol's copy of an earlier template that nobody edited. Returns the
+    text the file holds after the run (its lines become the settings' deny
+    rules), or False when there is something there that cannot be read (its
+    rules are then left as they are)."""
     template = source.bytes_of(TEMPLATE_CLAUDEIGNORE)
     try:
         existing = read_bytes(plan.path(CLAUDEIGNORE), CLAUDEIGNORE)
     except Refusal:
-        existing = None
+        plan.keep(CLAUDEIGNORE, "exists; never overwritten")
+        return False
     if existing is None and os.path.lexists(plan.path(CLAUDEIGNORE)):
         plan.keep(CLAUDEIGNORE, "exists; never overwritten")
-        return None
+        return False
     if existing is None:
+        owned.disown(CLAUDEIGNORE)
         if not options.update:
             plan.write("write", CLAUDEIGNORE, template)
+            owned.own(CLAUDEIGNORE, template)
             return template.decode("utf-8")
         return None
     if options.update and not same_content(existing, template) and \
-            hashlib.sha256(lf_endings(existing)).hexdigest() in RELEASED_CLAUDEIGNORE_DIGESTS:
+            owned.owns(CLAUDEIGNORE, existing):
         plan.write("replace", CLAUDEIGNORE, template, "was an older version", whole=True)
+        owned.own(CLAUDEIGNORE, template)
         return template.decode("utf-8")
+    if owned.owns(CLAUDEIGNORE, existing):
+        owned.own(CLAUDEIGNORE, existing)
     plan.keep(CLAUDEIGNORE, "exists; never overwritten")
     return existing.decode("utf-8", "surrogateescape")
 
@@ -172,18 +183,21 @@ def plan_session_state_move(plan):
                 lambda: move_without_overwriting(old, new))
 
 
-def plan_owned_file(plan, source, rel, data, options, hook, pythons=(DEFAULT_PYTHON,),
+def plan_owned_file(plan, owned, rel, data, options, hook, pythons=(DEFAULT_PYTHON,),
                     is_ours=None):
-    """A hook or command: the installer's own file, replaced only when allowed.
-    A file of the user's under the same name is kept unless --force says
-    otherwise (for a hook, --update --force, since a hook runs at every
-    session). Returns whether the file is the installer's after the run.
-    is_ours tells the installer's own bytes for a file no release has listed
-    (another agent's skill or command)."""
+    """A hook, command or skill, data being this version's. The protocol's file
+    (the record's, or a copy of this version) is brought up to date by --update
+    or --force; one the user edited stays unless --force (for a hook, --update
+    --force, since a hook runs at every session). A file of the user's under
+    the name is never taken over, not even with --force: it is named as a
+    clash. is_ours tells an earlier version's bytes, for a file no release
+    lists (another agent's skill), in an install made before the record.
+    Returns whether the file is the protocol's after the run."""
     path = plan.path(rel)
     existing = read_bytes(path, rel)
     if existing is None:  # absent, or a link to nothing, which the write refuses
         plan.write("write", rel, data, executable=hook, whole=True)
+        owned.own(rel, data)
         return True
     if same_content(existing, data):
         if hook and not is_executable(path):
@@ -191,18 +205,29 @@ def plan_owned_file(plan, source, rel, data, options, hook, pythons=(DEFAULT_PYT
             plan.change("chmod", rel, "", lambda: os.chmod(path, mode))
         else:
             plan.keep(rel, "up to date")
+        owned.own(rel, data)
         return True
-    if (is_ours(existing) if is_ours else is_the_installers(source, rel, existing, pythons)):
+    forced = options.force and (options.update or not hook)
+    if owned.owns(rel, existing, pythons, is_ours):
         if options.update or options.force:
             plan.write("replace", rel, data, "was an older version", executable=hook, whole=True)
-            return True
-        plan.hold(rel, "differs from this version; --update or --force replaces it")
+            owned.own(rel, data)
+        else:
+            plan.hold(rel, "differs from this version; --update or --force replaces it")
+            owned.own(rel, existing)
         return True
-    if options.force and (options.update or not hook):
-        plan.write("replace", rel, data, "--force", executable=hook, whole=True)
+    if owned.wrote(rel):
+        if forced:
+            plan.write("replace", rel, data, "--force", executable=hook, whole=True)
+            owned.own(rel, data)
+        else:
+            plan.hold(rel, "edited by you; {} replaces it".format(
+                "--update --force" if hook else "--force"))
+            plan.edited.append(rel)
         return True
-    plan.hold(rel, "not a version the installer shipped; --update --force replaces it" if hook
-              else "edited by you; --force replaces it")
+    plan.keep(rel, "your own {}, not the protocol's: it stays, and the protocol's {} is not "
+              "installed (see --check)".format(*what_it_is(rel, hook)))
+    plan.clashes.append(rel)
     return False
 
 
@@ -211,7 +236,7 @@ def plan_git_index(plan, project, ours):
     new files or content, nor touch the mode of a hook of the user's or of an
     entry that is no plain file (a symbolic link, a conflict)."""
     rels = [HOOK_DIR + "/" + name for name in HOOKS]
-    entries = index_entries(project, rels)
+    entries = index_entries(project, rels + [RECORD])
     if entries is None:
         return
     tracked = [entries.get(HOOK_DIR + "/" + name) for name in ours]
@@ -224,11 +249,16 @@ def plan_git_index(plan, project, ours):
         plan.steps.append(Step("index", ", ".join(
             os.path.basename(entry.top_path) for entry in to_mark),
             "mode 100755 in git's index", lambda: mark_executable_in_index(project, to_mark)))
-    untracked = [rel for rel in rels if rel not in entries]
+    # named one by one: a glob would set the bit on the user's own hooks beside them too
+    untracked = [HOOK_DIR + "/" + name for name in ours if HOOK_DIR + "/" + name not in entries]
+    record = "" if RECORD in entries else "; git add " + RECORD
     if untracked:  # git add refuses an ignored path: then the sharing note comes first
-        plan.note("the hooks are not in git yet; {}add them with: git add --chmod=+x "
-                  ".claude/hooks/*.py".format("once .gitignore no longer ignores them, "
-                                              if ignoring_lines(project, untracked) else ""))
+        plan.note("the hooks are not in git yet; {}add them with: git add --chmod=+x {}{}".format(
+            "once .gitignore no longer ignores them, " if ignoring_lines(project, untracked)
+            else "", " ".join(untracked), record))
+    elif record:
+        plan.note("the record of what the protocol added is not in git yet, so a teammate's "
+                  "--update and --uninstall cannot read it: git add " + RECORD)
 
 
 def plan_interpreter_note(plan, python):
@@ -239,14 +269,17 @@ def plan_interpreter_note(plan, python):
         plan.note("{} {}; the hooks fail wherever it is missing".format(program, where))
 
 
-def plan_copy_if_absent(plan, rel, data):
-    if os.path.lexists(plan.path(rel)):
-        plan.keep(rel, "exists; never overwritten")
+def plan_memory_index(plan, owned, data):
+    """The memory index from the template where there is none; one that is there is the
+    user's memory, never overwritten."""
+    if os.path.lexists(plan.path(MEMORY_INDEX)):
+        plan.keep(MEMORY_INDEX, "exists; never overwritten")
     else:
-        plan.write("write", rel, data)
+        plan.write("write", MEMORY_INDEX, data)
+        owned.own(MEMORY_INDEX, data)
 
 
-def plan_marked_block(plan, rel, block, lines_are):
+def plan_marked_block(plan, owned, rel, block, lines_are):
     """The block once in the file at rel (.gitignore, .gitattributes), among the user's lines,
     which stay as they were; the file is written new when there is none."""
     text = read_text(plan.path(rel), rel)
@@ -259,24 +292,31 @@ def plan_marked_block(plan, rel, block, lines_are):
                       "replace": ("repair", "restored the " + lines_are),
                       "take over": ("merge", "took over the bash edition's " + lines_are)}[how]
         plan.write("write" if text is None else verb, rel, encode_text(new_text), note)
+    if text is None:
+        owned.after.created.append(rel)
 
 
-def plan_settings_wiring(plan, options, wirings, source, ignore_text):
+def plan_settings_wiring(plan, owned, options, wirings, commands, ignore_text):
     path = plan.path(SETTINGS)
     try:
         settings, original = load_settings(path, SETTINGS)
     except SettingsError as error:
         plan.refuse(str(error))
         return
+    read = copy.deepcopy(settings)
     if options.python is not None and not options.update:
         plan_kept_interpreter_note(plan, settings, options.python, wirings)
     moved = take_over_the_bash_edition(settings, options.python, wirings) \
         if the_bash_edition_is_here(plan.root) else []
-    changed = wire(settings, options.python, options.update, wirings)
+    present = [wiring.event for wiring in wirings if our_handlers(settings, wiring)]
+    updatable = [event for event in present if owned.owns_event(event)]
+    changed = wire(settings, options.python, options.update, wirings, updatable)
+    owned.after.hooks += [event for event in changed if event not in present] + \
+        [wiring.event for wiring, replaced in moved if replaced]
     if options.update:
         plan_shared_matcher_note(plan, settings, wirings)
     notes = ["wired " + " and ".join(changed)] if changed else []
-    notes += permission_changes(plan, settings, source, ignore_text)
+    notes += permission_changes(plan, owned, settings, commands, ignore_text)
     # One line for each event moved from the bash edition, one for the rest;
     # the first carries the file's one write, the others say what it holds.
     lines = [moved_from_the_bash_edition(wiring, replaced) for wiring, replaced in moved]
@@ -287,22 +327,38 @@ def plan_settings_wiring(plan, options, wirings, source, ignore_text):
         verb = "write" if original is None else "merge"
         plan.write(verb, SETTINGS, settings_bytes(settings, original), lines[0])
         plan.steps += [Step(verb, SETTINGS, line, None) for line in lines[1:]]
+    if original is None:
+        owned.after.created.append(SETTINGS)
+    owned.note_containers(read, settings, [wiring.event for wiring, _ in moved])
     plan_bash_edition_hooks_note(plan, settings)
 
 
-def permission_changes(plan, settings, source, ignore_text):
-    """Allow the protocol's skills and bring the deny rules in line with the
-    .claudeignore: add the missing ones, remove the installer's rules for
-    lines no longer there; the user's own rules stay. Returns what changed,
-    as notes."""
+def permission_changes(plan, owned, settings, commands, ignore_text):
+    """Allow the skills of the protocol's commands that are installed, and take back a grant
+    the protocol made for one that is not (a command of the user's under its name is not the
+    protocol's to grant); bring the protocol's deny rules in line with the .claudeignore: add
+    a rule for each line that has none, and take out the rules the protocol added for lines no
+    longer there. A rule the protocol did not add is the user's, and stays. Returns what
+    changed, as notes."""
     notes = []
-    allowed = grant(settings, "allow", SKILL_PERMISSIONS)
+    wanted = [rule for rule in SKILL_PERMISSIONS if rule in map(skill_rule, commands)]
+    taken_back = revoke(settings, "allow", [rule for rule in owned.after.allow
+                                            if rule not in wanted])
+    owned.after.allow = [rule for rule in owned.after.allow if rule in wanted]
+    allowed = grant(settings, "allow", wanted)
+    owned.after.allow += allowed
     if allowed:
         notes.append("allowed " + ", ".join(allowed))
-    wanted, skipped = deny_rules(ignore_text)
-    stale = [rule for rule in our_deny_rules(source, ignore_text) if rule not in wanted]
-    dropped = revoke(settings, "deny", stale)
-    added = grant(settings, "deny", wanted)
+    if taken_back:
+        notes.append("took back {}, since that command is not the protocol's".format(
+            ", ".join(taken_back)))
+    if ignore_text is False:  # a .claudeignore that cannot be read: its rules stay as they are
+        return notes
+    lines, skipped = deny_rule_lines(ignore_text)
+    dropped = revoke(settings, "deny", [rule for rule in owned.after.deny if rule not in lines])
+    owned.after.deny = dict((rule, lines[rule]) for rule in owned.after.deny if rule in lines)
+    added = grant(settings, "deny", list(lines))
+    owned.after.deny.update((rule, lines[rule]) for rule in added)
     if added:
         notes.append("denied the file tools {} .claudeignore pattern(s)".format(len(added)))
     if dropped:
@@ -341,59 +397,11 @@ def plan_kept_interpreter_note(plan, settings, python, wirings):
             " and ".join(kept), shown))
 
 
-def plan_before_install_record(plan, source, ours, ignore_text, agents, update):
-    """Write down what the uninstall could not tell once this run's changes
-    are made (see BEFORE_INSTALL): folders there and empty, and the bytes of a
-    file the uninstall would not give back. An earlier record keeps what it
-    says: it was written before that install. Claude Code's parts are looked
-    at by the first install only; another agent's, whenever a run first wires
-    that agent."""
-    earlier = read_before_install(plan.root)
-    record = earlier or {"folders": [], "files": {}}
-    for_agents = before_install_entries(plan, agents, record)
-    if update or protocol_is_installed(plan.root):  # what is here is an install's
-        plan_record(plan, earlier, record, for_agents["folders"], for_agents["files"])
-        return
-    folders = [rel for rel in INSTALL_FOLDERS
-               if rel not in record["folders"] and is_an_empty_folder(plan.path(rel))]
-    deny = our_deny_rules(source, ignore_text)
-    blocks = dict((rel, source.marked_template(template)) for rel, template, _ in MARKED_BLOCKS)
-
-    def given_back(rel, text, use_head):
-        """What the uninstall would give back of the installed text: with HEAD as it is now,
-        and without it, as once the user commits the installed file."""
-        if rel == SETTINGS:
-            return settings_after_uninstall(
-                plan.root, text, parse_settings(text.lstrip("\ufeff"), SETTINGS),
-                wirings_of(ours), deny, None, use_head)[0]
-        return block_after_uninstall(plan.root, rel, text, blocks[rel], None, use_head)
-
-    files = {}
-    for rel in [SETTINGS] + sorted(blocks):
-        if rel in record["files"] or rel not in plan.planned:
-            continue
-        original = read_bytes(plan.path(rel), rel)
-        if original is None:
-            continue
-        installed = plan.planned[rel].decode("utf-8", "surrogateescape")
-        if any((given_back(rel, installed, use_head) or (None,))[0] != original
-               for use_head in (True, False)):
-            files[rel] = original.decode("utf-8", "surrogateescape")
-    plan_record(plan, earlier, record, folders + for_agents["folders"],
-                dict(files, **for_agents["files"]))
-
-
-def plan_record(plan, earlier, record, folders, files):
-    if not folders and not files:
-        return
-    if earlier is None and os.path.lexists(plan.path(BEFORE_INSTALL)):
-        plan.refuse("{} is there and is not a record the installer wrote; move it away, so the "
-                    "install can write down what --uninstall must leave as it was"
-                    .format(BEFORE_INSTALL))
-        return
-    record["folders"] += folders
-    record["files"].update(files)
-    plan.write("write" if not os.path.lexists(plan.path(BEFORE_INSTALL)) else "merge",
-               BEFORE_INSTALL, encode_text(json.dumps(record, indent=2, sort_keys=True) + "\n"),
-               "what --uninstall must leave as it was: " + ", ".join(folders + sorted(files)),
-               mode=0o600)  # it may hold a copy of settings with secrets in their "env"
+def what_it_is(rel, hook):
+    """(what kind of file rel is, how the protocol's is called) for the line that keeps a file of
+    the user's under one of the protocol's names."""
+    if hook:
+        return "hook", os.path.basename(rel)
+    if rel.endswith("/SKILL.md"):
+        return "skill", rel.split("/")[-2]
+    return "command", "/" + os.path.basename(rel)[:-3]

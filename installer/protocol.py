@@ -26,6 +26,10 @@ CLAUDEIGNORE = ".claudeignore"
 GITIGNORE = ".gitignore"
 GITATTRIBUTES = ".gitattributes"
 BASELINE_PREFIX = ".session-baseline"
+# What the protocol added here (shared, committed) and what was here before the first install
+# on this machine (local, ignored by git): record.py.
+RECORD = ".claude/memory-context-protocol.json"
+BEFORE_INSTALL = HOOK_DIR + "/.before-install.json"
 TEMPLATE_MEMORY = "templates/MEMORY.md"
 TEMPLATE_CLAUDEIGNORE = "templates/claudeignore"
 TEMPLATE_GITIGNORE = "templates/gitignore"
@@ -69,6 +73,13 @@ AGENT_FOLDERS = tuple(SKILL_DIR + "/" + name for name in AGENT_COMMANDS) + (
 # model runs a command whose frontmatter lists allowed-tools unless the
 # project allows Skill(<name>); nothing broader is granted.
 SKILL_PERMISSIONS = ("Skill(catchup)", "Skill(handoff)", "Skill(dream)")
+
+
+def skill_rule(command):
+    """The rule that lets the model run a command (catchup.md: Skill(catchup)) without asking."""
+    return "Skill({})".format(command[:-len(".md")])
+
+
 HOOK_TIMEOUT_SECONDS = 15
 
 

@@ -1,27 +1,17 @@
-"""What the installer asks git about a project: tracked files, HEAD's bytes, the index, ignores.
+"""What the installer asks git about a project: the index, what git ignores, whether it answers.
 
 Why it exists: what the protocol shares reaches teammates only through git, and a hook committed
 without its executable bit breaks every fresh clone. These questions are asked here, each through
 the hardened runner (git.py), each answering "cannot say" rather than guessing when git gives no
-answer: a blob is read raw (no filter runs), and the index's mode is set without staging content.
+answer; the index's mode is set without staging content, so no filter runs. What the uninstall
+gives back never depends on git: the ownership record says it (record.py).
 """
 
 import os
 import subprocess
 
 from .errors import Refusal
-from .git import GIT_TIMEOUT_SECONDS, git, git_bytes, run_git
-from .files import lf_endings
-
-
-def is_tracked_by_git(project, rel):
-    """Whether git's index holds the file (committed, or staged only); None
-    when the project is in a repository but git gives no answer (git missing
-    from PATH, a repository it refuses to read)."""
-    code, out = git_bytes(project, "--literal-pathspecs", "ls-files", "-z", "--", rel)
-    if code == 0:
-        return bool(out)
-    return None if is_in_a_repository(project) else False
+from .git import GIT_TIMEOUT_SECONDS, git, run_git
 
 
 def is_in_a_repository(folder):
@@ -40,34 +30,6 @@ def repository_top(folder):
             return None
         folder = parent
     return folder
-
-
-def committed_version(project, rel, newline):
-    """HEAD's bytes of the file with the given line endings; None when HEAD
-    does not hold it, git cannot say, or a checkout changes it beyond line
-    endings. The blob is read raw: running the repository's filters could
-    write, hang or fail, and core.autocrlf set after the checkout would give
-    CRLF to a file that has LF."""
-    if is_changed_by_checkout(project, rel):
-        return None
-    code, out = git_bytes(project, "cat-file", "blob", "HEAD:./" + rel)
-    if code != 0:
-        return None
-    return lf_endings(out).replace(b"\n", newline.encode("ascii"))
-
-
-# Attributes under which a checkout writes something other than the blob.
-CHECKOUT_ATTRIBUTES = ("filter", "ident", "working-tree-encoding")
-
-
-def is_changed_by_checkout(project, rel):
-    """Whether an attribute has git change the file between the blob and the
-    work tree (line endings aside); True when git cannot say."""
-    code, out = git(project, "check-attr", "-z", *(CHECKOUT_ATTRIBUTES + ("--", rel)))
-    if code != 0:
-        return True
-    values = out.split("\0")[2::3]
-    return any(value not in ("unspecified", "unset") for value in values)
 
 
 class IndexEntry(object):
@@ -103,6 +65,13 @@ def index_entries(project, rels):
     return entries
 
 
+def tracked_files_under(project, folder):
+    """The paths (from project, with /) of the files git's index tracks under folder; [] when
+    there are none or git cannot say. ls-files reads the index alone: no filter runs."""
+    code, out = git(project, "ls-files", "-z", "--", folder)
+    return [rel for rel in out.split("\0") if rel] if code == 0 else []
+
+
 def why_index_cannot_change(project):
     """Why git cannot update the project's index now (another git command holds
     its lock, its folder is read-only, or git does not say where the lock is);
@@ -124,7 +93,8 @@ def why_index_cannot_change(project):
 
 def mark_executable_in_index(project, entries):
     """Set mode 100755 on the entries' blobs as the plan found them. Unlike
-    --chmod=+x, this stages no work-tree content, so no clean filter runs."""
+    --chmod=+x, this stages no work-tree content (and the runner switches off
+    the filter drivers git would run on a file that looks racily clean)."""
     arguments = []
     for entry in entries:
         arguments += ["--cacheinfo", "100755,{},{}".format(entry.blob, entry.top_path)]

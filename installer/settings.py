@@ -8,8 +8,11 @@ of two settings texts is compared as the harness would: 1 and 1.0 differ, an emp
 as none.
 """
 
+import copy
 import json
 import os
+import stat
+import sys
 
 from .errors import Refusal, UsageError
 from .files import newline_of, read_bytes
@@ -99,16 +102,51 @@ def permissions_shape_problem(permissions):
 
 
 def load_settings(path, shown):
-    """(settings, original text); ({}, None) when the file does not exist."""
-    data = read_bytes(path, shown)
-    if data is None:
-        return {}, None
+    """(settings, original text); ({}, None) when the file does not exist. Each file is read
+    and parsed once in a run (while it stays as it was: its size, time and inode), however many
+    parts of the run ask for it; each caller gets a copy of its own to change."""
+    signature = file_signature(path)
+    found = READ.get((path, shown)) if signature is not None else None
+    if found is None or found[0] != signature:
+        found = (signature, read_settings(path, shown))
+        if signature is not None:
+            READ[(path, shown)] = found
+    outcome = found[1]
+    if isinstance(outcome, SettingsError):
+        raise SettingsError(str(outcome))
+    settings, text = outcome
+    return copy.deepcopy(settings), text
+
+
+# (path, shown) -> (signature, (settings, text) or the SettingsError it gave), for load_settings.
+READ = {}
+
+
+def file_signature(path):
+    """What tells a file apart from the same file changed: None for none, or a non-file."""
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise SettingsError("{} is not UTF-8 text (byte {} at offset {})".format(
-            shown, hex(data[error.start]), error.start))
-    return parse_settings(text.lstrip("\ufeff"), shown), text
+        info = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    return (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def read_settings(path, shown):
+    """(settings, original text) of the file, or the SettingsError that names what is wrong."""
+    try:
+        data = read_bytes(path, shown)
+        if data is None:
+            return {}, None
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise SettingsError("{} is not UTF-8 text (byte {} at offset {})".format(
+                shown, hex(data[error.start]), error.start))
+        return parse_settings(text.lstrip("\ufeff"), shown), text
+    except SettingsError as error:
+        return error
 
 
 def settings_bytes(data, original):
@@ -213,7 +251,8 @@ def is_user_config_dir(folder):
 def harness_settings(project):
     """[(shown name, settings)] of every settings file the harness reads for the
     project that exists, lowest precedence first: the user's, the shared, the
-    local. A file that cannot be read counts as empty here (the check reports
+    local, then the managed policy's (its file, then the files of its drop-in
+    folder). A file that cannot be read counts as empty here (the check reports
     a broken project file on its own)."""
     files = []
     try:
@@ -221,6 +260,7 @@ def harness_settings(project):
     except UsageError:
         pass
     files += [(os.path.join(project, *rel.split("/")), rel) for rel in (SETTINGS, LOCAL_SETTINGS)]
+    files += [(path, path) for path in managed_settings_files()]
     found = []
     for path, shown in files:
         try:
@@ -232,10 +272,44 @@ def harness_settings(project):
     return found
 
 
+def managed_settings_folder():
+    """Where the platform keeps the managed policy that outranks every other settings file
+    (MCP_MANAGED_SETTINGS_DIR names another folder, for tests and unusual machines)."""
+    configured = os.environ.get("MCP_MANAGED_SETTINGS_DIR")
+    if configured:
+        return configured
+    if sys.platform == "darwin":
+        return "/Library/Application Support/ClaudeCode"
+    if os.name == "nt":
+        return os.path.join(os.environ.get("ProgramFiles") or r"C:\Program Files", "ClaudeCode")
+    return "/etc/claude-code"
+
+
+def managed_settings_files():
+    """The managed policy's files in the order the harness merges them: managed-settings.json,
+    then the .json files of managed-settings.d by name (a hidden one left out), each later one
+    over the ones before."""
+    folder = managed_settings_folder()
+    files = [os.path.join(folder, "managed-settings.json")]
+    drop_ins = os.path.join(folder, "managed-settings.d")
+    try:
+        names = sorted(os.listdir(drop_ins))
+    except OSError:
+        names = []
+    return files + [os.path.join(drop_ins, name) for name in names
+                    if name.endswith(".json") and not name.startswith(".")]
+
+
+def is_managed(shown):
+    """Whether a settings file as harness_settings() names it is the managed policy's."""
+    return shown.startswith(managed_settings_folder().rstrip("/\\") + os.sep)
+
+
 def session_environment(project, base=None):
     """The environment the hooks see in a session: this one, with the "env"
     of every settings file on top, as the harness applies it (a project's
-    value over the user's, the local file's over the shared one's)."""
+    value over the user's, the local file's over the shared one's, the managed
+    policy's over all)."""
     env = dict(os.environ if base is None else base)
     for _, settings in harness_settings(project):
         values = settings.get("env")

@@ -1,83 +1,73 @@
-"""--uninstall: take out what --project added, and give every file of the user's back byte for byte.
+"""--uninstall: take out what the protocol added, and give every file of the user's back byte for byte.
 
-Why it exists: removing the protocol must leave the project as it was. Only the installer's own
-files go (a hook or command in a version a release shipped, the hooks' baselines and bytecode,
-the template's .claudeignore); the settings.json, .gitignore and .gitattributes lose only the
-protocol's parts and come back in the bytes they had, from the before-install record or HEAD;
-memory/ and the handoff always stay; a folder goes only when the run empties it and it was not
-there, empty, before.
+Why it exists: removing the protocol must leave the project as it was. What goes is what the
+ownership record (record.py) says the protocol added and nobody changed since: its hooks,
+commands, .claudeignore and memory index as it wrote them, the hooks' baselines and bytecode,
+the settings entries and rules it added, its .gitignore and .gitattributes blocks. A file the
+user edited stays, and so does everything of the user's, whatever its name. settings.json,
+.gitignore and .gitattributes come back in the bytes they had before the first install when what
+is left means the same; a file the install created goes when nothing of the user's is left in
+it; a folder goes only when the run empties it and it was not there, empty, before. The handoff
+always stays. The records go last, so a run that stops half-way can be run again.
 """
 
+import copy
 import os
 import re
 
 from .errors import Refusal
-from .files import encode_text, newline_of, read_bytes, read_text, same_content
+from .files import encode_text, read_bytes, read_text
 from .protocol import (
-    BASELINE_PREFIX, CLAUDEIGNORE, COMMANDS, COMMAND_DIR, DEFAULT_PYTHON, HOOKS, HOOK_DIR,
-    LOCAL_SETTINGS, MARKED_BLOCKS, OLD_SESSION_STATE, SESSION_STATE, SETTINGS, SKILL_PERMISSIONS,
-    TEMPLATE_CLAUDEIGNORE, WIRINGS, wirings_of,
+    AGENTS_MD, AGENT_FOLDERS, BASELINE_PREFIX, BEFORE_INSTALL, CLAUDEIGNORE, COMMANDS,
+    COMMAND_DIR, DEFAULT_PYTHON, HOOKS, HOOK_DIR, LOCAL_SETTINGS, MARKED_BLOCKS, MEMORY_INDEX,
+    OLD_SESSION_STATE, RECORD, SESSION_STATE, SETTINGS, SKILL_PERMISSIONS,
+    TEMPLATE_AGENTS_SECTION, WIRINGS, wirings_of,
 )
-from .releases import RETIRED_COMMANDS, is_the_installers
+from .releases import RETIRED_COMMANDS
 from .plan import Plan
 from .settings import (
-    SettingsError, load_settings, parse_settings, project_settings, settings_bytes,
-    settings_mean_the_same, settings_text,
+    SettingsError, load_settings, project_settings, settings_bytes, settings_mean_the_same,
 )
-from .interpreter import interpreter_in
-from .permissions import claudeignore_text, grant, our_deny_rules, revoke, rules_of
-from .wiring import installed_interpreters, our_handlers, unwire, wire
-from .blocks import appended, with_final_newline_as, without_block
+from .permissions import revoke, rules_of
+from .wiring import installed_interpreters, our_handlers, unwire
+from .blocks import line_texts, with_final_newline_as, without_block, without_section
 from .bash_edition import (
     bash_edition_handlers, plan_bash_edition_hooks_note, the_bash_edition_is_here,
     unwire_the_bash_editions_missing_hooks,
 )
-from .repository import committed_version, is_tracked_by_git
-from .before_install import INSTALL_FOLDERS, plan_before_install_removal, read_before_install
+from .agents import OTHER_AGENTS, agent_files, interpreters_wired_for, settings_of
+from .record import INSTALL_FOLDERS, Ownership
 
 
 def plan_uninstall(source, project):
     plan = Plan(project)
-    hook_dir = plan.path(HOOK_DIR)
-    record = read_before_install(project)
-    users = []
-    for name in HOOKS:
-        rel = HOOK_DIR + "/" + name
-        if plan_remove_if_unmodified(plan, rel, lambda data, rel=rel: is_the_installers(
-                source, rel, data), "not a version the installer shipped; left in place"):
-            users.append(name)
-    wirings = wirings_of([name for name in HOOKS if name not in users])
-    for name in sorted(leftovers_of_the_hooks(hook_dir)):
+    owned = Ownership(project, source)
+    hooks = [name for name in HOOKS
+             if plan_remove_if_ours(plan, owned, HOOK_DIR + "/" + name, "hook")]
+    wirings = wirings_of(hooks + [name for name in HOOKS if not os.path.lexists(
+        plan.path(HOOK_DIR + "/" + name))])
+    for name in sorted(leftovers_of_the_hooks(plan.path(HOOK_DIR))):
         plan.remove(HOOK_DIR + "/" + name, "local file the hooks wrote")
     if plan.will_be_emptied(HOOK_DIR + "/__pycache__"):
         plan.remove(HOOK_DIR + "/__pycache__", "now empty")
-    plan_before_install_removal(plan, record)
     pythons = installed_interpreters(plan) + [DEFAULT_PYTHON]
     for name in COMMANDS + tuple(sorted(RETIRED_COMMANDS)):
-        rel = COMMAND_DIR + "/" + name
-        plan_remove_if_unmodified(plan, rel, lambda data, rel=rel: is_the_installers(
-            source, rel, data, pythons), "edited by you; left in place")
-    try:
-        ignore_text = claudeignore_text(project)
-    except Refusal:
-        ignore_text = None
-    template = source.bytes_of(TEMPLATE_CLAUDEIGNORE)
-    plan_remove_if_unmodified(plan, CLAUDEIGNORE, lambda data: same_content(data, template),
-                              "differs from the template; left in place")
-    before = (record or {}).get("files", {})
-    settings = plan_settings_unwiring(plan, wirings, our_deny_rules(source, ignore_text),
-                                      before.get(SETTINGS))
+        plan_remove_if_ours(plan, owned, COMMAND_DIR + "/" + name, "command", pythons)
+    plan_remove_if_ours(plan, owned, CLAUDEIGNORE, "file")
+    plan_remove_if_ours(plan, owned, MEMORY_INDEX, "memory index")
+    settings = plan_settings_unwiring(plan, owned, wirings)
     plan_local_wiring_note(plan, wirings)
     if settings is not None:
         plan_bash_edition_hooks_note(plan, settings)
     for rel, template, lines_are in MARKED_BLOCKS:
-        plan_unblocking(plan, rel, source.marked_template(template), lines_are, before.get(rel))
-    kept_folders = (record or {}).get("folders", [])
+        plan_unblocking(plan, owned, rel, source.marked_template(template), lines_are)
+    plan_agents_removal(plan, owned, source, pythons)
+    plan_record_removal(plan, owned)
     for rel in INSTALL_FOLDERS:
-        if rel not in kept_folders and os.path.isdir(plan.path(rel)) and \
+        if rel not in owned.folders_before() and os.path.isdir(plan.path(rel)) and \
                 plan.will_be_emptied(rel):
             plan.remove(rel, "now empty")
-    if os.path.isdir(plan.path("memory")):
+    if os.path.isdir(plan.path("memory")) and not plan.will_be_emptied("memory"):
         plan.keep("memory/", "your memory; never removed")
     for rel in (SESSION_STATE, OLD_SESSION_STATE):
         if os.path.lexists(plan.path(rel)):
@@ -138,22 +128,28 @@ def is_a_baseline(path):
     return head == BASELINE_START or (match.group("temporary") is not None and head == b"")
 
 
-def plan_remove_if_unmodified(plan, rel, unmodified, kept_note):
-    """Remove rel when unmodified(its bytes) holds; keep it, saying so, otherwise.
-    Returns whether the file stays as the user's."""
+def plan_remove_if_ours(plan, owned, rel, kind, pythons=(DEFAULT_PYTHON,), is_ours=None):
+    """Remove the file at rel when it is the protocol's as it wrote it; keep it, saying why,
+    when it is the protocol's file edited since, or the user's own under the name. Returns
+    whether the run removes it."""
     existing = read_bytes(plan.path(rel), rel)
     if existing is None:
         return False
-    if unmodified(existing):
+    if owned.owns(rel, existing, pythons, is_ours):
         plan.remove(rel)
-        return False
-    plan.keep(rel, kept_note)
-    return True
+        return True
+    if kind == "memory index":
+        return False  # the user's memory: said once, for the folder
+    if owned.wrote(rel):
+        plan.keep(rel, "edited by you; left in place")
+    else:
+        plan.keep(rel, "your own {}, not the protocol's; left in place".format(kind))
+    return False
 
 
-def plan_settings_unwiring(plan, wirings, deny, before=None):
-    """Take the protocol's entries and rules out of the shared settings; returns
-    the settings as the run leaves them (None when they cannot be read)."""
+def plan_settings_unwiring(plan, owned, wirings):
+    """Take the entries and rules the protocol added out of the shared settings; returns the
+    settings as the run leaves them (None when they cannot be read)."""
     try:
         settings, original = load_settings(plan.path(SETTINGS), SETTINGS)
     except SettingsError as error:
@@ -161,72 +157,30 @@ def plan_settings_unwiring(plan, wirings, deny, before=None):
         return None
     if original is None:
         return settings
-    outcome, notes = settings_after_uninstall(plan.root, original, settings, wirings, deny,
-                                              before)
-    if outcome is not None:
-        plan_what_is_left(plan, SETTINGS, outcome, "; ".join(notes),
-                          "held only the protocol's entries")
-    return settings
-
-
-def settings_after_uninstall(root, text, settings, wirings, deny, before, use_head=True):
-    """(what --uninstall leaves of a settings text, see what_uninstall_leaves;
-    notes on what it took out), taking the protocol's parts out of settings,
-    the text's settings. (None, []) when the text holds nothing of the
-    protocol's. What the settings held before the install (before) stays:
-    a rule or an entry the user had is theirs, even where it is the
-    protocol's too."""
-    created = is_as_the_installer_creates_it(text, settings, wirings, deny)
-    had = settings_before(before)
-    wirings = [wiring for wiring in wirings if not our_handlers(had, wiring)]
-    changed = unwire(settings, wirings)
+    read = copy.deepcopy(settings)
+    changed = unwire(settings, [wiring for wiring in wirings if owned.owns_event(wiring.event)])
     notes = ["unwired " + " and ".join(changed)] if changed else []
-    gone = unwire_the_bash_editions_missing_hooks(settings, root)
+    gone = unwire_the_bash_editions_missing_hooks(settings, plan.root)
     if gone:
         notes.append("unwired the bash edition's {} entry, whose script is gone".format(
             " and ".join(gone)))
     if revoke(settings, "allow", [rule for rule in SKILL_PERMISSIONS
-                                  if rule not in rules_of(had, "allow")]):
+                                  if owned.owns_rule("allow", rule)]):
         notes.append("removed the protocol's Skill permissions")
-    dropped = revoke(settings, "deny", [rule for rule in deny
-                                        if rule not in rules_of(had, "deny")])
+    dropped = revoke(settings, "deny", [rule for rule in rules_of(settings, "deny")
+                                        if owned.owns_rule("deny", rule)])
     if dropped:
         notes.append("removed {} .claudeignore deny rule(s)".format(len(dropped)))
-    if not notes:
-        return None, []
-    return what_uninstall_leaves(
-        root, SETTINGS, text, settings_bytes(settings, text), created and settings == {},
-        lambda other: settings_mean_the_same(settings, other), before, use_head), notes
-
-
-def settings_before(before):
-    """The settings the text from before the install held ({} when there is
-    none, or it cannot be read as settings)."""
-    if before is None:
-        return {}
-    try:
-        settings = parse_settings(before.lstrip("\ufeff"), SETTINGS)
-    except Refusal:
-        return {}
-    return settings if isinstance(settings, dict) else {}
-
-
-def is_as_the_installer_creates_it(original, settings, wirings, deny):
-    """Whether the settings text is exactly what --project writes where there
-    was no settings file, with the interpreter its entries name and those of
-    the installer's permission rules it holds (a release before them wrote
-    none). Anything else (an empty "hooks" object, another layout) may be the
-    user's."""
-    pythons = set(interpreter_in(str(handler.get("command", "")))
-                  for wiring in wirings for _, handler in our_handlers(settings, wiring))
-    if len(pythons) != 1 or None in pythons:
-        return False
-    fresh = {}
-    wire(fresh, pythons.pop(), False, wirings)
-    for key, ours in (("allow", SKILL_PERMISSIONS), ("deny", deny)):
-        grant(fresh, key, [rule for rule in rules_of(settings, key)
-                           if rule in ours])
-    return original == settings_text(fresh, None)
+    if notes:
+        owned.keep_the_users_containers(read, settings)
+        before = owned.before_text(SETTINGS)
+        if before is not None and settings_mean_the_same(settings, before):
+            plan.write("merge", SETTINGS, encode_text(before), "; ".join(notes))
+        elif owned.created(SETTINGS) and settings == {}:
+            plan.remove(SETTINGS, "held only the protocol's entries")
+        else:
+            plan.write("merge", SETTINGS, settings_bytes(settings, original), "; ".join(notes))
+    return settings
 
 
 def plan_local_wiring_note(plan, wirings):
@@ -248,54 +202,97 @@ def plan_local_wiring_note(plan, wirings):
                   "entries".format(LOCAL_SETTINGS, " and ".join(gone)))
 
 
-def plan_unblocking(plan, rel, block, lines_are, before=None):
-    """Take the protocol's block out of the file at rel (.gitignore, .gitattributes)."""
+def plan_unblocking(plan, owned, rel, block, lines_are):
+    """Take the protocol's block out of the file at rel (.gitignore, .gitattributes); lines the
+    user wrote inside it stay."""
     text = read_text(plan.path(rel), rel)
-    outcome = None if text is None else block_after_uninstall(plan.root, rel, text, block, before)
-    if outcome is not None:
-        plan_what_is_left(plan, rel, outcome, "removed the " + lines_are,
-                          "held only the " + lines_are)
-
-
-def block_after_uninstall(root, rel, text, block, before, use_head=True):
-    """What --uninstall leaves of the text of a file with a marked block (see
-    what_uninstall_leaves); None when it holds no block."""
-    new_text = without_block(text, block)
+    new_text = None if text is None else without_block(text, block)
     if new_text is None:
-        return None
+        return
     new_text = with_final_newline_as(text, new_text)
-    return what_uninstall_leaves(root, rel, text, encode_text(new_text),
-                                 text == appended("", block),
-                                 lambda other: other.splitlines() == new_text.splitlines(),
-                                 before, use_head)
-
-
-def what_uninstall_leaves(root, rel, original, data, only_ours, same_as, before, use_head=True):
-    """(bytes, note) for what is left of a file (its text was original) once
-    the protocol's parts are out, which come to data; (None, note) when the
-    file goes. The file's text from before the install (before, when --project
-    wrote it down) comes back when what is left means the same (same_as says
-    so); else HEAD's bytes, in the file's line endings, likewise. Only a file
-    that held nothing but what the installer writes into a new one (only_ours)
-    is removed, and never one that was there before, nor while git tracks it
-    (committed or only staged) or cannot say. Without use_head, git is not
-    asked: what the file alone gives back, as when HEAD moves on."""
-    if before is not None and same_as(before):
-        return encode_text(before), ""
-    tracked = is_tracked_by_git(root, rel) if use_head else False
-    head = committed_version(root, rel, newline_of(original)) if tracked else None
-    if head is not None and same_as(head.decode("utf-8", "surrogateescape")):
-        return head, ""
-    if only_ours and before is None and tracked is False:
-        return None, ""
-    if only_ours and before is None and tracked is None:
-        return data, "; kept, since git could not say whether it tracks the file"
-    return data, ""
-
-
-def plan_what_is_left(plan, rel, outcome, note, removed_note):
-    data, how = outcome
-    if data is None:
-        plan.remove(rel, removed_note)
+    before = owned.before_text(rel)
+    if before is not None and before.splitlines() == new_text.splitlines():
+        plan.write("merge", rel, encode_text(before), "removed the " + lines_are)
+    elif owned.created(rel) and not new_text.strip():
+        plan.remove(rel, "held only the " + lines_are)
     else:
-        plan.write("merge", rel, data, note + how)
+        plan.write("merge", rel, encode_text(new_text), "removed the " + lines_are)
+
+
+def plan_agents_removal(plan, owned, source, pythons):
+    """Take the protocol's entries out of every other agent's hooks file, remove the skills as
+    the protocol wrote them, take its section out of AGENTS.md, then remove the agents' folders
+    that leaves empty, unless the local record says they were there, empty, before."""
+    for agent in OTHER_AGENTS:
+        plan_agent_unwiring(plan, owned, agent)
+    pythons = list(dict.fromkeys(interpreters_wired_for(plan.root) + list(pythons)))
+    for rel, _, is_ours in agent_files(OTHER_AGENTS, source, DEFAULT_PYTHON, pythons):
+        plan_remove_if_ours(plan, owned, rel, "skill", pythons, is_ours)
+    plan_agents_md_removal(plan, owned, source)
+    for rel in AGENT_FOLDERS:
+        if rel not in owned.folders_before() and os.path.isdir(plan.path(rel)) and \
+                plan.will_be_emptied(rel):
+            plan.remove(rel, "now empty")
+
+
+def plan_agent_unwiring(plan, owned, agent):
+    """The protocol's entries out of the agent's hooks file; the file's bytes from before the
+    protocol wired it come back when what is left means the same, and a file the install created
+    goes when nothing else is left in it. A hooks file that cannot be read is refused only when
+    it names the protocol's hooks: one of the user's that the protocol never wired (Gemini reads
+    comments in JSON, for one) is none of this run's business."""
+    try:
+        settings, original = settings_of(plan.root, agent)
+    except SettingsError as error:
+        data = read_bytes(plan.path(agent.settings), agent.settings) or b""
+        if (HOOK_DIR + "/").encode("ascii") in data:
+            plan.refuse(str(error))
+        return
+    if original is None:
+        return
+    changed = unwire(settings, [wiring for wiring in agent.wirings
+                                if owned.owns_event(wiring.event, agent.settings)])
+    if not changed:
+        return
+    note = "unwired {} for {}".format(" and ".join(changed), agent.shown)
+    before = owned.before_text(agent.settings)
+    if before is not None and settings_mean_the_same(settings, before):
+        plan.write("merge", agent.settings, encode_text(before), note)
+    elif owned.created(agent.settings) and settings == {}:
+        plan.remove(agent.settings, "held only the protocol's entries")
+    else:
+        plan.write("merge", agent.settings, settings_bytes(settings, original), note)
+
+
+def plan_agents_md_removal(plan, owned, source):
+    """AGENTS.md as it was before the section came: the section and the line break that set it
+    off go; the file goes when the install created it and nothing else is left in it. A
+    section the user edited stays."""
+    section = source.marked_template(TEMPLATE_AGENTS_SECTION)
+    text = read_text(plan.path(AGENTS_MD), AGENTS_MD)
+    try:
+        found = None if text is None else without_section(text, section, AGENTS_MD)
+    except Refusal as error:
+        plan.refuse(str(error))
+        return
+    if found is None:
+        return
+    new_text, old_section = found
+    if line_texts(old_section.splitlines()) != section:
+        plan.keep(AGENTS_MD, "its protocol section is edited by you; left in place")
+    elif new_text == "" and (owned.created(AGENTS_MD) or text.startswith(section[0])):
+        plan.remove(AGENTS_MD, "held only the protocol section")
+    else:
+        plan.write("merge", AGENTS_MD, encode_text(new_text), "removed the protocol section")
+
+
+def plan_record_removal(plan, owned):
+    """The records go with the rest, last; a file of the user's under a record's name stays."""
+    for rel, is_a_record, foreign in ((BEFORE_INSTALL, owned.before is not None,
+                                       owned.foreign_before),
+                                      (RECORD, owned.record is not None, owned.foreign)):
+        if is_a_record:
+            plan.remove(rel, "the record of what the protocol added" if rel == RECORD
+                        else "what was here before the install")
+        elif foreign:
+            plan.keep(rel, "not a record the installer wrote; left in place")

@@ -10,8 +10,8 @@ user wrote it.
 import os
 
 from .protocol import (
-    DEFAULT_PYTHON, HOOKS, HOOK_DIR, LOCAL_SETTINGS, SETTINGS, SKILL_PERMISSIONS, WIRINGS,
-    is_exec_form,
+    DEFAULT_PYTHON, HOOKS, HOOK_DIR, LOCAL_SETTINGS, RECORD, SETTINGS, SKILL_PERMISSIONS,
+    WIRINGS, is_exec_form,
 )
 from .releases import RELEASED_MATCHERS
 from .settings import SettingsError, load_settings, project_settings
@@ -29,9 +29,10 @@ def handlers_where(settings, event, test):
             for handler in group["hooks"] if test(handler)]
 
 
-def wire(settings, python, update, wirings=WIRINGS):
+def wire(settings, python, update, wirings=WIRINGS, updatable=None):
     """Add the wirings' entries where missing. With update, also bring the command of
-    each entry of ours to this version's form, keeping its interpreter unless
+    each entry of ours (of the events in updatable, when given: those the protocol
+    added) to this version's form, keeping its interpreter unless
     python is given (without python, a command whose interpreter cannot be
     read stays as written), and a matcher an earlier release wrote to this
     version's in a group of the protocol's alone; an entry wired more than
@@ -47,7 +48,7 @@ def wire(settings, python, update, wirings=WIRINGS):
             hooks.setdefault(wiring.event, []).append(wiring.group(python or DEFAULT_PYTHON))
             changed.append(wiring.event)
             continue
-        if not update:
+        if not update or (updatable is not None and wiring.event not in updatable):
             continue
         group, handler = found[0]
         updated = [update_command(handler, wiring, python), update_matcher(group, wiring)]
@@ -152,6 +153,10 @@ def installed_interpreters(plan):
 
 
 def protocol_is_installed(project):
+    """Whether anything of the protocol's is here: one of its hooks, an entry that runs one, or
+    the record of an install."""
+    if os.path.lexists(os.path.join(project, *RECORD.split("/"))):
+        return True
     if any(os.path.lexists(os.path.join(project, HOOK_DIR, name)) for name in HOOKS):
         return True
     try:

@@ -149,6 +149,8 @@ def sealed_env(home):
         "HOME": home,
         "USERPROFILE": home,
         "MCP_PROJECTS_DIR": os.path.join(home, ".claude", "projects"),
+        # no managed policy but the one a test writes there, whatever this machine has
+        "MCP_MANAGED_SETTINGS_DIR": os.path.join(home, "managed policy"),
         "GIT_AUTHOR_NAME": "Test Author",
         "GIT_AUTHOR_EMAIL": "author@example.com",
         "GIT_COMMITTER_NAME": "Test Author",
@@ -307,6 +309,14 @@ def repo(tmp_path, installer):
         "src/app.py": "print('hi')\n",
         ".gitignore": "build/\n",
     })
+
+
+def forget_the_record(project):
+    """Make an install of this version look like one made before the installer kept its record
+    (a release's, or the init prompt's): no record of what it added, nor of what was there."""
+    for rel in (".claude/memory-context-protocol.json", ".claude/hooks/.before-install.json"):
+        if os.path.lexists(path_in(project, rel)):
+            os.remove(path_in(project, rel))
 
 
 def path_in(root, rel):

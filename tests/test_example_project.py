@@ -18,8 +18,8 @@ HOOKS = ("session-start.py", "context-budget.py", "prune-worktrees.py", "stop-ha
 COMMANDS = ("handoff.md", "dream.md", "catchup.md", "memory-status.md", "update-context.md")
 INSTALLED = ([".claude/hooks/" + name for name in HOOKS]
              + [".claude/commands/" + name for name in COMMANDS]
-             + [".claude/settings.json", ".claudeignore", ".gitignore", ".gitattributes",
-                "memory/MEMORY.md"])
+             + [".claude/settings.json", ".claude/memory-context-protocol.json", ".claudeignore",
+                ".gitignore", ".gitattributes", "memory/MEMORY.md"])
 RUNTIME = ("__pycache__", "session-state.md", ".session-state.md", "settings.local.json", "worktrees")
 POINTER = re.compile(r"- \[[^\]]+\]\(([^)\s]+)\) — \S")
 ISO_DATE = r"(20\d\d)-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])"

@@ -205,7 +205,10 @@ def test_project_installs_every_file(installer, project):
     assert lines[0] == "installing into " + project
     assert lines[-1].startswith("done: ")
     wrote = [line for line in lines if line.startswith("  wrote")]
-    assert len(wrote) == len(HOOKS) + len(COMMANDS) + 5
+    # the hooks, the commands, the memory index, .claudeignore, .gitignore, .gitattributes,
+    # settings.json, and first of all the record of what the protocol added
+    assert len(wrote) == len(HOOKS) + len(COMMANDS) + 6
+    assert wrote[0] == "  wrote    .claude/memory-context-protocol.json (what the protocol added here)"
 
 
 def test_settings_are_two_space_json_with_a_final_newline(installer, project):
@@ -293,8 +296,7 @@ def test_user_memory_and_claudeignore_survive_force(installer, project):
 
 @pytest.mark.parametrize("mode, rel, kept, replaced", [
     ("--update", ".claude/hooks/stop-handoff.py",
-     "  keep     .claude/hooks/stop-handoff.py (not a version the installer shipped; "
-     "--update --force replaces it)",
+     "  keep     .claude/hooks/stop-handoff.py (edited by you; --update --force replaces it)",
      "  replaced .claude/hooks/stop-handoff.py (--force)"),
     ("--update", ".claude/commands/dream.md",
      "  keep     .claude/commands/dream.md (edited by you; --force replaces it)",
@@ -553,7 +555,8 @@ def test_settings_write_is_atomic_and_leaves_no_temporary_files(installer, proje
     write_settings(project, USER_SETTINGS)
     os.chmod(path_in(project, ".claude/settings.json"), 0o600)
     installer.ok("--project", project)
-    assert sorted(os.listdir(path_in(project, ".claude"))) == ["commands", "hooks", "settings.json"]
+    assert sorted(os.listdir(path_in(project, ".claude"))) == [
+        "commands", "hooks", "memory-context-protocol.json", "settings.json"]
     assert stat.S_IMODE(os.stat(path_in(project, ".claude/settings.json")).st_mode) == 0o600
 
 
@@ -651,7 +654,25 @@ def test_the_block_lists_every_local_only_file(installer):
 def test_new_hooks_are_not_staged_and_a_note_says_how(installer, repo):
     done = installer.ok("--project", repo)
     assert git(repo, "diff", "--cached", "--name-only", env=installer.env) == ""
-    assert "git add --chmod=+x .claude/hooks/*.py" in done.stdout
+    [line] = [line for line in done.stdout.splitlines() if "git add --chmod=+x" in line]
+    assert line.endswith("add them with: git add --chmod=+x " + " ".join(
+        ".claude/hooks/" + name for name in HOOKS) + "; git add "
+        ".claude/memory-context-protocol.json")
+
+
+def test_the_line_that_adds_the_hooks_leaves_the_users_own_hooks_alone(installer, repo):
+    """A hook of the user's, committed without the executable bit: the line the note gives,
+    run as printed, marks the protocol's hooks executable and not theirs."""
+    write(path_in(repo, ".claude/hooks/lint.py"), "print('lint')\n")
+    git(repo, "add", "--", ".claude/hooks/lint.py", env=installer.env)
+    git(repo, "commit", "-q", "-m", "a hook of ours", env=installer.env)
+    done = installer.ok("--project", repo)
+    [line] = [line for line in done.stdout.splitlines() if "git add --chmod=+x" in line]
+    subprocess.run(line.split("add them with: ", 1)[1], shell=True, cwd=repo, check=True,
+                   env=installer.env)
+    assert index_mode(repo, installer.env, ".claude/hooks/lint.py") == "100644"
+    assert all(index_mode(repo, installer.env, ".claude/hooks/" + name) == "100755"
+               for name in HOOKS)
 
 
 def test_tracked_hooks_are_marked_executable_in_the_index(installer, repo):
@@ -698,20 +719,30 @@ def test_a_hook_of_the_users_is_kept_with_its_index_mode(installer, repo_with_my
     done = installer.ok(*(args + [repo]))
     assert read(path_in(repo, ".claude/hooks/session-start.py")) == MY_HOOK
     assert index_mode(repo, installer.env, ".claude/hooks/session-start.py") == "100644"
-    assert ("  keep     .claude/hooks/session-start.py (not a version the installer shipped; "
-            "--update --force replaces it)") in done.stdout
+    assert ("  keep     .claude/hooks/session-start.py (your own hook, not the protocol's: it "
+            "stays, and the protocol's session-start.py is not installed (see --check))"
+            ) in done.stdout
+    assert "SessionStart" not in settings_of(repo)["hooks"]
 
 
-def test_update_force_replaces_a_hook_of_the_users(installer, repo_with_my_hook):
+def test_a_hook_of_the_users_is_a_clash_no_mode_takes_over(installer, repo_with_my_hook):
+    """Not drift, and no --force: --check names the clash and the way out, renaming it."""
     repo = repo_with_my_hook
     installer.ok("--project", repo)
     done = installer.run("--check", repo)
-    assert "hooks differ from this version: session-start.py" in done.stdout
-    assert fix_line(installer, "--update --force", repo) in done.stdout
+    assert done.returncode == 1
+    assert "differ" not in done.stdout and "fix:" not in done.stdout
+    [line] = [line for line in done.stdout.splitlines() if "session-start.py" in line]
+    assert line.startswith("  CLASH    .claude/hooks/session-start.py is your own file") and \
+        "rename yours" in line
     installer.ok("--update", "--force", repo)
+    assert read(path_in(repo, ".claude/hooks/session-start.py")) == MY_HOOK
+    git(repo, "mv", ".claude/hooks/session-start.py", ".claude/hooks/my-session-start.py",
+        env=installer.env)
+    installer.ok("--update", repo)
     assert read(path_in(repo, ".claude/hooks/session-start.py")) == \
         read(installer.source_file("hooks/session-start.py"))
-    assert index_mode(repo, installer.env, ".claude/hooks/session-start.py") == "100755"
+    assert "SessionStart" in settings_of(repo)["hooks"]
 
 
 def test_uninstall_leaves_a_hook_of_the_users(installer, repo_with_my_hook):
@@ -719,7 +750,7 @@ def test_uninstall_leaves_a_hook_of_the_users(installer, repo_with_my_hook):
     installer.ok("--project", repo)
     done = installer.ok("--uninstall", repo)
     assert read(path_in(repo, ".claude/hooks/session-start.py")) == MY_HOOK
-    assert "  keep     .claude/hooks/session-start.py (not a version the installer shipped; " \
+    assert "  keep     .claude/hooks/session-start.py (your own hook, not the protocol's; " \
         "left in place)" in done.stdout
     assert not os.path.exists(path_in(repo, ".claude/hooks/stop-handoff.py"))
 

@@ -40,10 +40,9 @@ def state_of(root):
 
 
 def without_the_memory_the_install_wrote(installer, before, after):
+    """The state after --uninstall: the untouched memory index the install wrote went with it."""
     if "memory/MEMORY.md" not in before:
-        assert after.pop("memory/MEMORY.md")[0] == template_text(installer, "MEMORY.md").encode()
-    if "memory" not in before:
-        assert after.pop("memory")[0] is None
+        assert "memory/MEMORY.md" not in after
     return after
 
 
@@ -150,6 +149,23 @@ def test_the_codex_commands_run_the_hooks_from_a_subfolder_and_never_exit_2_with
 USER_CODEX_HOOK = {"type": "command", "command": "./scripts/lint.sh", "timeout": 30}
 
 
+@pytest.mark.parametrize("data", [b"{}", b'{"hooks":{}}\n'])
+def test_an_agent_wired_after_the_first_install_gets_its_file_back_byte_for_byte(
+        installer, project, data):
+    """The local record takes down a hooks file's bytes whenever a run first wires that agent,
+    not only at the first install."""
+    installer.ok("--project", project)
+    write(path_in(project, ".codex/hooks.json"), data)
+    before = state_of(project)
+    done = installer.ok("--update", project, "--agents", "claude,codex")
+    assert "what --uninstall must leave as it was: .codex/hooks.json" in done.stdout
+    installer.ok("--uninstall", project)
+    assert read(path_in(project, ".codex/hooks.json")) == data
+    after = state_of(project)
+    assert {rel: after[rel] for rel in after if rel.startswith(".codex")} == \
+        {rel: before[rel] for rel in before if rel.startswith(".codex")}
+
+
 @pytest.mark.parametrize("rel, data", [
     (".codex/hooks.json", b"{}"),
     (".codex/hooks.json", b'{"hooks":{}}\n'),
@@ -191,7 +207,7 @@ def test_empty_folders_the_user_had_stay(installer, project, folders):
 def test_what_the_install_created_goes(installer, project):
     installer.ok("--project", project, "--agents", ALL)
     done = installer.ok("--uninstall", project)
-    assert sorted(os.listdir(project)) == ["memory"]
+    assert os.listdir(project) == []
     assert "  removed  .codex/hooks.json (held only the protocol's entries)" in done.stdout
     assert "  removed  .agents (now empty)" in done.stdout
 
@@ -247,9 +263,15 @@ def test_an_edited_skill_is_the_users_and_a_missing_one_comes_back_with_update(i
     removed = installer.ok("--uninstall", project)
     assert "  keep     .agents/skills/dream/SKILL.md (edited by you; left in place)" in removed.stdout
     assert read(edited).endswith(b"Also tidy the changelog.\n")
+    # once the protocol is gone, the skill it left is the user's: a new install never takes it
+    # over, not even with --force, and names it
     installer.ok("--project", project, "--agents", ALL)
     forced = installer.ok("--update", project, "--force")
-    assert "  replaced .agents/skills/dream/SKILL.md (--force)" in forced.stdout
+    assert ("  keep     .agents/skills/dream/SKILL.md (your own skill, not the protocol's: it "
+            "stays, and the protocol's dream is not installed (see --check))") in forced.stdout
+    assert read(edited).endswith(b"Also tidy the changelog.\n")
+    check = installer.run("--check", project)
+    assert "  CLASH    .agents/skills/dream/SKILL.md is your own skill" in check.stdout
 
 
 def test_the_check_names_what_update_would_bring_back_for_an_agent(installer, repo):

@@ -80,10 +80,21 @@ def bash_edition(project, gitignore="node_modules/\n\n" + BASH_SNIPPET + "dist/\
     return project
 
 
+# A line of each of the bash edition's scripts that only that script holds (its reference:
+# session-start.sh prints the first, stop-handoff.sh blocks with the second, the other two read
+# the variables that set their budgets and their folder).
+BASH_MARKS = {
+    "session-start.sh": 'echo \'<auto-catchup source="SessionStart hook">\'',
+    "stop-handoff.sh": "echo '[auto-handoff hook] the repository changed' >&2",
+    "context-budget.sh": 'MEM_LINES="${MCP_MEM_LINES:-80}"',
+    "prune-worktrees.sh": 'DIR="${MCP_WORKTREE_DIR:-.claude/worktrees}"',
+}
+
+
 def bash_hooks(project):
     for name in BASH_HOOKS:
         write(path_in(project, ".claude/hooks/" + name),
-              "#!/usr/bin/env bash\n# {}\nexit 0\n".format(name))
+              "#!/usr/bin/env bash\n# {}\n{}\nexit 0\n".format(name, BASH_MARKS[name]))
         os.chmod(path_in(project, ".claude/hooks/" + name), 0o755)
 
 
@@ -556,6 +567,12 @@ def test_one_mark_of_the_bash_edition_is_enough(installer, project):
         installer.ok("--project", project).stdout
     other = make_repo(project + " too", installer.env)
     a_hook_of_the_users(other, "Stop")
-    write(path_in(other, ".claude/hooks/prune-worktrees.sh"), "#!/bin/sh\n")
+    write(path_in(other, ".claude/hooks/prune-worktrees.sh"),
+          "#!/bin/sh\n" + BASH_MARKS["prune-worktrees.sh"] + "\n")
     assert "the bash edition's Stop entry now runs stop-handoff.py" in \
         installer.ok("--project", other).stdout
+    # a script of one of its names that says nothing of that edition's is no mark at all
+    third = make_repo(project + " three", installer.env)
+    a_hook_of_the_users(third, "Stop")
+    write(path_in(third, ".claude/hooks/prune-worktrees.sh"), "#!/bin/sh\ngit worktree prune\n")
+    assert "bash edition" not in installer.ok("--project", third).stdout

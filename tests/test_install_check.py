@@ -459,3 +459,117 @@ def test_output_is_utf8_whatever_the_locale(installer, tmp_path, encoding):
     done = subprocess.run([sys.executable, installer.script, "--update", str(folder)],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     assert str(folder).encode("utf-8") in done.stderr
+
+
+@pytest.mark.skipif(os.name == "nt", reason="symbolic links need privileges on Windows")
+def test_recursive_checks_a_repository_reached_through_a_symbolic_link(installer, tmp_path):
+    """An estate that links a checkout in: the linked repository is checked (once, however many
+    links lead to it, and a link back up is no loop), and a link inside a repository to a folder
+    that is no repository is not walked."""
+    root = tmp_path / "estate"
+    make_repo(str(root / "a"), installer.env)
+    installer.ok("--project", str(root / "a"))
+    elsewhere = make_repo(str(tmp_path / "elsewhere" / "b"), installer.env)
+    os.symlink(elsewhere, str(root / "b"))
+    os.symlink(elsewhere, str(root / "b again"))
+    os.symlink(str(root), str(root / "a" / "up"))
+    os.symlink(str(tmp_path / "elsewhere"), str(root / "a" / "data"))
+    done = installer.run("--check", "--recursive", str(root))
+    assert done.returncode == 1, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("NONE     b") and "protocol not installed" in lines[0]
+    assert lines[1] == "ok       a"
+    assert lines[2] == "2 repositories: 1 without the protocol, 1 ok"
+
+
+# ------------------------------------------------------------ what the harness will not run
+
+def managed_folder(installer):
+    """Where the sealed environment's managed policy lives (nothing there unless a test puts it)."""
+    return installer.env["MCP_MANAGED_SETTINGS_DIR"]
+
+
+@pytest.mark.parametrize("policy, key", [
+    ({"allowManagedHooksOnly": True}, "allowManagedHooksOnly"),
+    ({"disableAllHooks": True}, "disableAllHooks"),
+    ({"strictPluginOnlyCustomization": True}, "strictPluginOnlyCustomization"),
+    ({"strictPluginOnlyCustomization": ["skills", "hooks"]}, "strictPluginOnlyCustomization"),
+])
+def test_a_managed_policy_under_which_no_project_hook_runs_fails_the_check(
+        installer, repo, policy, key):
+    installer.ok("--project", repo)
+    policy_file = os.path.join(managed_folder(installer), "managed-settings.json")
+    write(policy_file, json.dumps(policy) + "\n")
+    done = installer.run("--check", repo)
+    assert done.returncode == 1
+    [line] = [line for line in done.stdout.splitlines() if key in line]
+    assert line.startswith("  UNWIRED  ") and policy_file in line
+    assert "fix:" not in done.stdout  # no mode of install.py changes a managed policy
+
+
+def test_a_managed_policy_that_leaves_project_hooks_alone_passes(installer, repo):
+    installer.ok("--project", repo)
+    write(os.path.join(managed_folder(installer), "managed-settings.json"),
+          '{"permissions": {"deny": ["Read(./.env)"]}, "allowManagedHooksOnly": false, '
+          '"strictPluginOnlyCustomization": ["mcp", "agents"]}\n')
+    installer.ok("--check", repo)
+
+
+def test_the_managed_drop_in_folder_is_merged_in_name_order_after_the_file(installer, repo):
+    """managed-settings.d/*.json on top of managed-settings.json, by name; a later file's value
+    wins, a hidden file and a file of another kind are not read."""
+    installer.ok("--project", repo)
+    folder = managed_folder(installer)
+    write(os.path.join(folder, "managed-settings.json"), '{"allowManagedHooksOnly": true}\n')
+    write(os.path.join(folder, "managed-settings.d", "10-hooks.json"),
+          '{"allowManagedHooksOnly": false}\n')
+    write(os.path.join(folder, "managed-settings.d", ".99-hidden.json"),
+          '{"allowManagedHooksOnly": true}\n')
+    write(os.path.join(folder, "managed-settings.d", "99-notes.txt"),
+          '{"allowManagedHooksOnly": true}\n')
+    installer.ok("--check", repo)
+    later = os.path.join(folder, "managed-settings.d", "20-lockdown.json")
+    write(later, '{"strictPluginOnlyCustomization": ["hooks"]}\n')
+    done = installer.run("--check", repo)
+    assert done.returncode == 1
+    assert '"strictPluginOnlyCustomization": ["hooks"] in {}'.format(later) in done.stdout
+
+
+@pytest.mark.skipif(os.name == "nt", reason="symbolic links need privileges on Windows")
+def test_a_claude_folder_that_is_a_symbolic_link_gets_no_fix_that_would_be_refused(
+        installer, repo, tmp_path):
+    shared = tmp_path / "a shared .claude"
+    shared.mkdir()
+    os.symlink(str(shared), path_in(repo, ".claude"))
+    done = installer.run("--check", repo)
+    assert done.returncode == 1
+    assert "fix:" not in done.stdout
+    [line] = [line for line in done.stdout.splitlines() if ".claude is a symbolic link" in line]
+    assert line.startswith("  BROKEN   ") and str(shared) in line
+    refused = installer.run("--project", repo)  # what a fix line of --project would meet
+    assert refused.returncode == 1 and "symbolic link" in refused.stderr
+
+
+def test_check_reads_each_settings_file_once(installer, repo):
+    """However many findings look at the settings, each file is opened and parsed once."""
+    from test_install_faults import run_patched
+    installer.ok("--project", repo)
+    write(path_in(repo, ".claude/settings.local.json"), '{"env": {"A": "1"}}\n')
+    write(os.path.join(installer.env["HOME"], ".claude", "settings.json"), '{"model": "x"}\n')
+    count = """
+import atexit, collections, sys
+opened = collections.Counter()
+def counted(path, *args, **kwargs):
+    opened[path] += 1
+    return real(path, *args, **kwargs)
+real = patch("read_bytes", counted)
+atexit.register(lambda: sys.stderr.write(
+    "".join("%d %s\\n" % (n, p) for p, n in opened.items() if p.endswith(".json"))))
+"""
+    done = run_patched(installer, count, "--check", repo)
+    assert done.returncode == 0, done.stdout + done.stderr
+    reads = dict((line.split(" ", 1)[1], int(line.split(" ", 1)[0]))
+                 for line in done.stderr.splitlines())
+    for rel in (".claude/settings.json", ".claude/settings.local.json"):
+        assert reads[path_in(repo, rel)] == 1, reads
+    assert reads[os.path.join(installer.env["HOME"], ".claude", "settings.json")] == 1, reads

@@ -11,6 +11,7 @@ import os
 import pytest
 
 from installtools import (  # noqa: F401  (fixtures are used by name)
+    forget_the_record,
     fix_line,
     COMMANDS, SKILL_RULES, TEMPLATE_DENY_RULES, expected_settings, installer, invoked,
     load_installer,
@@ -25,6 +26,13 @@ HANDOFF = "## Handoff: 2026-11-30 10:00\n\n## Working On\nthe parser\n"
 
 def installed_project(installer, project, *options):
     installer.ok("--project", project, *options)
+    return project
+
+
+def installed_before_the_record(installer, project, *options):
+    """A project as an earlier release left it: installed, with no record of what it added."""
+    installed_project(installer, project, *options)
+    forget_the_record(project)
     return project
 
 
@@ -148,7 +156,7 @@ def put_the_released_status_command_in(project):
 
 @pytest.mark.parametrize("crlf", [False, True])
 def test_update_replaces_the_released_status_command(installer, project, crlf):
-    installed_project(installer, project)
+    installed_before_the_record(installer, project)
     data = released_file("commands/status.md")
     write(path_in(project, ".claude/commands/status.md"),
           data.replace(b"\n", b"\r\n") if crlf else data)
@@ -163,7 +171,7 @@ def test_update_replaces_the_released_status_command(installer, project, crlf):
 
 
 def test_project_names_the_retired_command_and_leaves_it(installer, project):
-    installed_project(installer, project)
+    installed_before_the_record(installer, project)
     put_the_released_status_command_in(project)
     done = installer.ok("--project", project)
     assert ("  keep     .claude/commands/status.md (/status is now /memory-status; --update "
@@ -172,24 +180,26 @@ def test_project_names_the_retired_command_and_leaves_it(installer, project):
 
 
 @pytest.mark.parametrize("args", [["--update"], ["--update", "--force"], ["--project", "--force"]])
-def test_an_edited_status_command_stays(installer, project, args):
-    installed_project(installer, project)
+def test_a_status_command_no_release_shipped_stays(installer, project, args):
+    # Whether it is 0.1.0's edited or the project's own cannot be told: it is the user's.
+    installed_before_the_record(installer, project)
     write(path_in(project, ".claude/commands/status.md"), "my own status\n")
     done = installer.ok(*(args + [project]))
     assert read(path_in(project, ".claude/commands/status.md")) == b"my own status\n"
-    assert ("  keep     .claude/commands/status.md (edited by you; /status is now "
-            "/memory-status, and this file shadows the CLI's own /status)") in done.stdout
+    assert ".claude/commands/status.md" not in done.stdout
 
 
 def test_uninstall_removes_the_released_status_command_and_keeps_an_edited_one(installer, project):
-    installed_project(installer, project)
+    installed_before_the_record(installer, project)
     put_the_released_status_command_in(project)
     done = installer.ok("--uninstall", project)
     assert "  removed  .claude/commands/status.md" in done.stdout
-    installed_project(installer, project)
+    installed_before_the_record(installer, project)
+    forget_the_record(project)
     write(path_in(project, ".claude/commands/status.md"), "mine\n")
     done = installer.ok("--uninstall", project)
-    assert "  keep     .claude/commands/status.md (edited by you; left in place)" in done.stdout
+    assert "  keep     .claude/commands/status.md (your own command, not the protocol's; left " \
+        "in place)" in done.stdout
 
 
 # ------------------------------------------------------------ Skill permissions
@@ -327,8 +337,8 @@ def test_a_line_removed_from_claudeignore_loses_its_rule(installer, repo):
     write(path_in(repo, ".claudeignore"), text)
     found = check(installer, repo)
     assert found.returncode == 1
-    assert ("  DRIFT    permissions.deny rules for lines gone from .claudeignore: "
-            "Read(./*.pfx)") in found.stdout
+    assert ("  DRIFT    permissions.deny rules the protocol added for lines gone from "
+            ".claudeignore: Read(./*.pfx)") in found.stdout
     done = installer.ok("--update", repo)
     assert ("  merged   .claude/settings.json (dropped 1 deny rule(s) for lines gone from "
             ".claudeignore)") in done.stdout
@@ -355,7 +365,7 @@ def test_a_negation_is_named_at_every_run(installer, project):
 
 
 def test_update_replaces_the_claudeignore_0_1_0_wrote(installer, project):
-    installed_project(installer, project)
+    installed_before_the_record(installer, project)
     write(path_in(project, ".claudeignore"), released_file("templates/claudeignore"))
     done = installer.ok("--update", project)
     assert "  replaced .claudeignore (was an older version)" in done.stdout
@@ -437,7 +447,7 @@ def test_an_edited_command_stays_in_a_project_of_another_python(installer, proje
 
 def test_the_released_dream_command_counts_as_unedited_in_a_project_of_another_python(
         installer, project):
-    installed_project(installer, project, "--python", "py -3")
+    installed_before_the_record(installer, project, "--python", "py -3")
     write(path_in(project, ".claude/commands/dream.md"), released_file("commands/dream.md"))
     done = installer.ok("--update", project)
     assert "  replaced .claude/commands/dream.md (was an older version)" in done.stdout
@@ -445,7 +455,7 @@ def test_the_released_dream_command_counts_as_unedited_in_a_project_of_another_p
 
 
 def test_a_project_0_1_0_installed_is_told_to_update(installer, repo):
-    installed_project(installer, repo)
+    installed_before_the_record(installer, repo)
     write(path_in(repo, ".claudeignore"), released_file("templates/claudeignore"))
     write_settings(repo, expected_settings(allow=False, deny=False))
     found = check(installer, repo)

@@ -54,8 +54,9 @@ real = patch("write_atomically", patched)
 
 
 # Every file --project writes into an empty folder: the hooks, the commands, memory/MEMORY.md,
-# .claudeignore, .gitignore, .gitattributes and .claude/settings.json.
-ALL_FILES = len(HOOKS) + len(COMMANDS) + 5
+# .claudeignore, .gitignore, .gitattributes, .claude/settings.json and
+# .claude/memory-context-protocol.json.
+ALL_FILES = len(HOOKS) + len(COMMANDS) + 5 + 1  # and the record of what the install added
 
 
 def installed_files(project):
@@ -148,11 +149,12 @@ def test_a_write_that_fails_half_way_says_what_was_made_and_a_rerun_completes(in
     fail = 'raise OSError(28, "No space left on device", path)'
     done = run_patched(installer, on_write(fail, at=3), "--project", repo)
     assert done.returncode == 1
-    assert done.stderr == ("install.py: error: could not change .claude/hooks/prune-worktrees.py: "
+    assert done.stderr == ("install.py: error: could not change .claude/hooks/session-start.py: "
                            "No space left on device; the 2 change(s) above were made; "
                            "run again once it is fixed\n")
-    assert [line.split()[-1] for line in done.stdout.splitlines()[1:]] == [
-        ".claude/hooks/session-start.py", ".claude/hooks/context-budget.py"]
+    # what was there (the repository's .gitignore) and what the install adds, written down first
+    assert [line.split()[1] for line in done.stdout.splitlines()[1:]] == [
+        ".claude/hooks/.before-install.json", ".claude/memory-context-protocol.json"]
     installer.ok("--project", repo)
     installer.ok("--check", repo)
 

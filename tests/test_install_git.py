@@ -1,4 +1,6 @@
-"""install.py --uninstall in git repositories: what git tracks, and HEAD's bytes given back."""
+"""install.py --uninstall in git repositories. What the uninstall gives back comes from the record
+of what the install added and of what was there before it, never from git: whether git tracks a
+file, or what HEAD holds, decides nothing, and the repository's filters never run."""
 
 import json
 import os
@@ -31,39 +33,30 @@ def without_git(tmp_path):
 
 # ------------------------------------------------------------- tracked or not
 
-def test_a_committed_settings_file_stays_when_git_is_missing(installer, repo, tmp_path):
+@pytest.mark.parametrize("git_there", [True, False])
+def test_a_settings_file_a_release_wrote_whole_goes_with_git_or_without(
+        installer, repo, tmp_path, git_there):
+    """Committed by an install made before the record, exactly as a release writes a new file:
+    all of it is the protocol's, so it goes (git shows it deleted, as the hooks)."""
     commit(repo, installer.env, {".claude/settings.json": ONLY_OURS})
-    done = installer.ok("--uninstall", repo, env=without_git(tmp_path))
-    assert json.loads(read(path_in(repo, ".claude/settings.json"))) == {}
-    assert ("  merged   .claude/settings.json (unwired SessionStart and Stop; removed the "
-            "protocol's Skill permissions; removed 10 .claudeignore deny rule(s); kept, since git "
-            "could not say whether it tracks the file)") in done.stdout
-
-
-def test_a_committed_settings_file_stays_when_its_filter_program_is_missing(installer, repo):
-    env = installer.env
-    commit(repo, env, {".claude/settings.json": ONLY_OURS,
-                       ".gitattributes": ".claude/settings.json filter=gone\n"})
-    for key, value in (("smudge", "no-such-filter-program"), ("clean", "no-such-filter-program"),
-                       ("required", "true")):
-        git(repo, "config", "filter.gone." + key, value, env=env)
-    installer.ok("--uninstall", repo)
-    assert json.loads(read(path_in(repo, ".claude/settings.json"))) == {}
+    done = installer.ok("--uninstall", repo, **({} if git_there else {"env": without_git(tmp_path)}))
+    assert not os.path.exists(path_in(repo, ".claude/settings.json"))
+    assert "  removed  .claude/settings.json (held only the protocol's entries)" in done.stdout
 
 
 @pytest.mark.parametrize("commits", [True, False])
 @pytest.mark.parametrize("rel", [".claude/settings.json", ".gitignore"])
-def test_a_staged_file_is_never_removed(installer, tmp_path, commits, rel):
+def test_a_file_the_install_created_goes_even_when_staged(installer, tmp_path, commits, rel):
     env = installer.env
     repo = str(tmp_path / "a repo")
     if commits:
-        make_repo(repo, env)
+        make_repo(repo, env, {"README.md": "hi\n"})
     else:
         git(tmp_path, "init", "-q", repo, env=env)
     installer.ok("--project", repo)
     git(repo, "add", "--", rel, env=env)
     installer.ok("--uninstall", repo)
-    assert os.path.isfile(path_in(repo, rel))
+    assert not os.path.exists(path_in(repo, rel))
 
 
 def test_an_emptied_file_outside_any_repository_is_removed_without_git(
@@ -75,7 +68,7 @@ def test_an_emptied_file_outside_any_repository_is_removed_without_git(
     assert "  removed  .gitignore (held only the local-only lines)" in done.stdout
 
 
-# ------------------------------------------------------------ HEAD's bytes back
+# ------------------------------------------------------------ the bytes from before
 
 @pytest.mark.parametrize("key, committed, edited", [
     ("spinnerTipsEnabled", False, 0),
@@ -140,12 +133,11 @@ def test_a_git_that_never_answers_stops_no_run(installer, repo, tmp_path):
     commit(repo, installer.env, {".claude/settings.json": ONLY_OURS})
     env = {"PATH": "{}{}{}".format(folder, os.pathsep, installer.env["PATH"])}
     installer.ok("--update", repo, env=env, timeout=60)
-    done = installer.ok("--uninstall", repo, env=env, timeout=60)
-    assert json.loads(read(path_in(repo, ".claude/settings.json"))) == {}
-    assert "kept, since git could not say whether it tracks the file" in done.stdout
+    installer.ok("--uninstall", repo, env=env, timeout=60)
+    assert not os.path.exists(path_in(repo, ".claude/settings.json"))
 
 
-def test_a_filtered_file_gets_the_merged_text_not_heads_blob(installer, repo, tmp_path):
+def test_a_filtered_file_gets_its_own_text_back_not_heads_blob(installer, repo, tmp_path):
     env = installer.env
     script = tmp_path / "minify.py"
     write(str(script), "import json, sys\n"
@@ -171,11 +163,15 @@ def test_uninstall_removes_the_protocols_committed_files_but_not_the_shared_ones
     installer.ok("--uninstall", repo)
     status = git(repo, "status", "--porcelain", "--untracked-files=no", env=env).splitlines()
     deleted = sorted(line[3:] for line in status if line.startswith(" D "))
-    assert deleted == sorted([".claudeignore"] + [
+    # the settings file too: the install created it, and nothing of the user's is in it
+    assert deleted == sorted([".claudeignore", ".claude/settings.json",
+                              ".claude/memory-context-protocol.json", "memory/MEMORY.md",
+                              ".gitattributes"] + [
         ".claude/hooks/" + name for name in HOOKS] + [
         ".claude/commands/" + name for name in COMMANDS])
-    assert " M .gitignore" in status and " M .claude/settings.json" in status
-    assert json.loads(read(path_in(repo, ".claude/settings.json"))) == {}
+    assert status == [" M .gitignore"] + [" D " + rel for rel in deleted] or \
+        sorted(status) == sorted([" M .gitignore"] + [" D " + rel for rel in deleted])
+    assert read(path_in(repo, ".gitignore")) == b"build/\n"
 
 
 # ------------------------------------------------------------- files the user had

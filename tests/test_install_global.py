@@ -271,3 +271,26 @@ def test_uninstall_global_refuses_a_symlinked_claude_md(installer, config_dir, t
     done = remove_global(installer, config_dir)
     assert done.returncode == 1 and "symbolic link" in done.stderr
     assert BEGIN in target.read_text()
+
+
+# What a user's own notes may show of the protocol: its markers in a code block, as an example.
+FENCED = ("# My rules\n\nThe memory protocol keeps its section between two lines:\n\n"
+          "```markdown\n" + BEGIN + "\n## Memory protocol\n(my notes on it)\n" + END + "\n```\n\n"
+          "~~~\n" + BEGIN + "\n~~~\n")
+
+
+@pytest.mark.parametrize("force", [[], ["--force"]])
+def test_markers_inside_a_code_fence_are_the_users_example_not_the_section(
+        installer, config_dir, force):
+    write(os.path.join(config_dir, "CLAUDE.md"), FENCED)
+    done = run_global(installer, config_dir, *force)
+    assert done.returncode == 0, done.stderr
+    assert claude_md(config_dir) == FENCED + "\n" + section(installer)
+    again = run_global(installer, config_dir, *force)
+    assert again.stdout.splitlines()[-1].startswith("nothing to do")
+    removed = run_global(installer, config_dir, "--uninstall", *force)
+    assert removed.returncode == 0, removed.stderr
+    assert claude_md(config_dir) == FENCED
+    nothing = run_global(installer, config_dir, "--uninstall", *force)
+    assert nothing.stdout.splitlines()[-1].startswith("nothing to remove")
+    assert claude_md(config_dir) == FENCED

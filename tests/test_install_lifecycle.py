@@ -29,7 +29,9 @@ def test_update_replaces_a_hook_that_changed_at_the_source(installer, repo):
     assert "  replaced .claude/hooks/stop-handoff.py (was an older version)" in done.stdout
     assert "  keep     .claude/hooks/session-start.py (up to date)" in done.stdout
     assert done.stdout.splitlines()[0] == "updating " + repo
-    assert done.stdout.splitlines()[-1] == "done: 1 change(s)"
+    assert done.stdout.splitlines()[1] == ("  merged   .claude/memory-context-protocol.json "
+                                           "(what the protocol added here)")
+    assert done.stdout.splitlines()[-1] == "done: 2 change(s)"
     installer.ok("--check", repo)
 
 
@@ -158,8 +160,8 @@ def test_uninstall_round_trip_leaves_tracked_files_as_they_were(installer, repo)
 
     assert git(repo, "status", "--porcelain", "--untracked-files=no", env=env) == ""
     untracked = git(repo, "status", "--porcelain", "--untracked-files=all", env=env).splitlines()
-    assert sorted(untracked) == ["?? .claude/session-state.md", "?? memory/MEMORY.md",
-                                 "?? memory/decisions.md"]
+    # the memory index the install wrote goes, untouched; the memory written since stays
+    assert sorted(untracked) == ["?? .claude/session-state.md", "?? memory/decisions.md"]
     after = snapshot(repo)
     for rel, state in tracked_before.items():
         assert after[rel][:2] == state[:2], rel
@@ -176,7 +178,7 @@ def test_uninstall_from_a_fresh_folder_leaves_only_the_users_data(installer, pro
     installer.ok("--uninstall", project)
     remaining = sorted(os.path.relpath(os.path.join(folder, name), project)
                        for folder, _, names in os.walk(project) for name in names)
-    assert remaining == [".claude/session-state.md", "memory/MEMORY.md"]
+    assert remaining == [".claude/session-state.md"]
 
 
 def test_uninstall_keeps_and_names_an_edited_command(installer, project):
@@ -349,11 +351,14 @@ def test_the_gitignore_block_follows_the_files_line_endings_and_final_newline(
     assert read(path_in(project, ".gitignore")) == original.encode("utf-8")
 
 
-def test_uninstall_never_removes_a_committed_settings_file_it_emptied(installer, repo):
+def test_an_install_before_the_record_keeps_the_rules_it_cannot_tell_it_wrote(installer, repo):
+    """Settings of the protocol's shape but not in the bytes a release writes into a new file:
+    the entries that run its hooks are its own, the rules may be the user's and stay."""
     env = installer.env
     commit_files(repo, env, {".claude/settings.json": json.dumps(expected_settings())})
     installer.ok("--uninstall", repo)
-    assert json.loads(read(path_in(repo, ".claude/settings.json"))) == {}
+    assert json.loads(read(path_in(repo, ".claude/settings.json"))) == {
+        "permissions": expected_settings()["permissions"]}
 
 
 def test_uninstall_leaves_a_claude_folder_it_did_not_empty(installer, project):
@@ -406,9 +411,9 @@ def test_update_leaves_the_entry_of_a_hook_of_the_users(installer, project_with_
     settings = settings_of(project)
     assert settings["hooks"]["SessionStart"] == MY_WIRING["hooks"]["SessionStart"]
     assert settings["hooks"]["Stop"] == expected_settings()["hooks"]["Stop"]
-    installer.ok("--update", "--force", project)
-    assert settings_of(project)["hooks"]["SessionStart"][0]["hooks"][0]["command"] == \
-        expected_settings()["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+    installer.ok("--update", "--force", project)  # a hook of the user's is never taken over
+    assert read(path_in(project, ".claude/hooks/session-start.py")) == MY_SESSION_START
+    assert settings_of(project)["hooks"]["SessionStart"] == MY_WIRING["hooks"]["SessionStart"]
 
 
 def test_uninstall_leaves_the_entry_of_a_hook_of_the_users(installer, project_with_my_wired_hook):

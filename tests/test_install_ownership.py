@@ -195,7 +195,7 @@ def test_an_owner_that_cannot_be_kept_is_named_after_every_change_is_made(instal
     assert repairs == {
         "12345:12345": sorted(path_in(project, rel) for rel in (
             ".claude/hooks", ".claude/commands", ".claude/settings.json", "memory",
-            ".claudeignore", ".gitattributes")),
+            ".claudeignore", ".gitattributes", ".claude/memory-context-protocol.json")),
         "23456:34567": [path_in(project, ".gitignore")],
     }
     assert owner_of(path_in(project, ".gitignore")) == (0, 0)

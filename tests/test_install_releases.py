@@ -9,6 +9,7 @@ import subprocess
 import pytest
 
 from installtools import (  # noqa: F401  (fixtures are used by name)
+    forget_the_record,
     HOOKS, REPO, expected_settings, installer, load_installer, path_in, project, read,
     settings_of, write,
 )
@@ -40,6 +41,8 @@ def test_every_hook_lists_the_digest_of_its_released_version(installer):
 
 
 def put_the_released_hooks_in(project, crlf):
+    """The hooks as 0.1.0 installed them, which kept no record of what it added."""
+    forget_the_record(project)
     for name in HOOKS:
         old = released_hook(name)
         data = old.replace(b"\n", b"\r\n") if crlf else old
@@ -167,6 +170,7 @@ def test_every_retired_command_lists_the_digest_of_its_released_version(installe
 @pytest.mark.parametrize("verb", ["--update", "--uninstall"])
 def test_the_released_dream_command_counts_as_unedited(installer, project, verb):
     installer.ok("--project", project)
+    forget_the_record(project)  # as 0.1.0 left it
     write(path_in(project, ".claude/commands/dream.md"), released_file("commands/dream.md"))
     done = installer.ok(verb, project)
     assert "edited by you" not in done.stdout

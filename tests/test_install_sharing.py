@@ -9,11 +9,15 @@ import sys
 
 import pytest
 
-from installtools import installer, make_repo, path_in, project, read, repo, write  # noqa: F401
+from installtools import (  # noqa: F401  (fixtures are used by name)
+    HOOKS, git, installer, make_repo, path_in, project, read, repo, write,
+)
 
 
 # How the last line of an install ends when a note above says the protocol will not work fully
 # or reach teammates: "done" alone would read as all is well.
+# The protocol's hooks as the note that adds them to git names them, one by one.
+ADD_HOOKS = " ".join(".claude/hooks/" + name for name in HOOKS)
 UNFINISHED = (", but the protocol cannot work fully or reach teammates until the note above is "
               "dealt with")
 
@@ -22,11 +26,18 @@ def test_an_install_in_a_repository_that_shares_everything_just_says_done(instal
     done = installer.ok("--project", repo)
     assert done.stdout.splitlines()[-1].startswith("done: ")
     assert ("  note     the hooks are not in git yet; add them with: git add --chmod=+x "
-            ".claude/hooks/*.py") in done.stdout.splitlines()
+            + ADD_HOOKS + "; git add .claude/memory-context-protocol.json"
+            ) in done.stdout.splitlines()
     hooks = path_in(repo, ".claude/hooks")
     added = subprocess.run(["git", "add", "--chmod=+x", "."], cwd=hooks, env=installer.env)
     assert added.returncode == 0
-    assert UNFINISHED not in installer.ok("--project", repo).stdout
+    again = installer.ok("--project", repo).stdout
+    assert UNFINISHED not in again
+    assert ("  note     the record of what the protocol added is not in git yet, so a teammate's "
+            "--update and --uninstall cannot read it: git add "
+            ".claude/memory-context-protocol.json") in again.splitlines()
+    git(repo, "add", ".claude/memory-context-protocol.json", env=installer.env)
+    assert "not in git yet" not in installer.ok("--project", repo).stdout
 
 
 def test_a_gitignore_that_ignores_the_claude_folder_is_named_at_install_and_in_check(
@@ -34,13 +45,14 @@ def test_a_gitignore_that_ignores_the_claude_folder_is_named_at_install_and_in_c
     write(path_in(repo, ".gitignore"), "build/\n.claude/\n")
     done = installer.ok("--project", repo)
     line = ("git ignores .claude/commands/handoff.md, .claude/hooks/session-start.py, "
-            ".claude/settings.json (.gitignore:2: .claude/), so teammates never get them; "
-            "remove or narrow that line")
+            ".claude/memory-context-protocol.json, .claude/settings.json (.gitignore:2: "
+            ".claude/), so teammates never get them; remove or narrow that line")
     assert "  note     " + line in done.stdout.splitlines()
     assert done.stdout.splitlines()[-1].endswith(UNFINISHED)
     # git add refuses an ignored path: the line to run comes with the condition it needs
     assert ("  note     the hooks are not in git yet; once .gitignore no longer ignores them, add "
-            "them with: git add --chmod=+x .claude/hooks/*.py") in done.stdout.splitlines()
+            "them with: git add --chmod=+x " + ADD_HOOKS + "; git add "
+            ".claude/memory-context-protocol.json") in done.stdout.splitlines()
     check = installer.run("--check", repo)
     assert check.returncode == 1
     assert "  UNSHARED " + line in check.stdout.splitlines()
@@ -67,6 +79,11 @@ def test_a_negated_line_is_no_ignoring_line(installer, repo):
     write(path_in(repo, ".gitignore"), ".claude/*\n!.claude/settings.json\n!.claude/hooks/\n"
           "!.claude/commands/\n")
     installer.ok("--project", repo)
+    # the record is shared with the settings it speaks of: ignored, it is named
+    assert ("  UNSHARED git ignores .claude/memory-context-protocol.json (.gitignore:1: .claude/*)"
+            ) in installer.run("--check", repo).stdout
+    with open(path_in(repo, ".gitignore"), "a") as handle:
+        handle.write("!.claude/memory-context-protocol.json\n")
     assert "UNSHARED" not in installer.run("--check", repo).stdout
 
 

@@ -1,7 +1,8 @@
 """--project then --uninstall gives the folder back byte for byte: every file the user had keeps
-its bytes and mode, every folder the user had stays, and only what the install created goes.
-memory/ is the one exception, by promise: what the install wrote there is the user's memory."""
+its bytes and mode, every folder the user had stays, and only what the install created goes
+(the memory index too, while it is the untouched template the install wrote)."""
 
+import json
 import os
 import stat
 import subprocess
@@ -27,17 +28,11 @@ def state_of(root, env=None):
 
 
 def round_trip(installer, folder):
-    """The state before, and after --project then --uninstall, with memory/ as the install
-    left it set apart (a memory index the install wrote is the user's memory from then on)."""
+    """The state before, and after --project then --uninstall."""
     before = state_of(folder, installer.env)
     installer.ok("--project", folder)
     installer.ok("--uninstall", folder)
-    after = state_of(folder, installer.env)
-    if "memory/MEMORY.md" not in before:
-        assert after.pop("memory/MEMORY.md")[0] == template_text(installer, "MEMORY.md").encode()
-    if "memory" not in before:
-        assert after.pop("memory")[0] is None
-    return before, after
+    return before, state_of(folder, installer.env)
 
 
 def mkdirs(root, *rels):
@@ -124,7 +119,7 @@ def test_a_second_install_does_not_take_the_protocols_folders_for_the_users(inst
     installer.ok("--project", project)
     installer.ok("--project", project)
     installer.ok("--uninstall", project)
-    assert sorted(os.listdir(project)) == ["memory"]
+    assert os.listdir(project) == []
 
 
 # ---------------------------------------------------------------- the baseline
@@ -269,10 +264,18 @@ def test_a_second_install_changes_nothing_where_the_first_wrote_down_the_folder(
     assert done.stdout.splitlines()[-1].startswith("nothing to do: already up to date")
 
 
-def test_nothing_is_written_down_where_everything_can_be_told_from_the_files(
-        installer, project):
+def test_the_files_the_install_edits_are_written_down_as_they_were(installer, project):
+    """No simulation of the uninstall decides what to write down: the bytes of settings.json
+    and .gitignore before the first install always are, and nothing else is."""
     write(path_in(project, ".claude/settings.json"), b'{"model": "x"}\n')
     write(path_in(project, ".gitignore"), b"build/\n")
+    installer.ok("--project", project)
+    with open(path_in(project, RECORD), encoding="utf-8") as handle:
+        assert json.load(handle) == {"folders": [], "files": {
+            ".claude/settings.json": '{"model": "x"}\n', ".gitignore": "build/\n"}}
+
+
+def test_nothing_is_written_down_where_nothing_was_there(installer, project):
     installer.ok("--project", project)
     assert not os.path.lexists(path_in(project, RECORD))
 
@@ -343,4 +346,4 @@ def test_an_install_over_an_install_writes_nothing_down(installer, project):
     installer.ok("--project", project)
     assert not os.path.lexists(path_in(project, RECORD))
     installer.ok("--uninstall", project)
-    assert sorted(os.listdir(project)) == ["memory"]
+    assert os.listdir(project) == []

@@ -149,6 +149,8 @@ def test_the_settings_env_is_what_the_check_measures(installer, repo):
 
 def test_the_settings_env_path_is_the_one_the_interpreter_is_looked_up_in(installer, project,
                                                                            tmp_path):
+    """Read for what it says, never handed to a process: an interpreter the PATH there does
+    not hold is named, without running anything from that PATH."""
     installed(installer, project)
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -156,7 +158,8 @@ def test_the_settings_env_path_is_the_one_the_interpreter_is_looked_up_in(instal
                     ".claude/settings.local.json")
     done = installer.run("--check", project)
     assert done.returncode == 1
-    assert "the hooks' interpreter (python3 -I -S) is not found" in done.stdout
+    assert ("the hooks' interpreter (python3 -I -S) is not found on the PATH the settings' env "
+            "gives ({})").format(empty) in done.stdout
 
 
 # ------------------------------------------------------------------ other forms of one handler
@@ -198,7 +201,7 @@ def test_an_exec_form_interpreter_is_probed(installer, project):
 
     def missing_python(data):
         exec_form(data)
-        handler_of(data, "Stop")["command"] = "no-such-python3"
+        handler_of(data, "Stop")["command"] = "python3.99"
     change_settings(project, missing_python)
     done = installer.run("--check", project)
-    assert "the hooks' interpreter (no-such-python3 -I -S) is not found" in done.stdout
+    assert "the hooks' interpreter (python3.99 -I -S) is not found" in done.stdout
