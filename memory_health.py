@@ -195,6 +195,8 @@ class MemoryFile(object):
         self.path = path
         self.name = os.path.basename(path)
         self.shown = BUDGET.shown_path(project, path)
+        if text.startswith("\ufeff"):  # an editor's byte-order mark is no part of the first line
+            text = text[1:]
         self.text = text
         self.lines = text.split("\n")
         self.comments, self.code, self.unclosed = BUDGET.hidden_spans(text)
@@ -1840,6 +1842,8 @@ def leftover_patterns():
         LEFTOVER_PATTERNS.update({
             "conflict-side": re.compile(r"^(<{7}|>{7}|\|{7})( |$)"),
             "dated-fact": re.compile(r"^[-*+] \d{4}-\d{2}-\d{2}\b"),
+            "loose-fence": re.compile(r"^`{1,2}[A-Za-z][\w+-]*\s*$"),
+            "loose-fence-end": re.compile(r"^`{1,2}\s*$"),
         })
     return LEFTOVER_PATTERNS
 
@@ -1986,8 +1990,26 @@ def doubled_title(memory, findings):
 
 
 def titles(memory):
-    """The numbers of the lines outside fenced code that open with a `# ` title."""
-    return [number for number, line in unfenced_lines(memory) if line.startswith("# ")]
+    """The numbers of the lines outside code samples that open with a `# ` title."""
+    samples = loose_sample_lines(memory)
+    return [number for number, line in unfenced_lines(memory)
+            if line.startswith("# ") and number not in samples]
+
+
+def loose_sample_lines(memory):
+    """The lines of samples set off by a fence of one or two backticks (`` `markdown ``, then a
+    lone `` ` ``), as a fence of three loses backticks when text is pasted through a chat or a
+    web page. CommonMark does not call them code, but their writer meant a sample: the `# `
+    lines of a file shown inside are that file's title, not a second note's."""
+    opening, closing = leftover_patterns()["loose-fence"], leftover_patterns()["loose-fence-end"]
+    inside, opened = set(), None
+    for number, line in unfenced_lines(memory):
+        if opened is None and opening.match(line):
+            opened = number
+        elif opened is not None and closing.match(line):
+            inside.update(range(opened, number + 1))
+            opened = None
+    return inside
 
 
 def stamped_format(project, index, topics, findings):

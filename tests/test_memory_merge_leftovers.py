@@ -334,3 +334,38 @@ def test_a_session_log_may_record_the_same_change_twice(tmp_path, env):
            "## 16:00\n- `M CHANGELOG.md` — modified by the release script\n")
     repo = team_repo(tmp_path, files={"2026-08-15.md": log})
     assert leftovers(health(repo, env)) == []
+
+
+TEAM_NOTE = """\
+\ufeff# Working as a team of agents
+
+- 2026-03-04: the lead agent hands coding to the coder agent.
+
+### The lead's SOUL.md
+`markdown
+# SOUL.md - lead
+You coordinate the team.
+`
+
+### A specialist's SOUL.md
+`markdown
+# SOUL.md - specialist
+You answer the lead.
+`
+"""
+
+
+def test_titles_inside_a_sample_set_off_by_single_backticks_are_the_samples(tmp_path, env):
+    """A fence of three backticks that lost two (pasted through a chat) still sets off a sample:
+    the files shown inside have titles of their own, and the note has one."""
+    repo = team_repo(tmp_path, files={"learnings/agent-team.md": TEAM_NOTE})
+    assert leftovers(health(repo, env)) == []
+
+
+def test_a_byte_order_mark_does_not_hide_the_first_title(tmp_path, env):
+    """Two notes of one name merged by union, the first saved by an editor that writes a
+    byte-order mark: the second title is still found."""
+    merged = "\ufeff# Dev server binds IPv6\n\n- 2026-10-02: use 127.0.0.1.\n" \
+             "# Dev server port\n\n- 2026-10-03: it listens on 5173.\n"
+    repo = team_repo(tmp_path, files={"gotchas/dev-server.md": merged})
+    assert ("doubled-title", "memory/gotchas/dev-server.md", [4]) in leftovers(health(repo, env))
