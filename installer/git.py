@@ -129,12 +129,9 @@ def repository_may_name_filters(project):
     Outside a repository git reads only the user's own configuration."""
     if any(key.startswith("GIT_CONFIG") for key in os.environ):
         return True
-    folder = os.path.abspath(project)
-    while not os.path.lexists(os.path.join(folder, ".git")):
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return False
-        folder = parent
+    folder = repository_top(project)
+    if folder is None:
+        return False
     config = os.path.join(folder, ".git", "config")
     if not os.path.isdir(os.path.join(folder, ".git")) or not os.path.isfile(config):
         return True
@@ -167,3 +164,15 @@ def apart_from_the_terminal():
     if os.name == "nt":
         return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
     return {"start_new_session": True}
+
+
+def repository_top(folder):
+    """The nearest folder at or above folder that holds a .git entry; None
+    when there is none."""
+    folder = os.path.abspath(folder)
+    while not os.path.lexists(os.path.join(folder, ".git")):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+    return folder

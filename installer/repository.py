@@ -11,25 +11,13 @@ import os
 import subprocess
 
 from .errors import Refusal
-from .git import GIT_TIMEOUT_SECONDS, git, run_git
+from .git import GIT_TIMEOUT_SECONDS, git, repository_top, run_git
 
 
 def is_in_a_repository(folder):
     """Whether folder or one above it holds a .git entry: the file system's
     answer, for when git itself gives none."""
     return repository_top(folder) is not None
-
-
-def repository_top(folder):
-    """The nearest folder at or above folder that holds a .git entry; None
-    when there is none."""
-    folder = os.path.abspath(folder)
-    while not os.path.lexists(os.path.join(folder, ".git")):
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return None
-        folder = parent
-    return folder
 
 
 class IndexEntry(object):
