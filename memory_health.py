@@ -1192,7 +1192,7 @@ def inside_project(project, path):
 
 # --- what a line says about the path it cites ---------------------------------------------------
 
-def records_change(citation, spans, existing):
+def records_change(citation, existing):
     """Whether the line, read as a sentence, records that the cited path changed or plans that
     it will: then a path that is gone is what the line says, not a stale fact. Decided on the
     clause that holds the citation (the words between sentence marks), by whole words:
@@ -1207,11 +1207,7 @@ def records_change(citation, spans, existing):
     A path the change leads to (after `to`, `into`, `as`, `by`, `with`, `now` or an arrow) is
     what the line says exists, so no word of change excuses it when it is gone."""
     line = citation.memory.lines[citation.line - 1]
-    words_line = masked(line, spans)
-    start, end = clause_around(words_line, citation.span[0])
-    words = [(m.start(), m.group(0).lower()) for m in
-             patterns()["word"].finditer(words_line, start, end)]
-    before = [word for at, word in words if at < citation.span[0]]
+    words_line, start, end, words, before = citation_clause(citation)
     if leads_to(before, words_line[start:citation.span[0]]):
         return False
     names = [word for _, word in words]
@@ -1242,6 +1238,17 @@ def names_another_place(citation):
         return True
     return any(kind == "code" and text.strip().startswith(("/", "~")) and start <= at < end
                for at, _, kind, text in citation.spans)
+
+
+def citation_clause(citation):
+    """The citation's line with its code and comments masked, the (start, end) of the clause that
+    holds the citation, that clause's words as (offset, lowercased word), and the words before
+    the citation."""
+    words_line = masked(citation.memory.lines[citation.line - 1], citation.spans)
+    start, end = clause_around(words_line, citation.span[0])
+    words = [(m.start(), m.group(0).lower()) for m in
+             patterns()["word"].finditer(words_line, start, end)]
+    return words_line, start, end, words, [word for at, word in words if at < citation.span[0]]
 
 
 def leads_to(before, text_before):
@@ -1448,7 +1455,7 @@ def check_citations(project, citations, history, findings):
         elif known:
             candidates.append((citation, known))
     gone = [(citation, known) for citation, known in candidates
-            if not records_change(citation, citation.spans, existing)
+            if not records_change(citation, existing)
             and not (citation.bare and names_another_place(citation))]
     ignored = ignored_paths(project, sorted(set(known for _, known in gone)), history)
     for citation, known in gone:
@@ -1510,12 +1517,7 @@ def narrates_work(citation):
     `removed` …, or a value changed, `9.0→7.0`) rather than how things are: narration is true of
     its day, and later commits do not make it stale. A path the work led to (`moved the loop into `src/worker.py``) is what
     the line says is there now, and is still checked."""
-    line = citation.memory.lines[citation.line - 1]
-    words_line = masked(line, citation.spans)
-    start, end = clause_around(words_line, citation.span[0])
-    words = [(m.start(), m.group(0).lower()) for m in
-             patterns()["word"].finditer(words_line, start, end)]
-    before = [word for at, word in words if at < citation.span[0]]
+    words_line, start, end, words, before = citation_clause(citation)
     if leads_to(before, words_line[start:citation.span[0]]):
         return False
     return any(word in NARRATION_WORDS or word in CHANGED_WORDS for _, word in words) or any(
