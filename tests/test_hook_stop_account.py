@@ -61,6 +61,12 @@ def commit_memory(project, text="- a fact\n"):
     git(project, "commit", "-q", "-m", "memory: what the session learned", "--", "memory")
 
 
+def handoff_from_yesterday(project):
+    """The handoff of a session a day ago: older than any work this session does."""
+    (project / STATE).write_text("## Handoff: yesterday\n", encoding="utf-8")
+    set_age(project / STATE, 86400)
+
+
 def after_the_throttle(project):
     set_age(project / STATE, 50 * 60)
 
@@ -68,8 +74,7 @@ def after_the_throttle(project):
 @pytest.fixture
 def session(project):
     """A project whose session started with a day-old handoff and a clean tree."""
-    (project / STATE).write_text("## Handoff: yesterday\n", encoding="utf-8")
-    set_age(project / STATE, 86400)
+    handoff_from_yesterday(project)
     start(project)
     set_age(project / ".claude" / "hooks" / ".session-baseline.s1", 20 * 60)
     set_age(project / ".claude" / "hooks", 20 * 60)
@@ -108,8 +113,7 @@ def unpushed(project):
     (project / "work.py").write_text("precious = True\n", encoding="utf-8")
     git(project, "add", "work.py")
     git_at(project, 10 * 60, "commit", "-q", "-m", "unpushed work")
-    (project / STATE).write_text("## Handoff: yesterday\n", encoding="utf-8")
-    set_age(project / STATE, 86400)
+    handoff_from_yesterday(project)
     start(project)
     return project
 
@@ -157,8 +161,7 @@ def old_branch(project, tmp_path, name="subagent"):
 
 def test_a_fast_forward_of_old_commits_after_the_handoff_is_not_covered(project, tmp_path):
     old_branch(project, tmp_path)
-    (project / STATE).write_text("## Handoff: yesterday\n", encoding="utf-8")
-    set_age(project / STATE, 86400)
+    handoff_from_yesterday(project)
     start(project)
     set_age(project / ".claude" / "hooks" / ".session-baseline.s1", 20 * 60)
     set_age(project / ".claude" / "hooks", 20 * 60)
@@ -280,8 +283,7 @@ def commit_inside(lib):
                                           ("all", commit_inside)])
 def test_work_in_a_submodule_the_team_ignores_is_still_work(project, tmp_path, ignore, work):
     lib = add_submodule(project, tmp_path, ignore)
-    (project / STATE).write_text("## Handoff: yesterday\n", encoding="utf-8")
-    set_age(project / STATE, 86400)
+    handoff_from_yesterday(project)
     start(project)
     assert stop(project).returncode == 0
     work(lib)
@@ -294,8 +296,7 @@ def test_a_users_setting_that_ignores_submodules_hides_no_work(project, tmp_path
     name, value = setting.split("=")
     (project.parent / "home").mkdir(exist_ok=True)
     git(project, "config", "--global", name, value)
-    (project / STATE).write_text("## Handoff: yesterday\n", encoding="utf-8")
-    set_age(project / STATE, 86400)
+    handoff_from_yesterday(project)
     start(project)
     assert stop(project).returncode == 0
     edit_inside(lib)
@@ -329,8 +330,7 @@ def dirty_lib(project, tmp_path):
     """A submodule with uncommitted work in it: it shows in the listing, so it is read."""
     lib = add_submodule(project, tmp_path)
     edit_inside(lib)
-    (project / STATE).write_text("## Handoff: yesterday\n", encoding="utf-8")
-    set_age(project / STATE, 86400)
+    handoff_from_yesterday(project)
     return lib
 
 
