@@ -3,9 +3,10 @@ it afterwards: the stream of events it printed, its debug log, the requests the 
 
 The run is sealed: HOME and CLAUDE_CONFIG_DIR are throw-away folders, the API key is a dummy, the
 variables that steer an agent CLI, the protocol or git (ANTHROPIC_*, CLAUDE*, MCP_*, GIT_*, ...)
-are not passed on, non-essential traffic is off, and the mock is the CLI's only proxy. The
-repository is recorded as trusted in that configuration, as it is for a user who accepted the
-CLI's trust dialog there once: without it the CLI ignores the project's permissions.allow.
+and those that mark a CI run (CI, CI_*) are not passed on, non-essential traffic is off, and the
+mock is the CLI's only proxy. The repository is recorded as trusted in that configuration, as it is
+for a user who accepted the CLI's trust dialog there once: without it the CLI ignores the project's
+permissions.allow.
 
 The texts matched here are the CLI's own, not the protocol's: the `SessionStart:<source> hook
 success` marker before a SessionStart hook's output, the `Stop hook feedback` message after a Stop
@@ -27,6 +28,10 @@ CLI_SECONDS = 180
 # run in, whichever CLI a test runs.
 STEERING = ("ANTHROPIC_", "CLAUDE", "MCP_", "GIT_", "OPENAI_", "CODEX_", "GEMINI_", "GOOGLE_")
 PROXIES = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
+# What tells a CLI it runs under CI: Gemini CLI's terminal UI (through `is-in-ci`) then declines to
+# start and answers as `gemini -p` would, so a run on CI would differ from the same run on a laptop.
+CI_MARKERS = ("CI", "CONTINUOUS_INTEGRATION")
+CI_PREFIX = "CI_"
 
 
 def utf16_units(text):
@@ -37,8 +42,7 @@ def utf16_units(text):
 def sealed_base_environment(api, home, scratch):
     """What every CLI run gets: a throw-away HOME and temporary folder, the mock as its only
     proxy, git without the user's configuration, and nothing that steers a CLI or the protocol."""
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith(STEERING) and key.lower() not in PROXIES}
+    env = {key: value for key, value in os.environ.items() if is_passed_on(key)}
     env.update({
         "HOME": home,
         "TMPDIR": scratch, "TMP": scratch, "TEMP": scratch,
@@ -48,6 +52,12 @@ def sealed_base_environment(api, home, scratch):
     })
     env.update(GIT_IDENTITY)
     return env
+
+
+def is_passed_on(variable):
+    """Whether a variable of the environment the tests run in reaches the CLI under test."""
+    return not (variable.startswith(STEERING) or variable.lower() in PROXIES
+                or variable in CI_MARKERS or variable.startswith(CI_PREFIX))
 
 
 def sealed_environment(api, home, config, scratch):

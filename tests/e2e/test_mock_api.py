@@ -1,12 +1,14 @@
 """The end-to-end tests' own instruments, checked without the CLI: the mock answers the way the
 Messages API streams, keeps its script for the requests that count, refuses and records any other
-host, and a run's list of problems is empty only when nothing went wrong."""
+host, a run's list of problems is empty only when nothing went wrong, and a run on CI reaches the CLI
+as the same run on a laptop does."""
 import http.client
+import os
 import json
 
 import pytest
 
-from cli_session import Run, block_message
+from cli_session import Run, block_message, sealed_base_environment
 from mock_api import HELPER_REPLY, MockApi, say, use
 
 
@@ -128,3 +130,15 @@ def test_a_clean_run_has_no_problems_and_a_block_is_not_one():
 ], ids=["exit", "stderr", "start-hook-error", "stop-hook-cancelled", "timeout", "other-host"])
 def test_each_kind_of_failure_is_a_problem(run):
     assert len(run.problems()) == 1
+
+
+def test_the_variables_that_mark_a_ci_run_never_reach_the_cli(mock, monkeypatch, tmp_path):
+    # `is-in-ci`, which Gemini CLI's terminal UI consults, takes CI, CONTINUOUS_INTEGRATION or any
+    # CI_* variable for a CI run and then never shows its prompt.
+    for variable in ("CI", "CONTINUOUS_INTEGRATION", "CI_JOB_TOKEN"):
+        monkeypatch.setenv(variable, "true")
+    monkeypatch.setenv("CIRCLE_LIKE_BUT_NOT_CI", "kept")
+    env = sealed_base_environment(mock, str(tmp_path), str(tmp_path))
+    assert not {"CI", "CONTINUOUS_INTEGRATION", "CI_JOB_TOKEN"} & set(env)
+    assert env["CIRCLE_LIKE_BUT_NOT_CI"] == "kept"
+    assert env["PATH"] == os.environ["PATH"]
