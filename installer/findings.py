@@ -32,7 +32,8 @@ from .bash_edition import bash_edition_wiring, the_bash_edition_is_here
 from .repository import (
     ignoring_lines, is_in_a_repository, tracked_files_under, why_git_gives_no_answer,
 )
-from .agents import agents_for, shared_parts_of
+from .agents import CODEX, agents_for, shared_parts_of
+from .codex_review import review_of
 from .record import Ownership
 from .project import Options, plan_install
 
@@ -91,6 +92,7 @@ def hook_findings(source, project, env):
     findings += local_only_wiring_findings(project, wired)
     findings += double_wiring_findings(project)
     findings += repair_findings(plan) + silenced_findings(project, wired) + \
+        codex_review_findings(project) + \
         interpreter_findings(project, env) + sharing_findings(project) + \
         committed_local_files_findings(project) + unattended_save_findings(project, env)
     if unwired:  # --update writes the permissions with the entries; one finding says so
@@ -414,6 +416,31 @@ def silenced_findings(project, wired):
                 wiring.event, "; ".join("{} in {}".format(reason, shown)
                                         for shown, reason in reasons))))
     return findings
+
+
+def codex_review_findings(project):
+    """The protocol's Codex hooks that Codex will not run for the user who runs the check: those
+    the user has not trusted, as they are now, in Codex's own review (codex_review.py). The
+    review is the user's to give, never the installer's: the finding says how, and fails the
+    check as any other hook that cannot fire does. Said only where Codex is configured."""
+    review = review_of(project, CODEX)
+    if review is None:
+        return []
+    if review.unread:
+        return [Finding("warn", "Codex CLI: cannot read {} ({}), so whether Codex runs the "
+                        "protocol's hooks for you is not checked".format(review.config,
+                                                                          review.unread))]
+    events = review.new + [event for event in review.changed if event not in review.new]
+    why = []
+    if review.new:
+        why.append("{} records no review of {}".format(review.config, " and ".join(review.new)))
+    if review.changed:
+        why.append("{} changed since {} recorded your review".format(
+            " and ".join(review.changed), review.config))
+    return [Finding("unwired", "Codex CLI will not run the {} hook{} for you: {}; start `codex` "
+                    "in the project and trust {} when it asks (or in /hooks)".format(
+                        " and ".join(events), "s" if len(events) > 1 else "", "; ".join(why),
+                        "them" if len(events) > 1 else "it"))]
 
 
 def managed_policy_finding(files):

@@ -1,0 +1,132 @@
+"""Whether Codex CLI will run the protocol's hooks for the person who runs --check.
+
+Why it exists: Codex runs a project's hooks only once its user has reviewed and trusted each one in
+its terminal (when it starts, or in /hooks); until then it runs none and says nothing, so an
+install that --check passed would load no memory and ask for no save. What the review leaves,
+measured on Codex CLI 0.169.0 (tests/e2e/test_codex_harness_facts.py pins it):
+- one table per handler in the user's $CODEX_HOME/config.toml (~/.codex when unset), named
+  hooks.state."<project's real path>/.codex/hooks.json:<event in snake case>:<group>:<handler>",
+  the last two the handler's positions in the hooks file;
+- in it, trusted_hash: "sha256:" and the hex SHA-256 of the handler's definition as compact JSON
+  with sorted keys, {"event_name": "session_start", "hooks": [{"async": false, "command": ...,
+  "timeout": 15, "type": "command"}]};
+- so a review holds while the handler's command, timeout and position stay; a new interpreter
+  written by --update, another timeout, or a handler of the user's put before it needs a new
+  review, and the hook file's bytes and the hooks file's layout do not.
+
+What it promises: CODEX_HOME is read, never written. Nothing is said where Codex has no
+configuration (CI, a machine without Codex) or the project wires no Codex hook, and no verdict is
+given on a handler in a form the record was not measured on (a matcher, a status message, no
+timeout). The configuration is the user's, but read as untrusted input: a file that is not TOML,
+or a Python without tomllib (3.11+) to read it, gives one reason, never a traceback.
+"""
+
+import hashlib
+import json
+import os
+import re
+
+from .settings import SettingsError, load_settings
+
+try:
+    import tomllib
+except ImportError:  # Python < 3.11
+    tomllib = None
+
+# The keys of a handler and of its group whose record was measured.
+MEASURED_HANDLER_KEYS = frozenset(("type", "command", "timeout"))
+MEASURED_GROUP_KEYS = frozenset(("hooks",))
+
+
+class Review(object):
+    """What the user's Codex configuration says of the protocol's hooks: `config`, its path;
+    `unread`, why it could not be read (else None); `new` and `changed`, the events whose hook
+    has never been trusted there, and those trusted in another form than the one wired now."""
+
+    def __init__(self, config, unread=None, new=(), changed=()):
+        self.config, self.unread = config, unread
+        self.new, self.changed = list(new), list(changed)
+
+
+def codex_home(environ):
+    return environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
+
+
+def review_of(project, agent, environ=os.environ):
+    """The Review of the agent's (Codex's) wired hooks in the project for this user; None when
+    Codex has no configuration here, the project wires none of the protocol's hooks, or every
+    one of them is trusted as it is now."""
+    config = os.path.join(codex_home(environ), "config.toml")
+    if not os.path.isfile(config):
+        return None
+    wired = wired_handlers(project, agent)
+    if not wired:
+        return None
+    if tomllib is None:
+        return Review(config, unread="this Python has no TOML reader (tomllib, Python 3.11+)")
+    try:
+        with open(config, "rb") as handle:
+            trusted = trusted_hashes(tomllib.loads(handle.read().decode("utf-8")))
+    except (OSError, UnicodeDecodeError, ValueError) as error:  # TOMLDecodeError is a ValueError
+        return Review(config, unread=str(error) or type(error).__name__)
+    hooks_file = os.path.join(os.path.realpath(project), *agent.settings.split("/"))
+    review = Review(config)
+    for event, group, position, handler in wired:
+        key = "{}:{}:{}:{}".format(hooks_file, snake_case(event), group, position)
+        if trusted.get(key) == hash_of(event, handler):
+            continue
+        found = review.changed if key in trusted else review.new
+        if event not in found:
+            found.append(event)
+    return review if review.new or review.changed else None
+
+
+def wired_handlers(project, agent):
+    """[(event, group index, handler index, handler)] of the protocol's handlers in the agent's
+    hooks file that are in the form the record was measured on; [] when the file cannot be
+    read (the rest of the check says why)."""
+    try:
+        settings, _ = load_settings(os.path.join(project, *agent.settings.split("/")),
+                                    agent.settings)
+    except SettingsError:
+        return []
+    found = []
+    for wiring in agent.wirings:
+        groups = settings.get("hooks", {}).get(wiring.event, [])
+        for group_index, group in enumerate(groups):
+            for index, handler in enumerate(group.get("hooks", [])):
+                if wiring.is_ours(handler) and is_in_the_measured_form(group, handler):
+                    found.append((wiring.event, group_index, index, handler))
+    return found
+
+
+def is_in_the_measured_form(group, handler):
+    timeout = handler.get("timeout")
+    return (set(group) <= MEASURED_GROUP_KEYS and set(handler) == MEASURED_HANDLER_KEYS
+            and handler["type"] == "command" and isinstance(handler["command"], str)
+            and isinstance(timeout, int) and not isinstance(timeout, bool) and timeout >= 1)
+
+
+def trusted_hashes(config):
+    """{record key: trusted_hash} of the hook records in a parsed config.toml; a value of
+    another shape than the one Codex writes counts as no record."""
+    hooks = config.get("hooks")
+    state = hooks.get("state") if isinstance(hooks, dict) else None
+    if not isinstance(state, dict):
+        return {}
+    return {key: entry["trusted_hash"] for key, entry in state.items()
+            if isinstance(entry, dict) and isinstance(entry.get("trusted_hash"), str)}
+
+
+def hash_of(event, handler):
+    """The trusted_hash Codex records for a handler in the measured form."""
+    identity = {"event_name": snake_case(event), "hooks": [{
+        "async": False, "command": handler["command"], "timeout": handler["timeout"],
+        "type": "command"}]}
+    text = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def snake_case(event):
+    """SessionStart as Codex names it in a record: session_start."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", event).lower()
