@@ -212,3 +212,11 @@ def test_the_check_never_writes_to_codex_home(installer, wired, codex_home):
     before = {name: read(os.path.join(codex_home, name)) for name in os.listdir(codex_home)}
     check(installer, wired, codex_home)
     assert {name: read(os.path.join(codex_home, name)) for name in os.listdir(codex_home)} == before
+
+
+def test_a_run_that_writes_codex_entries_says_they_need_a_review(installer, repo):
+    said = "Codex CLI runs these hooks only once you trust them as they are now"
+    assert said in installer.ok("--project", repo, "--agents", "claude,codex").stdout
+    assert said not in installer.ok("--update", repo).stdout
+    assert said in installer.ok("--update", repo, "--python", sys.executable).stdout
+    assert said not in installer.ok("--project", repo, "--agents", "claude,gemini").stdout
