@@ -12,7 +12,8 @@ measured on Codex CLI 0.169.0 (tests/e2e/test_codex_harness_facts.py pins it):
   "timeout": 15, "type": "command"}]};
 - so a review holds while the handler's command, timeout and position stay; a new interpreter
   written by --update, another timeout, or a handler of the user's put before it needs a new
-  review, and the hook file's bytes and the hooks file's layout do not.
+  review, and the hook file's bytes and the hooks file's layout do not;
+- a record that also says `enabled = false` (a hook switched off in /hooks) runs nothing.
 
 What it promises: CODEX_HOME is read, never written. Nothing is said where Codex has no
 configuration (CI, a machine without Codex) or the project wires no Codex hook, and no verdict is
@@ -40,12 +41,20 @@ MEASURED_GROUP_KEYS = frozenset(("hooks",))
 
 class Review(object):
     """What the user's Codex configuration says of the protocol's hooks: `config`, its path;
-    `unread`, why it could not be read (else None); `new` and `changed`, the events whose hook
-    has never been trusted there, and those trusted in another form than the one wired now."""
+    `unread`, why it could not be read (else None); `new`, `changed` and `off`, the events whose
+    hook has never been trusted there, was trusted in another form than the one wired now, or
+    was switched off (each event once)."""
 
-    def __init__(self, config, unread=None, new=(), changed=()):
+    def __init__(self, config, unread=None):
         self.config, self.unread = config, unread
-        self.new, self.changed = list(new), list(changed)
+        self.new, self.changed, self.off = [], [], []
+
+    def add(self, found, event):
+        if event not in found:
+            found.append(event)
+
+    def says_anything(self):
+        return bool(self.unread or self.new or self.changed or self.off)
 
 
 def codex_home(environ):
@@ -66,19 +75,20 @@ def review_of(project, agent, environ=os.environ):
         return Review(config, unread="this Python has no TOML reader (tomllib, Python 3.11+)")
     try:
         with open(config, "rb") as handle:
-            trusted = trusted_hashes(tomllib.loads(handle.read().decode("utf-8")))
+            records = hook_records(tomllib.loads(handle.read().decode("utf-8")))
     except (OSError, UnicodeDecodeError, ValueError) as error:  # TOMLDecodeError is a ValueError
         return Review(config, unread=str(error) or type(error).__name__)
     hooks_file = os.path.join(os.path.realpath(project), *agent.settings.split("/"))
     review = Review(config)
     for event, group, position, handler in wired:
-        key = "{}:{}:{}:{}".format(hooks_file, snake_case(event), group, position)
-        if trusted.get(key) == hash_of(event, handler):
-            continue
-        found = review.changed if key in trusted else review.new
-        if event not in found:
-            found.append(event)
-    return review if review.new or review.changed else None
+        record = records.get("{}:{}:{}:{}".format(hooks_file, snake_case(event), group, position))
+        if record is None or not isinstance(record.get("trusted_hash"), str):
+            review.add(review.new, event)
+        elif record.get("enabled") is False:
+            review.add(review.off, event)
+        elif record["trusted_hash"] != hash_of(event, handler):
+            review.add(review.changed, event)
+    return review if review.says_anything() else None
 
 
 def wired_handlers(project, agent):
@@ -107,15 +117,14 @@ def is_in_the_measured_form(group, handler):
             and isinstance(timeout, int) and not isinstance(timeout, bool) and timeout >= 1)
 
 
-def trusted_hashes(config):
-    """{record key: trusted_hash} of the hook records in a parsed config.toml; a value of
-    another shape than the one Codex writes counts as no record."""
+def hook_records(config):
+    """{record key: record} of the hook records in a parsed config.toml; a record of another
+    shape than the table Codex writes counts as none."""
     hooks = config.get("hooks")
     state = hooks.get("state") if isinstance(hooks, dict) else None
     if not isinstance(state, dict):
         return {}
-    return {key: entry["trusted_hash"] for key, entry in state.items()
-            if isinstance(entry, dict) and isinstance(entry.get("trusted_hash"), str)}
+    return {key: entry for key, entry in state.items() if isinstance(entry, dict)}
 
 
 def hash_of(event, handler):

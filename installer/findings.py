@@ -430,17 +430,22 @@ def codex_review_findings(project):
         return [Finding("warn", "Codex CLI: cannot read {} ({}), so whether Codex runs the "
                         "protocol's hooks for you is not checked".format(review.config,
                                                                           review.unread))]
-    events = review.new + [event for event in review.changed if event not in review.new]
-    why = []
+    events = list(dict.fromkeys(review.new + review.changed + review.off))
+    why, todo = [], []
     if review.new:
         why.append("{} records no review of {}".format(review.config, " and ".join(review.new)))
     if review.changed:
         why.append("{} changed since {} recorded your review".format(
             " and ".join(review.changed), review.config))
-    return [Finding("unwired", "Codex CLI will not run the {} hook{} for you: {}; start `codex` "
-                    "in the project and trust {} when it asks (or in /hooks)".format(
-                        " and ".join(events), "s" if len(events) > 1 else "", "; ".join(why),
-                        "them" if len(events) > 1 else "it"))]
+    if review.new or review.changed:
+        todo.append("start `codex` in the project and trust {} when it asks (or in /hooks)".format(
+            "them" if len(review.new + review.changed) > 1 else "it"))
+    if review.off:
+        why.append("{} switched off in {}".format(" and ".join(review.off), review.config))
+        todo.append("switch {} back on in Codex's /hooks".format(
+            "them" if len(review.off) > 1 else "it"))
+    return [Finding("unwired", "Codex CLI will not run the {} hook{} for you: {}; {}".format(
+        " and ".join(events), "s" if len(events) > 1 else "", "; ".join(why), "; ".join(todo)))]
 
 
 def managed_policy_finding(files):

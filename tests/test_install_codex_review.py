@@ -7,7 +7,8 @@ accepted for a project installed with `--agents claude,codex` (tests/e2e/test_co
 pins them): in $CODEX_HOME/config.toml, a table per handler keyed by the hooks file's real path,
 the event in snake case and the handler's two positions, holding the hash measured there. What was
 measured to undo a review: another command or timeout, or the handler at another position; what
-was measured not to: other bytes in the hook file."""
+was measured not to: other bytes in the hook file. A record that says `enabled = false` was
+measured to keep its hook from running."""
 
 import json
 import os
@@ -137,6 +138,16 @@ def test_a_group_of_the_users_put_first_moves_the_hook_out_of_its_review(install
     assert "no review of SessionStart;" in line
 
 
+def test_a_hook_switched_off_in_codex_fails_with_how_to_switch_it_on(installer, wired, codex_home):
+    config = os.path.join(codex_home, "config.toml")
+    config_with(codex_home, a_config(wired, **MEASURED).replace(
+        ':session_start:0:0"]\n', ':session_start:0:0"]\nenabled = false\n'))
+    done = check(installer, wired, codex_home)
+    assert done.returncode == 1
+    assert codex_lines(done) == [
+        "UNWIRED  Codex CLI will not run the SessionStart hook for you: SessionStart switched off "
+        "in %s; switch it back on in Codex's /hooks" % config]
+
 def test_new_bytes_in_a_hook_file_keep_the_review(installer, wired, codex_home):
     config_with(codex_home, a_config(wired, **MEASURED))
     with open(path_in(wired, ".claude/hooks/session-start.py"), "a", encoding="utf-8") as handle:
@@ -197,6 +208,10 @@ def test_records_of_another_shape_count_as_none(installer, wired, codex_home):
     config_with(codex_home, '[hooks.state.%s]\ntrusted_hash = 1\n' % json.dumps(
         os.path.join(os.path.realpath(wired), ".codex", "hooks.json:stop:0:0")))
     assert "no review of SessionStart and Stop" in codex_lines(check(installer, wired, codex_home))[0]
+    config_with(codex_home, '[hooks.state]\n%s = "trusted"\n' % json.dumps(
+        os.path.join(os.path.realpath(wired), ".codex", "hooks.json:stop:0:0")))
+    done = check(installer, wired, codex_home)
+    assert done.stderr == "" and "no review of SessionStart and Stop" in codex_lines(done)[0]
 
 
 @pytest.mark.skipif(not os.path.exists(PYTHON38), reason="no Python 3.8 here")
