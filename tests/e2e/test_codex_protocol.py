@@ -177,8 +177,9 @@ def test_a_review_in_the_terminal_is_a_record_per_hook_that_the_check_reads(code
     """Trusting the hooks in the terminal writes, in the user's config.toml, one record per hook:
     its key the hooks file's real path, the event and the two positions, its hash that of the
     handler's definition. The check then passes and the hooks run without the bypass; other bytes
-    in a hook file keep the review, another timeout undoes it for that hook, and the check says so.
-    A new release that keeps the review elsewhere or hashes another way fails here."""
+    in a hook file keep the review, another timeout undoes it for that hook, and the check says so;
+    so does a record switched off (`enabled = false`), which runs nothing. A new release that keeps
+    the review elsewhere or hashes another way fails here."""
     tomllib = pytest.importorskip("tomllib", reason="Python 3.11+ reads Codex's config.toml")
     project = codex_project
     reviewed = codex.review_hooks_in_the_tui(project.path)
@@ -213,3 +214,16 @@ def test_a_review_in_the_terminal_is_a_record_per_hook_that_the_check_reads(code
         "hook: SessionStart", "hook: SessionStart Completed"]
     [said] = codex_check(codex, project)
     assert "will not run the Stop hook for you: Stop changed since" in said
+
+    with open(os.path.join(codex.codex_home, "config.toml"), encoding="utf-8") as handle:
+        config = handle.read()
+    header = '[hooks.state.%s]\n' % json.dumps("%s:session_start:0:0" % hooks_file)
+    assert header in config
+    write(os.path.join(codex.codex_home, "config.toml"),
+          config.replace(header, header + "enabled = false\n"))
+    run = codex.run(project.path, "hello", [say("Hello.")], hooks_trusted=False, as_reviewed=True)
+    assert_clean(run, codex)
+    assert not injected(run, project.token)
+    assert [line for line in run.stderr.splitlines() if line.startswith("hook:")] == []
+    [said] = codex_check(codex, project)
+    assert "SessionStart switched off in" in said
