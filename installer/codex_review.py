@@ -3,13 +3,13 @@
 Why it exists: Codex runs a project's hooks only once its user has reviewed and trusted each one in
 its terminal (when it starts, or in /hooks); until then it runs none and says nothing, so an
 install that --check passed would load no memory and ask for no save. What the review leaves,
-measured on Codex CLI 0.169.0 (tests/e2e/test_codex_harness_facts.py pins it):
+measured on Codex CLI 0.169.0 (tests/e2e/test_codex_protocol.py pins it):
 - one table per handler in the user's $CODEX_HOME/config.toml (~/.codex when unset), named
   hooks.state."<project's real path>/.codex/hooks.json:<event in snake case>:<group>:<handler>",
   the last two the handler's positions in the hooks file;
 - in it, trusted_hash: "sha256:" and the hex SHA-256 of the handler's definition as compact JSON
   with sorted keys, {"event_name": "session_start", "hooks": [{"async": false, "command": ...,
-  "timeout": 15, "type": "command"}]};
+  "timeout": 15, "type": "command"}]}, a handler without a timeout hashed with 600;
 - so a review holds while the handler's command, timeout and position stay; a new interpreter
   written by --update, another timeout, or a handler of the user's put before it needs a new
   review, and the hook file's bytes and the hooks file's layout do not;
@@ -17,9 +17,9 @@ measured on Codex CLI 0.169.0 (tests/e2e/test_codex_harness_facts.py pins it):
 
 What it promises: CODEX_HOME is read, never written. Nothing is said where Codex has no
 configuration (CI, a machine without Codex) or the project wires no Codex hook, and no verdict is
-given on a handler in a form the record was not measured on (a matcher, a status message, no
-timeout). The configuration is the user's, but read as untrusted input: a file that is not TOML,
-or a Python without tomllib (3.11+) to read it, gives one reason, never a traceback.
+given on a handler in a form the record was not measured on (a matcher, a status message). The
+configuration is the user's, but read as untrusted input: a file that is not TOML, or a Python
+without tomllib (3.11+) to read it, gives one reason, never a traceback.
 """
 
 import hashlib
@@ -37,6 +37,8 @@ except ImportError:  # Python < 3.11
 # The keys of a handler and of its group whose record was measured.
 MEASURED_HANDLER_KEYS = frozenset(("type", "command", "timeout"))
 MEASURED_GROUP_KEYS = frozenset(("hooks",))
+# The timeout Codex hashes for a handler that names none.
+CODEX_DEFAULT_TIMEOUT = 600
 
 
 class Review(object):
@@ -111,9 +113,9 @@ def wired_handlers(project, agent):
 
 
 def is_in_the_measured_form(group, handler):
-    timeout = handler.get("timeout")
-    return (set(group) <= MEASURED_GROUP_KEYS and set(handler) == MEASURED_HANDLER_KEYS
-            and handler["type"] == "command" and isinstance(handler["command"], str)
+    timeout = handler.get("timeout", CODEX_DEFAULT_TIMEOUT)
+    return (set(group) <= MEASURED_GROUP_KEYS and set(handler) <= MEASURED_HANDLER_KEYS
+            and handler.get("type") == "command" and isinstance(handler.get("command"), str)
             and isinstance(timeout, int) and not isinstance(timeout, bool) and timeout >= 1)
 
 
@@ -130,7 +132,8 @@ def hook_records(config):
 def hash_of(event, handler):
     """The trusted_hash Codex records for a handler in the measured form."""
     identity = {"event_name": snake_case(event), "hooks": [{
-        "async": False, "command": handler["command"], "timeout": handler["timeout"],
+        "async": False, "command": handler["command"],
+        "timeout": handler.get("timeout", CODEX_DEFAULT_TIMEOUT),
         "type": "command"}]}
     text = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

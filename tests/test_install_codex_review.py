@@ -148,6 +148,20 @@ def test_a_hook_switched_off_in_codex_fails_with_how_to_switch_it_on(installer, 
         "UNWIRED  Codex CLI will not run the SessionStart hook for you: SessionStart switched off "
         "in %s; switch it back on in Codex's /hooks" % config]
 
+def test_a_review_given_with_the_users_hooks_around_is_read_at_the_positions_codex_gives(
+        installer, wired, codex_home):
+    # As Codex 0.169.0 recorded them with a group of the user's before the protocol's SessionStart
+    # group and a handler of the user's before its Stop handler in the same group.
+    def around(hooks):
+        hooks["SessionStart"].insert(0, {"hooks": [{"type": "command", "command": "true"}]})
+        hooks["Stop"][0]["hooks"].insert(0, {"type": "command", "command": "true"})
+    edit_hooks(wired, around)
+    hooks_file = os.path.join(os.path.realpath(wired), ".codex", "hooks.json")
+    config_with(codex_home, "".join('[hooks.state.%s]\ntrusted_hash = "%s"\n' % (
+        json.dumps(hooks_file + key), value) for key, value in (
+            (":session_start:1:0", MEASURED["session_start"]), (":stop:0:1", MEASURED["stop"]))))
+    assert codex_lines(check(installer, wired, codex_home)) == []
+
 def test_new_bytes_in_a_hook_file_keep_the_review(installer, wired, codex_home):
     config_with(codex_home, a_config(wired, **MEASURED))
     with open(path_in(wired, ".claude/hooks/session-start.py"), "a", encoding="utf-8") as handle:
@@ -181,6 +195,15 @@ def test_a_project_that_does_not_wire_codex_is_not_judged(installer, repo, codex
         done = check(installer, repo, codex_home)
         assert done.returncode == 0 and codex_lines(done) == []
 
+
+def test_a_hook_without_a_timeout_is_judged_as_codex_hashes_it(installer, wired, codex_home):
+    # What Codex 0.169.0 recorded for the protocol's SessionStart entry with its timeout removed.
+    without = "sha256:89340e5307d37c28312203dc9271376b879bfab83957fab79adbc2182a66112a"
+    edit_hooks(wired, lambda hooks: hooks["SessionStart"][0]["hooks"][0].pop("timeout"))
+    config_with(codex_home, a_config(wired, session_start=without, stop=MEASURED["stop"]))
+    assert codex_lines(check(installer, wired, codex_home)) == []
+    config_with(codex_home, a_config(wired, **MEASURED))
+    assert "SessionStart changed since" in codex_lines(check(installer, wired, codex_home))[0]
 
 def test_a_hook_in_a_form_the_record_was_not_measured_on_gets_no_verdict(installer, wired, codex_home):
     config_with(codex_home, a_config(wired, stop=MEASURED["stop"]))
