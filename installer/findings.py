@@ -3,9 +3,10 @@
 Why it exists: --check must fail on every install that cannot run, cannot fire or will not reach
 teammates, and say what repairs it. Each function here reads the project (its files, its settings
 as the harness reads them, git) and returns Findings: hooks missing or drifted, entries unwired,
-silenced or run twice, an interpreter that cannot run the hooks, parts git would not share, a
-saved file the agent could not write unattended, and what --update would change, read from
---update's own plan so that the check and the repair never disagree.
+silenced, run twice or not trusted in Codex CLI's review, an interpreter that cannot run the
+hooks, parts git would not share, a saved file the agent could not write unattended, and what
+--update would change, read from --update's own plan so that the check and the repair never
+disagree.
 """
 
 import json
