@@ -146,7 +146,8 @@ def agents_named(value):
 
 def settings_of(project, agent):
     """(the agent's hooks file as settings, its text); ({}, None) when there is none."""
-    return load_settings(os.path.join(project, *agent.settings.split("/")), agent.settings)
+    return load_settings(os.path.join(project, *agent.settings.split("/")), agent.settings,
+                         claude=False)
 
 
 def is_wired_for(project, agent):
@@ -159,11 +160,13 @@ def is_wired_for(project, agent):
     return any(our_handlers(settings, wiring) for wiring in agent.wirings)
 
 
-def agents_for(project, asked):
-    """The agents with hooks a run installs or updates: those asked for, and those already
-    wired."""
+def agents_for(project, asked, recorded):
+    """The agents with hooks a run installs or updates: those asked for, those already wired,
+    and those the record (recorded: {hooks file: [event]}) says the protocol wired, whose hooks
+    file may since have gone, been emptied or stopped being JSON."""
     return [agent for agent in OTHER_AGENTS
-            if agent.name in (asked or ()) or is_wired_for(project, agent)]
+            if agent.name in (asked or ()) or recorded.get(agent.settings)
+            or is_wired_for(project, agent)]
 
 
 def shared_parts_of(agents):

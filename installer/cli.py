@@ -19,7 +19,7 @@ from .interpreter import check_interpreter, refuse_a_python_that_cannot_run_the_
 from .wiring import protocol_is_installed
 from .bash_edition import bash_edition_wiring
 from .repository import repository_top
-from .agents import agents_for, agents_named
+from .agents import agents_named
 from .uninstall import plan_uninstall
 from .project import Options, plan_install
 from .global_section import plan_global, plan_global_removal
@@ -251,7 +251,7 @@ def make_plan(source, args):
         refuse_a_python_that_cannot_run_the_hooks(args.python or DEFAULT_PYTHON,
                                                   args.python is not None)
     plan = plan_install(source, args.target, Options(args.force, update, args.python, args.agents))
-    plan_sharing_notes(plan, args.target, agents_for(args.target, args.agents))
+    plan_sharing_notes(plan, args.target, plan.agents)
     return plan, "{} {}".format("updating" if update else "installing into", args.target)
 
 

@@ -33,7 +33,7 @@ from .bash_edition import bash_edition_wiring, the_bash_edition_is_here
 from .repository import (
     ignoring_lines, is_in_a_repository, tracked_files_under, why_git_gives_no_answer,
 )
-from .agents import CODEX, agents_for, shared_parts_of
+from .agents import CODEX, shared_parts_of
 from .codex_review import review_of
 from .record import Ownership
 from .project import Options, plan_install
@@ -68,7 +68,9 @@ def hook_findings(source, project, env):
     plan = plan_install(source, project, Options(update=True))  # what --update would do
     owned = Ownership(project, source)
     clashes = [rel for rel in plan.clashes if rel.startswith(HOOK_DIR + "/")]
-    findings = []
+    # What --update would refuse to touch (an agent's hooks file that is no JSON, a link where
+    # a file should be): no repair is offered, and nothing below may call the install sound.
+    findings = [Finding("broken", reason) for reason in plan.refusals]
     missing = [name for name in HOOKS if name not in present]
     if missing:
         findings.append(Finding("drift", "hooks missing: " + ", ".join(missing), "--update"))
@@ -94,7 +96,7 @@ def hook_findings(source, project, env):
     findings += double_wiring_findings(project)
     findings += repair_findings(plan) + silenced_findings(project, wired) + \
         codex_review_findings(project) + \
-        interpreter_findings(project, env) + sharing_findings(project) + \
+        interpreter_findings(project, env) + sharing_findings(project, plan.agents) + \
         committed_local_files_findings(project) + unattended_save_findings(project, env)
     if unwired:  # --update writes the permissions with the entries; one finding says so
         return findings
@@ -246,16 +248,15 @@ SHARED_PARTS = (SETTINGS, HOOK_DIR + "/" + HOOKS[0], COMMAND_DIR + "/" + COMMAND
                 RECORD)
 
 
-def sharing_findings(project, agents=None):
+def sharing_findings(project, agents):
     """Why the protocol would not reach teammates: no git at all, or parts git ignores, the
-    other agents' among them (those given, else those wired)."""
+    given agents' among them."""
     if not is_in_a_repository(project):  # the memory loads, but nothing guards or reaches anyone
         return [Finding("unshared", NOT_A_REPOSITORY)]
     refused = why_git_gives_no_answer(project)
     if refused:  # then every answer below would be a silent "nothing ignored"
         return [Finding("unshared", refused)]
-    ignored = ignoring_lines(project, SHARED_PARTS + shared_parts_of(
-        agents_for(project, ()) if agents is None else agents))
+    ignored = ignoring_lines(project, SHARED_PARTS + shared_parts_of(agents))
     if not ignored:
         return []
     return [Finding("unshared", "git ignores {} ({}), so teammates never get them; remove or "

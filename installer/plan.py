@@ -63,6 +63,7 @@ class Plan(object):
         self.edited = []  # the protocol's files the user edited, kept for want of --force
         self.clashes = []  # files of the user's under the protocol's names, never taken over
         self.planned = {}  # rel -> the bytes the run writes there
+        self.agents = []  # the agents besides Claude Code the run installs or updates
 
     def path(self, rel):
         return os.path.join(self.root, *rel.split("/"))

@@ -80,16 +80,16 @@ def plan_install(source, project, options):
         plan_session_state_move(plan)
         plan_memory_format_move(plan, owned, source)
     plan_settings_wiring(plan, owned, options, wirings_of(ours), commands, ignore_text)
-    plan_other_agents(plan, owned, source, options, python, known)
+    plan.agents = plan_other_agents(plan, owned, source, options, python, known)
     plan_git_index(plan, project, ours)
     owned.plan_writes(plan)
     return plan
 
 
 def plan_other_agents(plan, owned, source, options, python, known):
-    """The agents besides Claude Code asked for or already wired: their skills, then their
-    hooks files, then AGENTS.md. Returns them."""
-    agents = agents_for(plan.root, options.agents)
+    """The agents besides Claude Code asked for, wired, or recorded as wired: their skills, then
+    their hooks files, then AGENTS.md. Returns them."""
+    agents = agents_for(plan.root, options.agents, owned.known.wired)
     pythons = known + interpreters_wired_for(plan.root) + [python, DEFAULT_PYTHON]
     for rel, data, is_ours in agent_files(agents, source, python, pythons):
         plan_owned_file(plan, owned, rel, data, options, hook=False, is_ours=is_ours)

@@ -2,7 +2,8 @@
 
 Why it exists: every mode reads the project's settings.json and settings.local.json, and --check
 also the user's; they are read here, one way, and each is refused with one line naming what is
-wrong (invalid JSON, duplicate keys, a "hooks" or "permissions" the harness could not read).
+wrong (invalid JSON, duplicate keys, a "hooks" or "permissions" the harness could not read, or
+an entry for which Claude Code skips a settings file of its whole).
 Writing one back edits the original text (json_edit.py) rather than dumping it anew. The meaning
 of two settings texts is compared as the harness would: 1 and 1.0 differ, an empty "hooks" counts
 as none.
@@ -24,12 +25,13 @@ class SettingsError(Refusal):
     pass
 
 
-def parse_settings(text, shown):
+def parse_settings(text, shown, claude=True):
     """The settings as a dict (an empty file counts as {}); a SettingsError
     otherwise, naming what is wrong and where. Duplicate keys, NaN and a
     number too large for a double are refused too: a rewrite would silently
     drop the first key, and would write the number as Infinity, which is no
-    JSON at all."""
+    JSON at all. `claude`: the file is one of Claude Code's, which it skips
+    whole for some entries another agent may read otherwise."""
     if not text.strip():
         return {}
 
@@ -64,7 +66,8 @@ def parse_settings(text, shown):
     if not isinstance(data, dict):
         raise SettingsError("{} does not hold a JSON object".format(shown))
     problem = hooks_shape_problem(data.get("hooks", {})) or \
-        permissions_shape_problem(data.get("permissions", {}))
+        permissions_shape_problem(data.get("permissions", {})) or \
+        (claude and entry_claude_code_skips_the_file_for(data))
     if problem:
         raise SettingsError("{}: {}".format(shown, problem))
     return data
@@ -89,6 +92,52 @@ def hooks_shape_problem(hooks):
     return None
 
 
+# Measured on Claude Code 2.1.328 (tests/e2e/test_cli_harness_facts.py): an entry it cannot load
+# under these events may be what guards the permissions beside it, so it applies nothing of the
+# file it sits in (hooks and permissions alike), with no message outside its debug log. Under
+# any other event it drops that one entry and keeps the rest.
+GUARDING_EVENTS = ("PreToolUse", "PermissionRequest")
+HANDLER_TYPES = ("command", "prompt", "agent", "http", "mcp_tool")
+HANDLER_TEXT = {"command": "command", "prompt": "prompt"}
+# Each of these, when present and not a list, makes Claude Code skip the file of its whole too;
+# "allow" and "deny", which the installer merges into, are held to more by permissions_shape_problem.
+PERMISSION_LISTS = ("ask", "additionalDirectories")
+SKIPPED_WHOLE = "; Claude Code skips this whole file over it, its hooks and permissions included"
+
+
+def entry_claude_code_skips_the_file_for(settings):
+    """The first entry for which Claude Code applies nothing of the settings file, named; None
+    when there is none. hooks_shape_problem has already passed the file."""
+    permissions = settings.get("permissions", {})
+    for key in PERMISSION_LISTS:
+        if key in permissions and not isinstance(permissions[key], list):
+            return '"permissions.{}" is not a list{}'.format(key, SKIPPED_WHOLE)
+    for event in GUARDING_EVENTS:
+        for index, group in enumerate(settings.get("hooks", {}).get(event, [])):
+            where = "hooks.{}[{}]".format(event, index)
+            if "matcher" in group and not isinstance(group["matcher"], str):
+                return '"{}.matcher" is not text{}'.format(where, SKIPPED_WHOLE)
+            for number, handler in enumerate(group["hooks"]):
+                problem = handler_problem(handler)
+                if problem:
+                    return '"{}.hooks[{}]" {}{}'.format(where, number, problem, SKIPPED_WHOLE)
+    return None
+
+
+def handler_problem(handler):
+    """What keeps Claude Code from loading one hook handler; None when it loads."""
+    kind = handler.get("type")
+    if kind not in HANDLER_TYPES:
+        return "has no known \"type\" ({})".format(", ".join(HANDLER_TYPES))
+    field = HANDLER_TEXT.get(kind)
+    if field and not isinstance(handler.get(field), str):
+        return 'has no "{}" text'.format(field)
+    timeout = handler.get("timeout", 1)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+        return 'has a "timeout" that is not a number of seconds above 0'
+    return None
+
+
 def permissions_shape_problem(permissions):
     """What keeps "permissions" from the shape the installer merges into (an
     object whose "allow" and "deny" are lists of rule strings); None when sound."""
@@ -101,16 +150,17 @@ def permissions_shape_problem(permissions):
     return None
 
 
-def load_settings(path, shown):
+def load_settings(path, shown, claude=True):
     """(settings, original text); ({}, None) when the file does not exist. Each file is read
     and parsed once in a run (while it stays as it was: its size, time and inode), however many
-    parts of the run ask for it; each caller gets a copy of its own to change."""
+    parts of the run ask for it; each caller gets a copy of its own to change. `claude`: as for
+    parse_settings."""
     signature = file_signature(path)
-    found = READ.get((path, shown)) if signature is not None else None
+    found = READ.get((path, shown, claude)) if signature is not None else None
     if found is None or found[0] != signature:
-        found = (signature, read_settings(path, shown))
+        found = (signature, read_settings(path, shown, claude))
         if signature is not None:
-            READ[(path, shown)] = found
+            READ[(path, shown, claude)] = found
     outcome = found[1]
     if isinstance(outcome, SettingsError):
         raise SettingsError(str(outcome))
@@ -118,7 +168,8 @@ def load_settings(path, shown):
     return copy.deepcopy(settings), text
 
 
-# (path, shown) -> (signature, (settings, text) or the SettingsError it gave), for load_settings.
+# (path, shown, claude) -> (signature, (settings, text) or the SettingsError it gave), for
+# load_settings.
 READ = {}
 
 
@@ -133,7 +184,7 @@ def file_signature(path):
     return (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
-def read_settings(path, shown):
+def read_settings(path, shown, claude):
     """(settings, original text) of the file, or the SettingsError that names what is wrong."""
     try:
         data = read_bytes(path, shown)
@@ -144,7 +195,7 @@ def read_settings(path, shown):
         except UnicodeDecodeError as error:
             raise SettingsError("{} is not UTF-8 text (byte {} at offset {})".format(
                 shown, hex(data[error.start]), error.start))
-        return parse_settings(text.lstrip("\ufeff"), shown), text
+        return parse_settings(text.lstrip("\ufeff"), shown, claude), text
     except SettingsError as error:
         return error
 

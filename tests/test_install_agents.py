@@ -284,6 +284,50 @@ def test_the_check_names_what_update_would_bring_back_for_an_agent(installer, re
     assert "write .agents/skills/catchup/SKILL.md" in done.stdout
 
 
+def without_the_protocols_entries(settings):
+    settings["hooks"] = {}
+    return settings
+
+
+# What can happen to a recorded agent's hooks file after the install; each leaves that agent
+# starting without the memory and stopping unsaved.
+AFTERWARDS = {
+    "deleted": None,
+    "emptied to an object": lambda rel, root: b"{}\n",
+    "the protocol's entries taken out": lambda rel, root: (json.dumps(
+        without_the_protocols_entries(json_of(root, rel)), indent=2) + "\n").encode("utf-8"),
+    "no longer JSON": lambda rel, root: b'{"hooks": \n',
+}
+
+
+@pytest.mark.parametrize("rel", [".codex/hooks.json", ".gemini/settings.json"])
+@pytest.mark.parametrize("what", sorted(AFTERWARDS))
+def test_the_check_fails_when_a_recorded_agents_hooks_file_no_longer_wires_it(
+        installer, repo, rel, what):
+    installer.ok("--project", repo, "--agents", ALL)
+    installer.ok("--check", repo)
+    change = AFTERWARDS[what]
+    if change is None:
+        os.remove(path_in(repo, rel))
+    else:
+        write(path_in(repo, rel), change(rel, repo))
+    done = installer.run("--check", repo)
+    assert done.returncode == 1, done.stdout
+    if what == "no longer JSON":
+        assert "BROKEN   %s is not valid JSON" % rel in done.stdout
+        assert installer.run("--update", repo).returncode == 1
+        return
+    assert "--update would: " in done.stdout and rel in done.stdout
+    installer.ok("--update", repo)
+    installer.ok("--check", repo)
+
+
+def test_an_agent_never_installed_is_not_checked_whatever_its_hooks_file_holds(installer, repo):
+    write(path_in(repo, ".codex/hooks.json"), b'{"hooks": \n')
+    installer.ok("--project", repo)
+    installer.ok("--check", repo)
+
+
 def test_a_hooks_file_that_is_not_json_is_refused_only_when_its_agent_is_asked_for(installer, project):
     commented = b'{\n  // the team theme\n  "theme": "GitHub"\n}\n'
     write(path_in(project, ".gemini/settings.json"), commented)

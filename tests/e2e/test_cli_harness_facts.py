@@ -7,17 +7,23 @@ on in the harness"):
 - a Stop hook's block goes back to the model as "Stop hook feedback", and the hook's next run
   says `stop_hook_active: true`, which is how the guard avoids a loop;
 - a hook that fails or runs past its timeout shows in what these tests read, so their verdict
-  "no hook error or timeout" can be believed.
+  "no hook error or timeout" can be believed;
+- an entry it cannot load under PreToolUse or PermissionRequest, or a "permissions.ask" that is no
+  list, makes it apply nothing of the settings file, the protocol's hooks included, while a broken
+  entry under another event is dropped alone: `install.py --check` fails on exactly the first kind.
 """
 import json
 import os
 import shlex
+import subprocess
 import sys
 
 import pytest
 
 from conftest import make_repo
-from e2e_fixtures import api, assert_clean, claude_binary, cli, installed  # noqa: F401
+from cli_session import injections
+from e2e_fixtures import (  # noqa: F401
+    INSTALL_PY, api, assert_clean, claude_binary, cli, installed, sealed_env)
 from mock_api import say, use
 
 pytestmark = pytest.mark.e2e
@@ -105,3 +111,38 @@ def test_a_stop_block_reaches_the_model_and_the_next_stop_says_stop_hook_active(
     assert feedback[0] == [] and len(feedback[1]) == 1
     assert feedback[1][0].startswith("Stop hook feedback:") and "save the work first" in feedback[1][0]
 
+
+
+# An entry the CLI cannot load, by where it sits; whether the CLI still applies the file is what
+# the test reads from the run, and the installer's check must agree with it.
+BROKEN_ENTRIES = {
+    "a PreToolUse handler without its command": ("hooks", "PreToolUse", [{"hooks": [{"type": "command"}]}]),
+    "a PermissionRequest group without hooks": ("hooks", "PermissionRequest", [{"matcher": "Bash"}]),
+    "a PreToolUse timeout of zero": ("hooks", "PreToolUse", [{"hooks": [
+        {"type": "command", "command": "true", "timeout": 0}]}]),
+    "permissions.ask as text": ("permissions", "ask", "Bash(rm:*)"),
+    "a PostToolUse handler without its command": ("hooks", "PostToolUse", [{"hooks": [{"type": "command"}]}]),
+    "a Notification timeout of zero": ("hooks", "Notification", [{"hooks": [
+        {"type": "command", "command": "true", "timeout": 0}]}]),
+}
+SKIPS_THE_FILE = {"a PreToolUse handler without its command", "a PermissionRequest group without hooks",
+                  "a PreToolUse timeout of zero", "permissions.ask as text"}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN_ENTRIES))
+def test_the_check_fails_exactly_when_an_entry_makes_the_cli_skip_the_settings_file(
+        cli, installed, case):
+    section, key, value = BROKEN_ENTRIES[case]
+    path = installed.file(".claude/settings.json")
+    with open(path, encoding="utf-8") as handle:
+        settings = json.load(handle)
+    settings.setdefault(section, {})[key] = value
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(settings, handle, indent=2)
+    run = cli.run(installed.path, ["hello"], [say("Hello.")])
+    loaded = any(injections(body, "startup") for body in run.main_requests)
+    assert loaded == (case not in SKIPS_THE_FILE), run.debug[-2000:]
+    check = subprocess.run([sys.executable, INSTALL_PY, "--check", installed.path],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           universal_newlines=True, env=sealed_env(installed.path + "-home"))
+    assert (check.returncode != 0) == (not loaded), check.stdout
