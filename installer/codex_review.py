@@ -13,7 +13,10 @@ measured on Codex CLI 0.169.0 (tests/e2e/test_codex_protocol.py pins it):
 - so a review holds while the handler's command, timeout and position stay; a new interpreter
   written by --update, another timeout, or a handler of the user's put before it needs a new
   review, and the hook file's bytes and the hooks file's layout do not;
-- a record that also says `enabled = false` (a hook switched off in /hooks) runs nothing.
+- a record that also says `enabled = false` (a hook switched off in /hooks) runs nothing, and
+  neither does any hook under `[features] hooks = false`, or in a project the same file does not
+  mark trusted (`[projects."<its real path>"] trust_level = "trusted"`; a trusted folder above it
+  does not count).
 
 What it promises: CODEX_HOME is read, never written. Nothing is said where Codex has no
 configuration (CI, a machine without Codex) or the project wires no Codex hook, and no verdict is
@@ -43,12 +46,13 @@ CODEX_DEFAULT_TIMEOUT = 600
 
 class Review(object):
     """What the user's Codex configuration says of the protocol's hooks: `config`, its path;
-    `unread`, why it could not be read (else None); `new`, `changed` and `off`, the events whose
-    hook has never been trusted there, was trusted in another form than the one wired now, or
-    was switched off (each event once)."""
+    `unread`, why it could not be read (else None); `blocked`, what keeps Codex from running any
+    hook of the project (all hooks switched off, the project not trusted; else None); `new`,
+    `changed` and `off`, the events whose hook has never been trusted there, was trusted in
+    another form than the one wired now, or was switched off (each event once)."""
 
-    def __init__(self, config, unread=None):
-        self.config, self.unread = config, unread
+    def __init__(self, config, unread=None, blocked=None):
+        self.config, self.unread, self.blocked = config, unread, blocked
         self.new, self.changed, self.off = [], [], []
 
     def add(self, found, event):
@@ -56,7 +60,7 @@ class Review(object):
             found.append(event)
 
     def says_anything(self):
-        return bool(self.unread or self.new or self.changed or self.off)
+        return bool(self.unread or self.blocked or self.new or self.changed or self.off)
 
 
 def codex_home(environ):
@@ -65,8 +69,8 @@ def codex_home(environ):
 
 def review_of(project, agent, environ=os.environ):
     """The Review of the agent's (Codex's) wired hooks in the project for this user; None when
-    Codex has no configuration here, the project wires none of the protocol's hooks, or every
-    one of them is trusted as it is now."""
+    Codex has no configuration here, the project wires none of the protocol's hooks, or Codex
+    runs every one of them as it is now."""
     config = os.path.join(codex_home(environ), "config.toml")
     if not os.path.isfile(config):
         return None
@@ -77,9 +81,13 @@ def review_of(project, agent, environ=os.environ):
         return Review(config, unread="this Python has no TOML reader (tomllib, Python 3.11+)")
     try:
         with open(config, "rb") as handle:
-            records = hook_records(tomllib.loads(handle.read().decode("utf-8")))
+            settings = tomllib.loads(handle.read().decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as error:  # TOMLDecodeError is a ValueError
         return Review(config, unread=str(error) or type(error).__name__)
+    blocked = what_blocks_every_hook(settings, project)
+    if blocked:
+        return Review(config, blocked=blocked)
+    records = hook_records(settings)
     hooks_file = os.path.join(os.path.realpath(project), *agent.settings.split("/"))
     review = Review(config)
     for event, group, position, handler in wired:
@@ -91,6 +99,24 @@ def review_of(project, agent, environ=os.environ):
         elif record["trusted_hash"] != hash_of(event, handler):
             review.add(review.changed, event)
     return review if review.says_anything() else None
+
+
+def what_blocks_every_hook(settings, project):
+    """"off" when the configuration switches every hook off ([features] hooks = false);
+    "untrusted" or "unlisted" when it does not mark the project trusted, which Codex needs to
+    read .codex/ at all; None otherwise. The project's trust is judged only where it was
+    measured, a project at the top of its own repository (not a folder in one, nor a linked
+    work tree, which Codex may key by another path)."""
+    features = settings.get("features")
+    if isinstance(features, dict) and features.get("hooks") is False:
+        return "off"
+    if not os.path.isdir(os.path.join(project, ".git")):
+        return None
+    projects = settings.get("projects")
+    entry = projects.get(os.path.realpath(project)) if isinstance(projects, dict) else None
+    if not isinstance(entry, dict):
+        return "unlisted"
+    return None if entry.get("trust_level") == "trusted" else "untrusted"
 
 
 def wired_handlers(project, agent):

@@ -420,6 +420,18 @@ def silenced_findings(project, wired):
     return findings
 
 
+# Why Codex CLI runs no hook of the project for the user, and what to do.
+BLOCKED = {
+    "off": "Codex CLI runs no hook at all for you: {config} says hooks = false under [features]; "
+           "remove that line",
+    "unlisted": "Codex CLI runs none of this project's hooks for you until you trust the project: "
+                "{config} does not list it; start `codex` in the project and trust it, then its "
+                "hooks, when it asks",
+    "untrusted": "Codex CLI runs none of this project's hooks for you: {config} marks the project "
+                 "untrusted; set its trust_level to \"trusted\" there, then start `codex` in the "
+                 "project and trust its hooks when it asks",
+}
+
 def codex_review_findings(project):
     """The protocol's Codex hooks that Codex will not run for the user who runs the check: those
     the user has not trusted, as they are now, in Codex's own review (codex_review.py). The
@@ -432,6 +444,8 @@ def codex_review_findings(project):
         return [Finding("warn", "Codex CLI: cannot read {} ({}), so whether Codex runs the "
                         "protocol's hooks for you is not checked".format(review.config,
                                                                           review.unread))]
+    if review.blocked:
+        return [Finding("unwired", BLOCKED[review.blocked].format(config=review.config))]
     events = list(dict.fromkeys(review.new + review.changed + review.off))
     why, todo = [], []
     if review.new:

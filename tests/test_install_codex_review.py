@@ -8,7 +8,8 @@ pins them): in $CODEX_HOME/config.toml, a table per handler keyed by the hooks f
 the event in snake case and the handler's two positions, holding the hash measured there. What was
 measured to undo a review: another command or timeout, or the handler at another position; what
 was measured not to: other bytes in the hook file. A record that says `enabled = false` was
-measured to keep its hook from running."""
+measured to keep its hook from running, and so were `[features] hooks = false` and a project
+config.toml does not mark trusted (a trusted folder above it does not count)."""
 
 import json
 import os
@@ -55,9 +56,14 @@ def reviewed(project, **hashes):
         json.dumps("%s:%s:0:0" % (hooks_file, event)), value) for event, value in hashes.items())
 
 
+def trusting(project, level="trusted"):
+    """The table Codex writes for a project its user trusted (or not)."""
+    return '[projects.%s]\ntrust_level = "%s"\n\n' % (json.dumps(os.path.realpath(project)), level)
+
+
 def a_config(project, **hashes):
-    return 'model = "gpt-5-codex"\n\n[projects.%s]\ntrust_level = "trusted"\n\n[hooks.state]\n%s' % (
-        json.dumps(os.path.realpath(project)), reviewed(project, **hashes))
+    return 'model = "gpt-5-codex"\n\n%s[hooks.state]\n%s' % (trusting(project),
+                                                               reviewed(project, **hashes))
 
 
 def check(installer, project, codex_home, **kwargs):
@@ -89,7 +95,7 @@ def test_hooks_reviewed_as_they_are_pass(installer, wired, codex_home):
 
 def test_hooks_nobody_reviewed_fail_with_what_to_do(installer, wired, codex_home):
     config = os.path.join(codex_home, "config.toml")
-    config_with(codex_home, 'model = "gpt-5-codex"\n')
+    config_with(codex_home, 'model = "gpt-5-codex"\n\n' + trusting(wired))
     done = check(installer, wired, codex_home)
     assert done.returncode == 1
     assert codex_lines(done) == [
@@ -109,8 +115,42 @@ def test_a_review_of_one_hook_leaves_the_other_to_review(installer, wired, codex
 
 def test_a_review_of_another_project_does_not_count(installer, wired, codex_home, tmp_path):
     other = str(tmp_path / "another project")
-    config_with(codex_home, a_config(other, **MEASURED))
-    assert check(installer, wired, codex_home).returncode == 1
+    config_with(codex_home, trusting(wired) + a_config(other, **MEASURED))
+    [line] = codex_lines(check(installer, wired, codex_home))
+    assert "no review of SessionStart and Stop" in line
+
+
+def test_hooks_switched_off_for_all_of_codex_fail_with_the_line_to_remove(installer, wired, codex_home):
+    config = os.path.join(codex_home, "config.toml")
+    config_with(codex_home, "[features]\nhooks = false\n\n" + a_config(wired, **MEASURED))
+    done = check(installer, wired, codex_home)
+    assert done.returncode == 1
+    assert codex_lines(done) == ["UNWIRED  Codex CLI runs no hook at all for you: %s says hooks = "
+                                 "false under [features]; remove that line" % config]
+    config_with(codex_home, "[features]\nhooks = true\n\n" + a_config(wired, **MEASURED))
+    assert codex_lines(check(installer, wired, codex_home)) == []
+
+
+@pytest.mark.parametrize("projects, says", [
+    ("", "does not list it; start `codex` in the project and trust it, then its hooks, when it asks"),
+    ("parent", "does not list it"),  # a trusted folder above the project was measured not to count
+    ("untrusted", 'marks the project untrusted; set its trust_level to "trusted" there'),
+])
+def test_a_project_codex_does_not_trust_runs_no_hook(installer, wired, codex_home, projects, says):
+    table = {"": "", "parent": trusting(os.path.dirname(wired)),
+             "untrusted": trusting(wired, "untrusted")}[projects]
+    config_with(codex_home, table + "[hooks.state]\n" + reviewed(wired, **MEASURED))
+    done = check(installer, wired, codex_home)
+    assert done.returncode == 1
+    [line] = codex_lines(done)
+    assert line.startswith("UNWIRED  Codex CLI runs none of this project's hooks for you") and says in line
+
+
+def test_a_linked_work_trees_trust_is_not_judged(installer, wired, codex_home, tmp_path):
+    tree = str(tmp_path / "linked-tree")
+    git(wired, "worktree", "add", "-q", tree, env=installer.env)
+    config_with(codex_home, "[hooks.state]\n" + reviewed(tree, **MEASURED))
+    assert codex_lines(check(installer, tree, codex_home)) == []
 
 
 def test_another_timeout_undoes_the_review_of_that_hook_only(installer, wired, codex_home):
@@ -157,7 +197,7 @@ def test_a_review_given_with_the_users_hooks_around_is_read_at_the_positions_cod
         hooks["Stop"][0]["hooks"].insert(0, {"type": "command", "command": "true"})
     edit_hooks(wired, around)
     hooks_file = os.path.join(os.path.realpath(wired), ".codex", "hooks.json")
-    config_with(codex_home, "".join('[hooks.state.%s]\ntrusted_hash = "%s"\n' % (
+    config_with(codex_home, trusting(wired) + "".join('[hooks.state.%s]\ntrusted_hash = "%s"\n' % (
         json.dumps(hooks_file + key), value) for key, value in (
             (":session_start:1:0", MEASURED["session_start"]), (":stop:0:1", MEASURED["stop"]))))
     assert codex_lines(check(installer, wired, codex_home)) == []
@@ -226,12 +266,12 @@ def test_a_configuration_that_cannot_be_read_is_said_without_failing(installer, 
 
 
 def test_records_of_another_shape_count_as_none(installer, wired, codex_home):
-    config_with(codex_home, 'hooks = "on"\n')
+    config_with(codex_home, 'hooks = "on"\n' + trusting(wired))
     assert "no review of SessionStart and Stop" in codex_lines(check(installer, wired, codex_home))[0]
-    config_with(codex_home, '[hooks.state.%s]\ntrusted_hash = 1\n' % json.dumps(
+    config_with(codex_home, trusting(wired) + '[hooks.state.%s]\ntrusted_hash = 1\n' % json.dumps(
         os.path.join(os.path.realpath(wired), ".codex", "hooks.json:stop:0:0")))
     assert "no review of SessionStart and Stop" in codex_lines(check(installer, wired, codex_home))[0]
-    config_with(codex_home, '[hooks.state]\n%s = "trusted"\n' % json.dumps(
+    config_with(codex_home, trusting(wired) + '[hooks.state]\n%s = "trusted"\n' % json.dumps(
         os.path.join(os.path.realpath(wired), ".codex", "hooks.json:stop:0:0")))
     done = check(installer, wired, codex_home)
     assert done.stderr == "" and "no review of SessionStart and Stop" in codex_lines(done)[0]

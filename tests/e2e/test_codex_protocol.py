@@ -227,3 +227,28 @@ def test_a_review_in_the_terminal_is_a_record_per_hook_that_the_check_reads(code
     assert [line for line in run.stderr.splitlines() if line.startswith("hook:")] == []
     [said] = codex_check(codex, project)
     assert "SessionStart switched off in" in said
+
+
+@pytest.mark.parametrize("change, says", [
+    (lambda config, project: config + "\n[features]\nhooks = false\n", "runs no hook at all for you"),
+    (lambda config, project: config.replace('[projects.%s]\ntrust_level = "trusted"\n' % json.dumps(
+        project), ""), "runs none of this project's hooks for you until you trust the project"),
+], ids=["hooks-off", "project-not-trusted"])
+def test_a_configuration_under_which_no_hook_runs_is_what_the_check_says(codex, codex_project, change,
+                                                                         says):
+    """Hooks switched off under [features], or a project the configuration does not mark trusted:
+    Codex runs none of the project's hooks, even with the review bypassed, and the check says why."""
+    project = codex_project
+    codex.configure([project.path])
+    config = os.path.join(codex.codex_home, "config.toml")
+    with open(config, encoding="utf-8") as handle:
+        before = handle.read()
+    after = change(before, project.path)
+    assert after != before
+    write(config, after)
+    run = codex.run(project.path, "hello", [say("Hello.")], as_reviewed=True)
+    assert_clean(run, codex)
+    assert not injected(run, project.token)
+    assert [line for line in run.stderr.splitlines() if line.startswith("hook:")] == []
+    [said] = codex_check(codex, project)
+    assert says in said
