@@ -5,8 +5,10 @@ Why it exists: a team's memory goes stale from the side of any teammate whose ag
 it nor saves. The hooks serve every agent (they know each by what it sends); what differs is where
 each agent reads its wiring and its commands, measured on the real clients (tests/e2e):
 - Codex CLI reads .codex/hooks.json (SessionStart, Stop; timeouts in seconds), starts hooks where
-  it was started, a subfolder perhaps, and takes skills from .agents/skills/<name>/SKILL.md, which
-  it lists to the model in every request and injects whole for `$name`;
+  it was started, a subfolder perhaps, runs an entry only once its user trusted it as it is now
+  (a run that writes one says so; codex_review.py reads the review for --check), and takes skills
+  from .agents/skills/<name>/SKILL.md, which it lists to the model in every request and injects
+  whole for `$name`;
 - Gemini CLI reads the "hooks" of .gemini/settings.json (SessionStart, AfterAgent; timeouts in
   milliseconds), starts hooks in the project folder, and lists the skills of .agents/skills/ to
   the model too; `/name` typed in its terminal uses the skill of that name, so the protocol
@@ -80,9 +82,10 @@ class Agent(object):
     there, and the skills it takes the flow commands from (path -> how this version writes it
     for an interpreter)."""
 
-    def __init__(self, name, shown, settings, wirings, files):
+    def __init__(self, name, shown, settings, wirings, files, review=None):
         self.name, self.shown, self.settings, self.wirings = name, shown, settings, wirings
         self.files = files
+        self.review = review  # what the user must do before the agent runs changed entries
 
 
 def skill_path(name):
@@ -116,7 +119,10 @@ def skills():
 
 CODEX = Agent("codex", "Codex CLI", CODEX_HOOKS, (
     AgentWiring("SessionStart", "session-start.py", HOOK_TIMEOUT_SECONDS, True),
-    AgentWiring("Stop", "stop-handoff.py", HOOK_TIMEOUT_SECONDS, True)), skills())
+    AgentWiring("Stop", "stop-handoff.py", HOOK_TIMEOUT_SECONDS, True)), skills(),
+    review="Codex CLI runs these hooks only once you trust them as they are now: start `codex` "
+           "in the project and trust them when it asks (or in /hooks); --check tells whether "
+           "you have")
 GEMINI = Agent("gemini", "Gemini CLI", GEMINI_SETTINGS, (
     AgentWiring("SessionStart", "session-start.py", HOOK_TIMEOUT_SECONDS * 1000, False),
     AgentWiring("AfterAgent", "stop-handoff.py", HOOK_TIMEOUT_SECONDS * 1000, False)), skills())
@@ -217,6 +223,8 @@ def plan_agent_wiring(plan, owned, agent, python, update):
     plan.write("write" if original is None else "merge", agent.settings,
                settings_bytes(settings, original), "wired {} for {}".format(
                    " and ".join(changed), agent.shown))
+    if agent.review:
+        plan.note(agent.review)
 
 
 def update_agent_entries(settings, agent, python):

@@ -3,9 +3,10 @@
 Why it exists: --check must fail on every install that cannot run, cannot fire or will not reach
 teammates, and say what repairs it. Each function here reads the project (its files, its settings
 as the harness reads them, git) and returns Findings: hooks missing or drifted, entries unwired,
-silenced or run twice, an interpreter that cannot run the hooks, parts git would not share, a
-saved file the agent could not write unattended, and what --update would change, read from
---update's own plan so that the check and the repair never disagree.
+silenced, run twice or not trusted in Codex CLI's review, an interpreter that cannot run the
+hooks, parts git would not share, a saved file the agent could not write unattended, and what
+--update would change, read from --update's own plan so that the check and the repair never
+disagree.
 """
 
 import json
@@ -32,7 +33,8 @@ from .bash_edition import bash_edition_wiring, the_bash_edition_is_here
 from .repository import (
     ignoring_lines, is_in_a_repository, tracked_files_under, why_git_gives_no_answer,
 )
-from .agents import shared_parts_of
+from .agents import CODEX, shared_parts_of
+from .codex_review import review_of
 from .record import Ownership
 from .project import Options, plan_install
 
@@ -93,6 +95,7 @@ def hook_findings(source, project, env):
     findings += local_only_wiring_findings(project, wired)
     findings += double_wiring_findings(project)
     findings += repair_findings(plan) + silenced_findings(project, wired) + \
+        codex_review_findings(project) + \
         interpreter_findings(project, env) + sharing_findings(project, plan.agents) + \
         committed_local_files_findings(project) + unattended_save_findings(project, env)
     if unwired:  # --update writes the permissions with the entries; one finding says so
@@ -415,6 +418,50 @@ def silenced_findings(project, wired):
                 wiring.event, "; ".join("{} in {}".format(reason, shown)
                                         for shown, reason in reasons))))
     return findings
+
+
+# Why Codex CLI runs no hook of the project for the user, and what to do.
+BLOCKED = {
+    "off": "Codex CLI runs no hook at all for you: {config} says hooks = false under [features]; "
+           "remove that line",
+    "unlisted": "Codex CLI runs none of this project's hooks for you until you trust the project: "
+                "{config} does not list it; start `codex` in the project and trust it, then its "
+                "hooks, when it asks",
+    "untrusted": "Codex CLI runs none of this project's hooks for you: {config} marks the project "
+                 "untrusted; set its trust_level to \"trusted\" there, then start `codex` in the "
+                 "project and trust its hooks when it asks",
+}
+
+def codex_review_findings(project):
+    """The protocol's Codex hooks that Codex will not run for the user who runs the check: those
+    the user has not trusted, as they are now, in Codex's own review (codex_review.py). The
+    review is the user's to give, never the installer's: the finding says how, and fails the
+    check as any other hook that cannot fire does. Said only where Codex is configured."""
+    review = review_of(project, CODEX)
+    if review is None:
+        return []
+    if review.unread:
+        return [Finding("warn", "Codex CLI: cannot read {} ({}), so whether Codex runs the "
+                        "protocol's hooks for you is not checked".format(review.config,
+                                                                          review.unread))]
+    if review.blocked:
+        return [Finding("unwired", BLOCKED[review.blocked].format(config=review.config))]
+    events = list(dict.fromkeys(review.new + review.changed + review.off))
+    why, todo = [], []
+    if review.new:
+        why.append("{} records no review of {}".format(review.config, " and ".join(review.new)))
+    if review.changed:
+        why.append("{} changed since {} recorded your review".format(
+            " and ".join(review.changed), review.config))
+    if review.new or review.changed:
+        todo.append("start `codex` in the project and trust {} when it asks (or in /hooks)".format(
+            "them" if len(review.new + review.changed) > 1 else "it"))
+    if review.off:
+        why.append("{} switched off in {}".format(" and ".join(review.off), review.config))
+        todo.append("switch {} back on in Codex's /hooks".format(
+            "them" if len(review.off) > 1 else "it"))
+    return [Finding("unwired", "Codex CLI will not run the {} hook{} for you: {}; {}".format(
+        " and ".join(events), "s" if len(events) > 1 else "", "; ".join(why), "; ".join(todo)))]
 
 
 def managed_policy_finding(files):

@@ -143,7 +143,7 @@ def read(path):
 def sealed_env(home):
     """An environment that cannot reach the real user's files or git config."""
     env = {key: value for key, value in os.environ.items()
-           if not key.startswith(("MCP_", "CLAUDE_", "GIT_"))}
+           if not key.startswith(("MCP_", "CLAUDE_", "GIT_", "CODEX_"))}
     os.makedirs(os.path.join(home, ".claude", "projects"), exist_ok=True)
     env.update({
         "HOME": home,

@@ -5,11 +5,16 @@ start, within the 10,000 UTF-8 bytes Codex passes on from a hook; work earns one
 message reaches the model; the save it asks for needs no person, but for the memory's commit,
 which Codex's sandbox leaves to one; the next stop passes, and so does the next session's; all of
 it from a subfolder too, and nothing leaves 127.0.0.1. The flow commands the install made skills
-of are offered to the model, and `$name` brings one whole.
+of are offered to the model, and `$name` brings one whole. The hooks run without the bypass once
+they are trusted in the terminal's review, which `install.py --check` reads as the CLI does.
 
 The scripted model acts on what reached it: it writes the handoff where the block message says."""
+import hashlib
+import json
 import os
 import shlex
+import subprocess
+import sys
 
 import pytest
 
@@ -17,8 +22,8 @@ from agent_fixtures import (  # noqa: F401  (fixtures are used by name)
     HANDOFF, MEMORY_COMMIT, assert_clean, codex, codex_binary, codex_project, first_body_line,
     handoff_path_the_block_asks_for, responses_api,
 )
-from e2e_fixtures import Fixture, handoff_path_named_in
-from installtools import write
+from e2e_fixtures import INSTALL_PY, Fixture, handoff_path_named_in
+from installtools import sealed_env, write
 from mock_api import say, use
 from mock_responses import texts_of
 
@@ -146,3 +151,104 @@ def test_the_installed_skills_are_offered_and_dollar_name_brings_one_whole(codex
         assert "- %s: " % name in offered and "%s/SKILL.md)" % name in offered
     skill = codex_project.read(".agents/skills/handoff/SKILL.md")
     assert any(first_body_line(skill) in text and "<skill>" in text for text in run.texts(0, "user"))
+
+
+# --- the review Codex asks for before it runs a project's hooks -------------------------------
+
+def trusted_hash(event, handler):
+    """What Codex records for a hook its user trusted, as measured on 0.169.0: "sha256:" and the
+    digest of the handler's definition as compact JSON with sorted keys, the event in snake case."""
+    definition = {"event_name": event, "hooks": [{
+        "async": False, "command": handler["command"], "timeout": handler["timeout"],
+        "type": "command"}]}
+    text = json.dumps(definition, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def codex_check(codex, project):
+    """What `install.py --check` says of Codex for the user whose configuration the runner holds."""
+    env = dict(sealed_env(project.path + "-check-home"), CODEX_HOME=codex.codex_home)
+    done = subprocess.run([sys.executable, INSTALL_PY, "--check", project.path], env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+    return [line.strip() for line in done.stdout.splitlines() if "Codex CLI" in line]
+
+
+def test_a_review_in_the_terminal_is_a_record_per_hook_that_the_check_reads(codex, codex_project):
+    """Trusting the hooks in the terminal writes, in the user's config.toml, one record per hook:
+    its key the hooks file's real path, the event and the two positions, its hash that of the
+    handler's definition. The check then passes and the hooks run without the bypass; other bytes
+    in a hook file keep the review, another timeout undoes it for that hook, and the check says so;
+    so does a record switched off (`enabled = false`), which runs nothing. A new release that keeps
+    the review elsewhere or hashes another way fails here."""
+    tomllib = pytest.importorskip("tomllib", reason="Python 3.11+ reads Codex's config.toml")
+    project = codex_project
+    reviewed = codex.review_hooks_in_the_tui(project.path)
+    if reviewed is None:
+        pytest.skip("tmux is needed to answer the CLI's review in its terminal")
+    config, refused = reviewed
+    # The terminal fetches an announcement from GitHub at every start, whatever the settings;
+    # the mock refuses it, as any host but 127.0.0.1. Nothing else is tried.
+    assert set(attempt["target"] for attempt in refused) <= {"raw.githubusercontent.com:443"}
+    wired = json.loads(project.read(".codex/hooks.json"))["hooks"]
+    hooks_file = os.path.join(os.path.realpath(project.path), ".codex", "hooks.json")
+    assert tomllib.loads(config)["hooks"]["state"] == {
+        "%s:%s:0:0" % (hooks_file, snake): {
+            "trusted_hash": trusted_hash(snake, wired[event][0]["hooks"][0])}
+        for event, snake in (("SessionStart", "session_start"), ("Stop", "stop"))}
+    assert codex_check(codex, project) == []
+
+    with open(project.file(".claude/hooks/session-start.py"), "a", encoding="utf-8") as handle:
+        handle.write("# other bytes in the hook file\n")
+    run = codex.run(project.path, "hello", [say("Hello.")], hooks_trusted=False, as_reviewed=True)
+    assert_clean(run, codex)
+    assert injected(run, project.token)
+    assert [line for line in run.stderr.splitlines() if line.startswith("hook:")] == [
+        "hook: SessionStart", "hook: SessionStart Completed", "hook: Stop", "hook: Stop Completed"]
+
+    wired["Stop"][0]["hooks"][0]["timeout"] += 1
+    write(project.file(".codex/hooks.json"), json.dumps({"hooks": wired}, indent=2) + "\n")
+    run = codex.run(project.path, "hello", [say("Hello.")], hooks_trusted=False, as_reviewed=True)
+    assert_clean(run, codex)
+    assert injected(run, project.token)
+    assert [line for line in run.stderr.splitlines() if line.startswith("hook:")] == [
+        "hook: SessionStart", "hook: SessionStart Completed"]
+    [said] = codex_check(codex, project)
+    assert "will not run the Stop hook for you: Stop changed since" in said
+
+    with open(os.path.join(codex.codex_home, "config.toml"), encoding="utf-8") as handle:
+        config = handle.read()
+    header = '[hooks.state.%s]\n' % json.dumps("%s:session_start:0:0" % hooks_file)
+    assert header in config
+    write(os.path.join(codex.codex_home, "config.toml"),
+          config.replace(header, header + "enabled = false\n"))
+    run = codex.run(project.path, "hello", [say("Hello.")], hooks_trusted=False, as_reviewed=True)
+    assert_clean(run, codex)
+    assert not injected(run, project.token)
+    assert [line for line in run.stderr.splitlines() if line.startswith("hook:")] == []
+    [said] = codex_check(codex, project)
+    assert "SessionStart switched off in" in said
+
+
+@pytest.mark.parametrize("change, says", [
+    (lambda config, project: config + "\n[features]\nhooks = false\n", "runs no hook at all for you"),
+    (lambda config, project: config.replace('[projects.%s]\ntrust_level = "trusted"\n' % json.dumps(
+        project), ""), "runs none of this project's hooks for you until you trust the project"),
+], ids=["hooks-off", "project-not-trusted"])
+def test_a_configuration_under_which_no_hook_runs_is_what_the_check_says(codex, codex_project, change,
+                                                                         says):
+    """Hooks switched off under [features], or a project the configuration does not mark trusted:
+    Codex runs none of the project's hooks, even with the review bypassed, and the check says why."""
+    project = codex_project
+    codex.configure([project.path])
+    config = os.path.join(codex.codex_home, "config.toml")
+    with open(config, encoding="utf-8") as handle:
+        before = handle.read()
+    after = change(before, project.path)
+    assert after != before
+    write(config, after)
+    run = codex.run(project.path, "hello", [say("Hello.")], as_reviewed=True)
+    assert_clean(run, codex)
+    assert not injected(run, project.token)
+    assert [line for line in run.stderr.splitlines() if line.startswith("hook:")] == []
+    [said] = codex_check(codex, project)
+    assert says in said
