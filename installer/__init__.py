@@ -30,6 +30,7 @@ The modules, from the ground up (each imports only modules above it in this list
   repository.py      what the installer asks git about a project
   memory_move.py     --update's move of a memory in the stamped format to the team format
   agents.py          the agents besides Claude Code: their hooks files, skills and commands
+  codex_review.py    whether Codex CLI runs the protocol's hooks for this user (its review)
   record.py          what the protocol owns in a project, written down (shared and local)
   uninstall.py       --uninstall (Claude Code's parts and the other agents')
   project.py         --project and --update

@@ -30,7 +30,8 @@ import json
 import os
 import re
 
-from .settings import SettingsError, load_settings
+from .agents import settings_of
+from .settings import SettingsError
 
 try:
     import tomllib
@@ -124,8 +125,7 @@ def wired_handlers(project, agent):
     hooks file that are in the form the record was measured on; [] when the file cannot be
     read (the rest of the check says why)."""
     try:
-        settings, _ = load_settings(os.path.join(project, *agent.settings.split("/")),
-                                    agent.settings)
+        settings, _ = settings_of(project, agent)
     except SettingsError:
         return []
     found = []
