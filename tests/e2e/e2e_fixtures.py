@@ -79,13 +79,19 @@ class Fixture(object):
               "- 2026-11-30: port 8080 is reserved by the test runner.\n")
         write(self.file("CLAUDE.md"), "# Service\n\nRun it with `python3 app.py`.\n")
         write(self.file("app.py"), "print('service')\n")
-        self.install = subprocess.run([sys.executable, INSTALL_PY, "--project", self.path]
-                                      + (["--agents", agents] if agents else []),
-                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                      universal_newlines=True, env=sealed_env(self.path + "-home"))
+        self.install = self.install_py("--project", *(["--agents", agents] if agents else []))
         assert self.install.returncode == 0, self.install.stdout
         git(self.path, "add", "-A")
         git(self.path, "commit", "-q", "-m", "a service with the protocol installed")
+
+    def install_py(self, mode, *options, home="-home", **environment):
+        """`install.py <mode> <project> <options>` as a user runs it here, in a sealed
+        environment whose HOME is the project's path followed by `home`, plus `environment`;
+        its output, stdout and stderr together."""
+        return subprocess.run([sys.executable, INSTALL_PY, mode, self.path] + list(options),
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              universal_newlines=True,
+                              env=dict(sealed_env(self.path + home), **environment))
 
     def file(self, relative):
         return os.path.join(self.path, *relative.split("/"))

@@ -15,15 +15,13 @@ on in the harness"):
 import json
 import os
 import shlex
-import subprocess
 import sys
 
 import pytest
 
 from conftest import make_repo
 from cli_session import injections
-from e2e_fixtures import (  # noqa: F401
-    INSTALL_PY, api, assert_clean, claude_binary, cli, installed, sealed_env)
+from e2e_fixtures import api, assert_clean, claude_binary, cli, installed  # noqa: F401
 from mock_api import say, use
 
 pytestmark = pytest.mark.e2e
@@ -142,7 +140,5 @@ def test_the_check_fails_exactly_when_an_entry_makes_the_cli_skip_the_settings_f
     run = cli.run(installed.path, ["hello"], [say("Hello.")])
     loaded = any(injections(body, "startup") for body in run.main_requests)
     assert loaded == (case not in SKIPS_THE_FILE), run.debug[-2000:]
-    check = subprocess.run([sys.executable, INSTALL_PY, "--check", installed.path],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           universal_newlines=True, env=sealed_env(installed.path + "-home"))
+    check = installed.install_py("--check")
     assert (check.returncode != 0) == (not loaded), check.stdout

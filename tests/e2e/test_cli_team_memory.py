@@ -10,14 +10,13 @@ either. In a fresh clone of main, where nobody ran the installer, the next sessi
 as the CLI hands it to the model, names both developers' notes."""
 import os
 import subprocess
-import sys
 import uuid
 
 import pytest
 
 from cli_session import Cli, STOP_FEEDBACK, injections, texts_of
 from conftest import git
-from e2e_fixtures import (INSTALL_PY, Fixture, api, assert_clean, claude_binary,  # noqa: F401
+from e2e_fixtures import (Fixture, api, assert_clean, claude_binary,  # noqa: F401
                           handoff_path_named_in, handoff_path_stated_by_the_hook)
 from installtools import sealed_env
 from mock_api import say, use
@@ -72,9 +71,7 @@ class Clone(Fixture):
 def team(claude_binary, api, tmp_path_factory):  # noqa: F811
     folder = tmp_path_factory.mktemp("team")
     origin = Fixture(folder / "origin")
-    done = subprocess.run([sys.executable, INSTALL_PY, "--update", origin.path],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          universal_newlines=True, env=sealed_env(origin.path + "-home"))
+    done = origin.install_py("--update")
     assert done.returncode == 0, done.stdout
     origin.git("add", "-A")
     origin.git("commit", "-q", "-m", "memory: the team format")

@@ -13,8 +13,6 @@ import hashlib
 import json
 import os
 import shlex
-import subprocess
-import sys
 
 import pytest
 
@@ -22,8 +20,8 @@ from agent_fixtures import (  # noqa: F401  (fixtures are used by name)
     HANDOFF, MEMORY_COMMIT, assert_clean, codex, codex_binary, codex_project, first_body_line,
     handoff_path_the_block_asks_for, responses_api,
 )
-from e2e_fixtures import INSTALL_PY, Fixture, handoff_path_named_in
-from installtools import sealed_env, write
+from e2e_fixtures import Fixture, handoff_path_named_in
+from installtools import write
 from mock_api import say, use
 from mock_responses import texts_of
 
@@ -167,9 +165,7 @@ def trusted_hash(event, handler):
 
 def codex_check(codex, project):
     """What `install.py --check` says of Codex for the user whose configuration the runner holds."""
-    env = dict(sealed_env(project.path + "-check-home"), CODEX_HOME=codex.codex_home)
-    done = subprocess.run([sys.executable, INSTALL_PY, "--check", project.path], env=env,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+    done = project.install_py("--check", home="-check-home", CODEX_HOME=codex.codex_home)
     return [line.strip() for line in done.stdout.splitlines() if "Codex CLI" in line]
 
 
