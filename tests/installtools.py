@@ -328,6 +328,12 @@ def settings_of(project):
         return json.load(handle)
 
 
+def write_settings(project, data):
+    """The project's settings.json: text (or bytes) as given, anything else as indented JSON."""
+    text = data if isinstance(data, (str, bytes)) else json.dumps(data, indent=2) + "\n"
+    write(path_in(project, ".claude/settings.json"), text)
+
+
 def template_text(installer, name):
     with open(installer.source_file("templates/" + name), encoding="utf-8") as handle:
         return handle.read()

@@ -17,7 +17,7 @@ from installtools import (  # noqa: F401  (fixtures are used by name)
     COMMANDS, GITIGNORE_BLOCK, HOOKS, REPO, expected_settings, git, index_mode, installer,
     installer_modules,
     path_in, project, read, release_a_new_version, repo, settings_of, snapshot, template_text,
-    write, SKILL_RULES, TEMPLATE_DENY_RULES,
+    write, write_settings, SKILL_RULES, TEMPLATE_DENY_RULES,
 )
 from test_hook_interpreters import find_interpreter
 
@@ -325,11 +325,6 @@ def test_a_hook_that_lost_its_executable_bit_gets_it_back(installer, project):
 
 
 # ------------------------------------------------------------------ settings.json merge
-
-def write_settings(project, data):
-    text = data if isinstance(data, (str, bytes)) else json.dumps(data, indent=2) + "\n"
-    write(path_in(project, ".claude/settings.json"), text)
-
 
 @pytest.mark.parametrize("content", ["{}", "{}\n", "", "  \n"])
 def test_merge_into_an_empty_file(installer, project, content):

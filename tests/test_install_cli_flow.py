@@ -15,7 +15,7 @@ from installtools import (  # noqa: F401  (fixtures are used by name)
     fix_line,
     COMMANDS, SKILL_RULES, TEMPLATE_DENY_RULES, expected_settings, installer, invoked,
     load_installer,
-    path_in, project, read, repo, settings_of, snapshot, template_text, write,
+    path_in, project, read, repo, settings_of, snapshot, template_text, write, write_settings,
 )
 from test_install_releases import released_file
 
@@ -34,10 +34,6 @@ def installed_before_the_record(installer, project, *options):
     installed_project(installer, project, *options)
     forget_the_record(project)
     return project
-
-
-def write_settings(project, data):
-    write(path_in(project, ".claude/settings.json"), json.dumps(data, indent=2) + "\n")
 
 
 def check(installer, project):

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from installtools import (expected_settings, git, installer, load_installer,  # noqa: F401
-                          make_repo, path_in, project, read, write)
+                          make_repo, path_in, project, read, write_settings)
 
 SETTINGS = ".claude/settings.json"
 
@@ -136,10 +136,6 @@ def assert_only_protocol_tokens_added(before, after):
             extra.append(json.dumps(json.loads(token)))
     assert at == len(old), "a key or value of the user's is gone or respelled: " + old[at]
     assert set(extra) <= protocol_tokens()
-
-
-def write_settings(project, text):
-    write(path_in(project, SETTINGS), text.encode("utf-8"))
 
 
 def settings_text_of(project):

@@ -10,11 +10,12 @@ where the harness keeps the file, and in another agent's hooks file, which Claud
 """
 
 import json
-import os
 
 import pytest
 
-from installtools import installer, path_in, read, repo, snapshot, write  # noqa: F401
+from installtools import (  # noqa: F401  (fixtures are used by name)
+    installer, path_in, read, repo, snapshot, write, write_settings,
+)
 
 COMMAND = {"type": "command", "command": "true"}
 
@@ -61,10 +62,6 @@ KEPT = {
         {"hooks": {"SessionStart": [{"hooks": [dict(COMMAND, timeout=0)]}]}},
     "lists where lists belong": {"permissions": {"ask": [], "additionalDirectories": ["../x"]}},
 }
-
-
-def write_settings(project, settings):
-    write(path_in(project, ".claude/settings.json"), json.dumps(settings, indent=2) + "\n")
 
 
 @pytest.mark.parametrize("case", sorted(SKIPPED))
