@@ -432,6 +432,7 @@ BLOCKED = {
                  "project and trust its hooks when it asks",
 }
 
+
 def codex_review_findings(project):
     """The protocol's Codex hooks that Codex will not run for the user who runs the check: those
     the user has not trusted, as they are now, in Codex's own review (codex_review.py). The
