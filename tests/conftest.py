@@ -119,6 +119,8 @@ def load_hook(file_name):
     spec = importlib.util.spec_from_file_location(name, str(InstalledHooks.folder() / file_name))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    if hasattr(module, "uses"):  # the git home takes the shared reading from its caller
+        module.uses(load_hook("context-budget.py"))
     return module
 
 
