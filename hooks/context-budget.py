@@ -996,7 +996,7 @@ def why_not_read(project, env, path):
     top = os.path.abspath(project)
     if lies_within(named, top) and os.path.normcase(real) != os.path.normcase(
             os.path.join(os.path.realpath(project), os.path.relpath(named, top))):
-        return "it is reached through a symbolic link, and the hooks show only files as they are"
+        return "it is reached through a symbolic link; the hooks show only plain files"
     unreadable = unreadable_settings(project, env)
     if unreadable is not None:
         return ("%s cannot be read as the harness may read it, so the hooks cannot tell whether "
@@ -2048,7 +2048,10 @@ def index_section(project, env, refusals):
     shown = shown_path(project, path)
     title = "## Memory index (%s — shared, committed; HTML comments omitted)" % shown
     lines = with_fences_closed(without_comments(text.rstrip("\n"), enough=INJECTION_LIMIT))
-    listing = memory_listing(project, env)
+    try:
+        listing = memory_listing(project, env)
+    except Exception:  # the listing is a part of its own: failing, it costs only itself
+        listing = []
     if listing:
         lines += [""] + [clipped(line, REPORT_LINE_CHARS) for line in listing]
     return Section(title, lines, shown, keep_order=1)

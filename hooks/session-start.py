@@ -60,20 +60,29 @@ def main():
         return
     hook_input = shared.read_hook_input()
     refusals = adopt_the_trusted_environment(shared, project, hook_input)
-    git = load("prune-worktrees.py")
-    git.uses(shared)
-    cwd = shared.text_field(hook_input, "cwd")
-    pruned = part([], git.prune, project, os.environ, [cwd] if cwd else [],
-                  STARTED + PRUNE_SECONDS)
-    guard = git.Guard(project, STARTED)
     seen_at = baseline_time(shared, project, hook_input)
     keeps_baseline = shared.text_field(hook_input, "source") in ("resume", "compact") \
         and seen_at is not None
-    reads = None if keeps_baseline else part(None, guard.start_reads)
+    git = part(None, the_git, load, shared)
+    pruned = part([], prune, git, shared, project, hook_input)
+    guard = None if keeps_baseline else part(None, lambda: git.Guard(project, STARTED))
+    reads = part(None, guard.start_reads) if guard else None
     text = shared.injection_for(project, os.environ, hook_input, seen_at, pruned, refusals)
     if reads is not None:
         part(None, guard.record_baseline, hook_input, reads)
     shared.write_text_to(sys.stdout, shared.in_the_harness_form(shared.harness(hook_input), text))
+
+
+def the_git(load, shared):
+    git = load("prune-worktrees.py")
+    git.uses(shared)
+    return git
+
+
+def prune(git, shared, project, hook_input):
+    """The lines pruning printed, or [] when it removed nothing."""
+    cwd = shared.text_field(hook_input, "cwd")
+    return git.prune(project, os.environ, [cwd] if cwd else [], STARTED + PRUNE_SECONDS)
 
 
 def part(default, function, *args):

@@ -163,8 +163,9 @@ def set_age(path, seconds):
 
 
 def harness_length(text):
-    """Characters as the harness counts them (UTF-16 code units)."""
-    return len(text.encode("utf-16-le")) // 2
+    """The injection's length as every harness may count it: UTF-8 bytes, which Codex CLI
+    counts and which are never fewer than the UTF-16 units Claude Code counts."""
+    return len(text.encode("utf-8"))
 
 
 @pytest.fixture

@@ -87,20 +87,19 @@ def tree_snapshot(folder, skip=()):
     return shot
 
 
-# Where session-start.py keeps its siblings' compiled code, under HOME: the one place outside
-# the project's .claude/ a hook writes.
-CODE_CACHE = os.path.join(".cache", "memory-context-protocol")
+def code_cache():
+    """Where the hooks keep their compiled code: in the account's own home, which HOME cannot
+    move; the one place outside the project's .claude/ a hook writes."""
+    import pwd
+    return Path(pwd.getpwuid(os.getuid()).pw_dir) / ".cache" / "memory-context-protocol"
 
 
 def outside_claude(estate):
-    """What a hook may not change: the project without .claude/ and .git/, HOME but the hooks'
-    code cache, and the sentinel."""
-    home = {path: entry for path, entry in tree_snapshot(estate.home).items()
-            if path != os.path.dirname(CODE_CACHE) and path != CODE_CACHE
-            and not path.startswith(CODE_CACHE + os.sep)}
+    """What a hook may not change: the project without .claude/ and .git/, HOME, and the
+    sentinel."""
     return {
         "project": tree_snapshot(estate.project, skip=(".claude", ".git")),
-        "home": home,
+        "home": tree_snapshot(estate.home),
         "sentinel": tree_snapshot(estate.sentinel),
     }
 

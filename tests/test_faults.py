@@ -17,7 +17,7 @@ import threading
 import pytest
 
 from conftest import HOOK_NAMES, MIB, git, make_repo, set_age, write_lines
-from fault_tools import (CODE_CACHE, Estate, assert_run_properties, describe_changes, launch,
+from fault_tools import (code_cache, Estate, assert_run_properties, describe_changes, launch,
                          outside_claude, run_every_hook)
 
 SEED = 2026
@@ -470,7 +470,7 @@ def test_project_folder_that_is_a_file(estate):
 def test_corrupt_code_cache(estate):
     """Every compiled sibling in the user's code cache cut short, or garbage after its start."""
     launch(estate, "session-start.py", stdin=estate.standard_input(session_id="warm-up"))
-    entries = sorted((estate.home / CODE_CACHE).iterdir())
+    entries = sorted(code_cache().iterdir())
     assert entries
     for number, path in enumerate(entries):
         data = path.read_bytes()
@@ -611,7 +611,7 @@ def run_together(jobs):
 
 def test_ten_sessions_at_once_in_one_checkout(estate):
     hooks = estate.project / ".claude" / "hooks"
-    shutil.rmtree(str(estate.home / CODE_CACHE), ignore_errors=True)  # they race to compile too
+    shutil.rmtree(str(code_cache()), ignore_errors=True)  # they race to compile too
     def start(session):
         return lambda: launch(estate, "session-start.py",
                               stdin=estate.standard_input(session_id=session))
@@ -645,5 +645,5 @@ def test_ten_sessions_at_once_in_one_checkout(estate):
         assert data.count(b"\n") == 1, (path.name, data[:200])
     leftovers = [p.name for p in hooks.iterdir() if p.name not in names and p.name not in HOOK_NAMES]
     assert leftovers == []
-    cached = os.listdir(str(estate.home / CODE_CACHE))
+    cached = os.listdir(str(code_cache()))
     assert cached and all(name.endswith(".code") for name in cached), cached

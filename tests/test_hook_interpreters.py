@@ -63,4 +63,4 @@ def test_every_hook_under_this_interpreter(python, project):
     assert run_hook("stop-handoff.py", project, python=python,
                     stdin={"session_id": "s1"}).returncode == 0
 
-    assert run_hook("prune-worktrees.py", project, python=python).returncode == 0
+    assert run_hook("session-start.py", project, python=python).returncode == 0

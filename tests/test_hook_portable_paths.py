@@ -11,7 +11,13 @@ from conftest import age_worktree, git, load_hook, make_repo
 
 @pytest.fixture
 def guard():
-    return load_hook("stop-handoff.py")
+    """The hooks' git: the guard's account and the runner it reads the repository with."""
+    return load_hook("prune-worktrees.py")
+
+
+@pytest.fixture
+def shared():
+    return load_hook("context-budget.py")
 
 
 @pytest.fixture
@@ -23,42 +29,43 @@ def without_posix_spawn(monkeypatch):
 def test_git_reads_without_posix_spawn(guard, tmp_path, without_posix_spawn):
     repo = make_repo(tmp_path / "repo")
     (repo / "README.md").write_text("changed\n", encoding="utf-8")
-    started = guard.start_commands(guard.repository_reads(str(repo)))
-    facts = guard.repository_facts(guard.finish_commands(started))
+    runner = guard.Git(time.monotonic() + 10)
+    started = guard.start(guard.repository_reads(runner, str(repo)))
+    facts = guard.repository_facts(guard.finish(started, runner.deadline))
     assert facts.head == git(repo, "rev-parse", "HEAD")
-    assert guard.status_entries(facts.listing) == [(" M", b"README.md", None)]
+    assert guard.parse_status(facts.listing)[1] == [(" M", b"README.md", None)]
 
 
 def test_both_ways_of_running_git_record_the_same_state(guard, tmp_path, monkeypatch):
     repo = make_repo(tmp_path / "repo")
     (repo / "new.txt").write_text("x\n", encoding="utf-8")
-    with_spawn = guard.current_reading(str(repo), time.monotonic() + 10).recorded()
+    with_spawn = guard.Guard(str(repo), time.monotonic()).reading().recorded()
     monkeypatch.delattr(os, "posix_spawnp", raising=False)
-    assert guard.current_reading(str(repo), time.monotonic() + 10).recorded() == with_spawn
+    assert guard.Guard(str(repo), time.monotonic()).reading().recorded() == with_spawn
 
 
 def test_missing_git_without_posix_spawn(guard, tmp_path, monkeypatch, without_posix_spawn):
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
-    assert guard.finish_commands(guard.start_commands([("git", "--version")])) == [None]
+    assert guard.finish(guard.start([("git", "--version")]), time.monotonic() + 10) == [None]
 
 
-def test_thread_reader_returns_the_object(guard):
+def test_thread_reader_returns_the_object(shared):
     read_end, write_end = os.pipe()
     os.write(write_end, b'{"session_id": "abc", "stop_hook_active": true}')
     os.close(write_end)
     try:
-        assert guard.read_with_thread(read_end, time.monotonic() + 2) == {
+        assert shared.read_with_thread(read_end, time.monotonic() + 2) == {
             "session_id": "abc", "stop_hook_active": True}
     finally:
         os.close(read_end)
 
 
-def test_thread_reader_gives_up_on_a_pipe_that_stays_open(guard):
+def test_thread_reader_gives_up_on_a_pipe_that_stays_open(shared):
     read_end, write_end = os.pipe()
     os.write(write_end, b'{"session_id": "ab')
     started = time.monotonic()
     try:
-        assert guard.read_with_thread(read_end, time.monotonic() + 0.5) == {}
+        assert shared.read_with_thread(read_end, time.monotonic() + 0.5) == {}
         assert time.monotonic() - started < 2
     finally:
         os.close(write_end)
@@ -78,8 +85,8 @@ def test_pruner_runs_git_without_posix_spawn(tmp_path, without_posix_spawn):
 def test_pruner_stops_at_its_deadline(tmp_path):
     pruner = load_hook("prune-worktrees.py")
     repo = make_repo(tmp_path / "repo")
-    expired = pruner.Git(0)
-    assert expired.run(str(repo), "status") is None
+    expired = pruner.Git(time.monotonic())
+    assert expired.output(str(repo), "status") is None
 
 
 def test_write_refuses_a_folder_outside_dot_claude(guard, tmp_path):

@@ -28,8 +28,18 @@ def merge(repo, branch):
     git(repo, "merge", "-q", "--ff-only", branch)
 
 
+def run_pruner(project, **options):
+    """Session start, which prunes before anything else, with only the lines pruning printed
+    kept of its output."""
+    done = run_hook("session-start.py", project, **options)
+    kept = [line for line in done.stdout.decode("utf-8").split("\n") if line.startswith("pruned ")]
+    return subprocess.CompletedProcess(done.args, done.returncode,
+                                       "".join(line + "\n" for line in kept).encode("utf-8"),
+                                       done.stderr)
+
+
 def prune(repo, stdin=b"", **env):
-    done = run_hook("prune-worktrees.py", repo, stdin=stdin, env=env)
+    done = run_pruner(repo, stdin=stdin, env=env)
     assert done.returncode == 0
     assert done.stderr == b""
     return done.stdout.decode("utf-8")
@@ -152,7 +162,7 @@ def test_keeps_the_worktree_the_session_stands_in(repo):
     """End to end; on Linux the hook's own process standing there keeps it too, so the
     session folders alone are pinned by the test after the next."""
     here = add_worktree(repo, "here", commit=False)
-    done = run_hook("prune-worktrees.py", repo, cwd=here)
+    done = run_pruner(repo, cwd=here)
     assert done.stdout == b"" and here.is_dir()
 
 
@@ -176,7 +186,7 @@ def test_keeps_the_worktree_that_is_the_project_itself(repo):
     an agent worktree is the folder of its siblings and of itself."""
     inside = add_worktree(repo, "inside", commit=False)
     sibling = add_worktree(repo, "sibling", commit=False)
-    done = run_hook("prune-worktrees.py", inside, cwd=repo, env={"MCP_WORKTREE_DIR": ".."})
+    done = run_pruner(inside, cwd=repo, env={"MCP_WORKTREE_DIR": ".."})
     assert done.stdout == b"pruned 1 merged agent worktree(s): sibling\n"
     assert inside.is_dir() and not sibling.exists()
 
@@ -250,7 +260,7 @@ def test_branch_that_moved_is_not_deleted(repo):
     git(repo, "update-ref", "refs/heads/moving", "main")  # it moves after it was listed
     worktree = {"path": str(path), "branch": "moving", "head": first}
     pruner = load_pruner()
-    assert pruner.remove_worktree(pruner.Git(20), str(repo), worktree, False)
+    assert pruner.remove_worktree(pruner.Git(time.monotonic() + 20), str(repo), worktree, False)
     assert "moving" in branches(repo)
 
 
@@ -351,7 +361,7 @@ def test_a_sparse_checkout_does_not_keep_a_finished_worktree(repo):
 
 def test_a_removal_does_not_start_without_time_to_finish(repo, estate):
     pruner = load_pruner()
-    assert pruner.prune(str(repo), {}, [], seconds=pruner.REMOVAL_START_SECONDS * 0.5) == []
+    assert pruner.prune(str(repo), {}, [], time.monotonic() + pruner.REMOVAL_START_SECONDS * 0.5) == []
     assert estate["merged"].is_dir()
 
 

@@ -145,16 +145,21 @@ def test_a_path_a_project_settings_file_sets_may_not_lead_outside(budget, tmp_pa
     assert trusted["MCP_SESSION_STATE"] == value
     assert ("MCP_MEMORY_INDEX" not in trusted) == ignored
     assert lines == ([
-        "- MCP_MEMORY_INDEX=%s was ignored: .claude/settings.json sets it, and it leads outside "
-        "the project; only a path you set yourself may lead there." % value] if ignored else [])
+        "- MCP_MEMORY_INDEX=%s was ignored: .claude/settings.json may set it, and it leads "
+        "outside the project; only a value you set yourself is taken." % value] if ignored else [])
 
 
-def test_a_value_other_than_the_settings_is_the_users(budget, tmp_path):
+def test_a_variable_a_settings_file_names_is_the_repositorys_whatever_its_value(budget, tmp_path):
+    """The harness applies the file's value; a value seen by the hook that differs may still be
+    the file's, read otherwise (an escape, a byte the hooks decode another way): the name
+    decides."""
     project = tmp_path / "project"
     project.mkdir()
     settings(project, ".claude/settings.local.json", {"env": {"MCP_SESSION_STATE": "../a.md"}})
     trusted, lines = budget.trusted_environment(str(project), {"MCP_SESSION_STATE": "../b.md"})
-    assert trusted == {"MCP_SESSION_STATE": "../b.md"} and lines == []
+    assert trusted == {} and len(lines) == 1
+    assert budget.trusted_environment(str(project), {"MCP_SESSION_STATE": "notes/b.md"}) == (
+        {"MCP_SESSION_STATE": "notes/b.md"}, [])
 
 
 def test_a_home_the_project_settings_set_is_the_accounts_again(budget, tmp_path):
@@ -166,7 +171,10 @@ def test_a_home_the_project_settings_set_is_the_accounts_again(budget, tmp_path)
     settings(project, ".claude/settings.json", {"env": {"HOME": planted}})
     trusted, lines = budget.trusted_environment(str(project), {"HOME": planted})
     assert trusted.get("HOME") == budget.account_home() != planted
-    assert lines == ["- HOME=%s was ignored: .claude/settings.json sets it, and it leads outside "
-                     "the project; only a path you set yourself may lead there." % planted]
+    assert lines == ["- HOME=%s was ignored: .claude/settings.json may set it, and it says where "
+                     "your own files are; only a value you set yourself is taken." % planted]
+    assert budget.trusted_environment(str(project), {"HOME": str(tmp_path)})[0] == {
+        "HOME": budget.account_home()}
+    (project / ".claude" / "settings.json").unlink()
     assert budget.trusted_environment(str(project), {"HOME": str(tmp_path)}) == (
         {"HOME": str(tmp_path)}, [])

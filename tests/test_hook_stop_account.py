@@ -383,8 +383,7 @@ def test_nested_repositories_are_read_by_one_rule_at_both_ends(dirty_lib):
     project = dirty_lib.parent
     start(project)
     recorded = (project / ".claude" / "hooks" / ".session-baseline.s1").read_bytes()
-    guard = load_hook("stop-handoff.py")
-    reading = guard.current_reading(str(project), time.monotonic() + 10)
+    reading = load_hook("prune-worktrees.py").Guard(str(project), time.monotonic()).reading()
     assert reading.recorded() == recorded
     assert b"?" not in recorded
 

@@ -353,16 +353,16 @@ def test_editing_a_file_inside_an_untracked_folder_counts_as_work(project):
 
 
 def test_the_listing_keeps_a_rename_with_its_original_path(project):
-    guard = load_hook("stop-handoff.py")
+    guard = load_hook("prune-worktrees.py")
     git(project, "mv", "CLAUDE.md", "RULES.md")
     (project / "new file.txt").write_text("new\n", encoding="utf-8")
     (project / "README.md").write_text("changed\n", encoding="utf-8")
-    reads = guard.finish_commands(guard.start_commands(guard.repository_reads(str(project))))
-    facts = guard.repository_facts(reads)
+    runner = guard.Git(time.monotonic() + 10)
+    facts = guard.repository_facts(runner.run(guard.repository_reads(runner, str(project))))
     assert facts.head == git(project, "rev-parse", "HEAD")
-    assert sorted(guard.status_entries(facts.listing)) == [
-        (" M", b"README.md", None), ("??", b"new file.txt", None),
-        ("R ", b"RULES.md", b"CLAUDE.md")]
+    _, changed, untracked = guard.parse_status(facts.listing)
+    assert sorted(changed) == [(" M", b"README.md", None), ("R ", b"RULES.md", b"CLAUDE.md")]
+    assert untracked == [b"new file.txt"]
 
 
 def test_a_handoff_dated_in_the_future_is_not_fresh(session):
@@ -500,28 +500,28 @@ def test_moving_code_into_the_memory_folder_is_work(session):
 
 def memory_commit_states(project):
     """(recorded, current) readings of a session whose only change is a commit to the memory."""
-    guard = load_hook("stop-handoff.py")
-    before = guard.current_reading(str(project), time.monotonic() + 10)
+    git_home = load_hook("prune-worktrees.py")
+    before = git_home.Guard(str(project), time.monotonic()).reading()
     (project / "memory" / "topic.md").write_text("# Topic\nA fact.\n", encoding="utf-8")
     git(project, "commit", "-q", "-am", "memory only")
-    return guard, before, guard.current_reading(str(project), time.monotonic() + 10)
+    return git_home, before, git_home.Guard(str(project), time.monotonic()).reading()
 
 
 def test_memory_commits_are_saving_when_there_is_time_to_look(project):
-    guard, recorded, current = memory_commit_states(project)
-    assert guard.commits_are_saving(str(project), recorded.head, current.head,
-                                    time.monotonic() + 5) is True
-    outcome = guard.weigh(str(project), recorded, current, time.monotonic() + 5)
+    git_home, recorded, current = memory_commit_states(project)
+    guard = git_home.Guard(str(project), time.monotonic())
+    assert guard.commits_are_saving(recorded.head, current.head) is True
+    outcome = git_home.weigh(guard, recorded, current)
     assert outcome.verdict == 0 and outcome.record.head == current.head
 
 
 def test_no_time_left_to_judge_the_commits_is_neither_work_nor_saving(project):
     """Could not read is not a change: the stop passes and the baseline keeps the old HEAD, so
     the commits are judged at the next stop that has the time."""
-    guard, recorded, current = memory_commit_states(project)
-    assert guard.commits_are_saving(str(project), recorded.head, current.head,
-                                    time.monotonic()) is None
-    outcome = guard.weigh(str(project), recorded, current, time.monotonic())
+    git_home, recorded, current = memory_commit_states(project)
+    guard = git_home.Guard(str(project), time.monotonic() - git_home.READS_SECONDS)
+    assert guard.commits_are_saving(recorded.head, current.head) is None
+    outcome = git_home.weigh(guard, recorded, current)
     assert outcome.verdict == 0 and outcome.record is None
 
 
@@ -774,8 +774,8 @@ def test_the_baseline_stays_small_with_many_untracked_files(project):
     assert stop(project).returncode == 2
 
 
-def in_process_state(guard, project):
-    return guard.current_reading(str(project), time.monotonic() + 10).recorded()
+def in_process_state(git_home, project):
+    return git_home.Guard(str(project), time.monotonic()).reading().recorded()
 
 
 def edit_in_place_keeping_the_folder_time(path):
@@ -788,7 +788,7 @@ def edit_in_place_keeping_the_folder_time(path):
 
 @pytest.mark.parametrize("files, seen", [(30, True), (31, False)])
 def test_untracked_files_are_read_one_by_one_up_to_the_limit(project, files, seen):
-    guard = load_hook("stop-handoff.py")
+    guard = load_hook("prune-worktrees.py")
     guard.UNTRACKED_SIGNED = 30
     untracked_tree(project, files, per_folder=10)
     recorded = in_process_state(guard, project)
@@ -798,7 +798,7 @@ def test_untracked_files_are_read_one_by_one_up_to_the_limit(project, files, see
 
 
 def test_past_the_limit_a_replaced_or_new_file_still_counts(project):
-    guard = load_hook("stop-handoff.py")
+    guard = load_hook("prune-worktrees.py")
     guard.UNTRACKED_SIGNED = 30
     untracked_tree(project, 100, per_folder=10)
     recorded = in_process_state(guard, project)
@@ -813,7 +813,7 @@ def test_past_the_limit_a_replaced_or_new_file_still_counts(project):
 
 def test_without_folder_handles_paths_are_read_from_the_top(project, monkeypatch):
     """Where os.stat takes no dir_fd (Windows), each path is joined to the top instead."""
-    guard = load_hook("stop-handoff.py")
+    guard = load_hook("prune-worktrees.py")
     (project / "README.md").write_text("changed\n", encoding="utf-8")
     (project / "new.txt").write_text("new\n", encoding="utf-8")
     with_handle = in_process_state(guard, project)

@@ -182,8 +182,8 @@ def test_an_index_linked_to_the_process_environment_is_refused(origin):
     clone = origin.clone()
     (clone / ".session-state.md").write_text(HANDOFF + "\n", encoding="utf-8")
     text = start(clone, env={"FAKE_API_KEY": SECRET})
-    assert_refused(text, "- memory/MEMORY.md was not read: it is a symbolic link whose target "
-                         "lies outside the project.")
+    assert_refused(text, "- memory/MEMORY.md was not read: it is reached through a symbolic "
+                         "link; the hooks show only plain files.")
     assert HANDOFF in text
 
 
@@ -192,8 +192,8 @@ def test_an_index_linked_to_a_file_outside_the_project_is_refused(origin):
     origin.commit()
     clone = origin.clone()
     (clone / ".session-state.md").write_text(HANDOFF + "\n", encoding="utf-8")
-    refusal = ("- memory/MEMORY.md was not read: it is a symbolic link whose target lies "
-               "outside the project.")
+    refusal = ("- memory/MEMORY.md was not read: it is reached through a symbolic link; the "
+               "hooks show only plain files.")
     text = start(clone)
     assert_refused(text, refusal)
     assert HANDOFF in text
@@ -201,16 +201,20 @@ def test_an_index_linked_to_a_file_outside_the_project_is_refused(origin):
     assert_refused(report, refusal)
 
 
-def test_a_handoff_linked_to_the_env_file_is_refused(origin):
-    """The developer's own .env, git-ignored, read through a committed link: the very file the
-    protocol's Read(./.env) deny rule keeps from the agent."""
+@pytest.mark.parametrize("deny", [True, False], ids=["deny-rule", "no-deny-rule"])
+def test_a_handoff_linked_to_the_env_file_is_refused(origin, deny):
+    """The developer's own .env, git-ignored, read through a committed link: what the hooks show
+    must be what the repository's reviewer saw, and a committed link is not a handoff, whether
+    or not a deny rule covers its target."""
+    if not deny:
+        origin.settings({})
     origin.link(".session-state.md", ".env")
     origin.commit(".session-state.md")  # git-ignored: a forced add
     clone = origin.clone()
     (clone / ".env").write_text("API_KEY=%s\n" % SECRET, encoding="utf-8")
     text = start(clone)
-    assert_refused(text, "- .session-state.md was not read: the deny rule Read(./.env) in "
-                         ".claude/settings.json covers it.")
+    assert_refused(text, "- .session-state.md was not read: it is reached through a symbolic "
+                         "link; the hooks show only plain files.")
     assert POINTER in text
 
 
@@ -273,8 +277,8 @@ def test_a_committed_settings_env_cannot_point_the_hooks_outside(origin, name, v
     clone = origin.clone()
     (clone / ".session-state.md").write_text(HANDOFF + "\n", encoding="utf-8")
     text = start(clone, env={name: value, "FAKE_API_KEY": SECRET})
-    assert_refused(text, "- %s=%s was ignored: .claude/settings.json sets it, and it leads "
-                         "outside the project; only a path you set yourself may lead there."
+    assert_refused(text, "- %s=%s was ignored: .claude/settings.json may set it, and it leads "
+                         "outside the project; only a value you set yourself is taken."
                    % (name, value))
     assert POINTER in text and HANDOFF in text  # the defaults apply
 
@@ -356,14 +360,14 @@ def configured_clone(origin, tmp_path):
 
 
 @pytest.mark.skipif(os.name != "posix", reason="the programs are shell scripts")
-@pytest.mark.parametrize("hook", HOOK_NAMES)
+@pytest.mark.parametrize("hook", ["session-start.py", "context-budget.py", "stop-handoff.py"])
 def test_a_repository_git_configuration_runs_no_program(configured_clone, hook):
     clone, marker = configured_clone
     stdin = hook_input(clone, hook_event_name="Stop") if hook == "stop-handoff.py" else None
     done, _ = run_in(clone, hook, stdin=b"" if hook == "context-budget.py" else stdin)
     assert done.returncode in (0, 2)
     assert not marker.exists(), marker.read_text()
-    if hook in ("session-start.py", "prune-worktrees.py"):
+    if hook == "session-start.py":
         assert not (clone / ".claude" / "worktrees" / "done").exists()  # the pruner did run
 
 
@@ -409,7 +413,7 @@ def test_a_submodules_git_configuration_runs_no_program(origin, tmp_path, hook, 
 
 
 @pytest.mark.skipif(os.name != "posix", reason="the program is a shell script")
-@pytest.mark.parametrize("hook", ["session-start.py", "prune-worktrees.py"])
+@pytest.mark.parametrize("hook", ["session-start.py", "stop-handoff.py"])
 def test_a_committed_settings_env_cannot_move_the_programs_git_runs(origin, tmp_path, hook):
     """GIT_EXEC_PATH, set by the settings "env", would make `git worktree remove` run the
     `git status` it starts from the repository's own folder."""
@@ -423,10 +427,12 @@ def test_a_committed_settings_env_cannot_move_the_programs_git_runs(origin, tmp_
     worktree = clone / ".claude" / "worktrees" / "done"
     git(clone, "worktree", "add", "-q", "-b", "done", str(worktree))
     age_worktree(worktree)
-    done, _ = run_in(clone, hook, env={"GIT_EXEC_PATH": "tools"})
-    assert done.returncode == 0
+    (clone / "README.md").write_text("changed\n", encoding="utf-8")
+    stdin = hook_input(clone, hook_event_name="Stop") if hook == "stop-handoff.py" else None
+    done, _ = run_in(clone, hook, stdin=stdin, env={"GIT_EXEC_PATH": "tools"})
+    assert done.returncode in (0, 2)
     assert not marker.exists(), marker.read_text()
-    assert not worktree.exists()  # the pruner did run
+    assert worktree.exists() == (hook == "stop-handoff.py")  # the pruner did run at the start
 
 
 def test_a_committed_settings_env_cannot_point_git_at_another_repository(origin):
@@ -477,7 +483,7 @@ def test_memory_report_reads_no_file_outside_the_project(origin, installer, how)
     deny = list(TEMPLATE_DENY_RULES)
     if how == "topic-linked-outside":
         origin.link("memory/topic.md", "../../outside/notes.md")
-        refused = ("memory/topic.md", "it is a symbolic link whose target lies outside the project")
+        refused = ("memory/topic.md", "it is reached through a symbolic link")
     elif how == "topic-a-deny-rule-covers":
         origin.write("memory/topic.md", OUTSIDE_MEMORY)
         deny.append("Read(./memory/topic.md)")
