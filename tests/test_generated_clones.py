@@ -905,9 +905,9 @@ class GeneratedClone(Checkout):
 
     def report(self):
         return ("seed %d failed (replay: MCP_CLONE_SEED=%d python -m pytest "
-                "tests/test_generated_clones.py -k gets_nothing)\nprimitives:\n  %s\nfailures:\n  %s"
-                % (self.seed, self.seed, "\n  ".join(self.primitives),
-                   "\n  ".join(self.failures)))
+                "tests/test_generated_clones.py -k gets_nothing)\nprimitives:\n  %s\n"
+                "failures:\n  %s" % (self.seed, self.seed, "\n  ".join(self.primitives),
+                                     "\n  ".join(self.failures)))
 
 
 @pytest.mark.parametrize("seed", seeds())
