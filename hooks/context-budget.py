@@ -264,15 +264,20 @@ def json_object(data):
     return value if isinstance(value, dict) else {}
 
 
-def json_value(data):
+def json_value(data, strict=False):
     """The JSON value of bytes decoded as the harness decodes them (UTF-8, a byte that is not
-    replaced, a leading byte-order mark dropped), or None when it is no JSON or too deep."""
+    replaced, a leading byte-order mark dropped), or None when they hold no JSON. Nested past
+    Python's limit: None too, or, with `strict`, the RecursionError."""
     if data.startswith(b"\xef\xbb\xbf"):  # by hand: the utf-8-sig codec is one more import
         data = data[3:]
     try:
         text = data.decode("utf-8", "replace").strip()
         return parse_json(text) if text else None
-    except Exception:  # malformed, truncated or nested past Python's recursion limit
+    except RecursionError:
+        if strict:
+            raise
+        return None
+    except Exception:  # malformed or truncated
         return None
 
 
@@ -786,31 +791,39 @@ SETTINGS_LIMIT = MIB  # far more than any settings file; past it, the file count
 
 
 class Unreadable(dict):
-    """The settings of a file the hooks cannot read as the harness may apply it (too large,
-    nested too deep, not JSON, not an object, not a regular file): empty to every reader, and
-    where it matters (what may be shown, whose environment it is) it counts against showing."""
+    """The settings of a file the harness may apply that the hooks cannot read (too large,
+    nested past Python's limit, not a regular file): empty to every reader, and where it matters
+    (what may be shown, whose environment it is) it counts against showing."""
 
 
 SETTINGS_READ = {}  # by the file's identity: one start asks for the same files several times
 
 
 def settings_object(path):
-    """The JSON object of a settings file; {} when there is none; an Unreadable when there is
-    one the hooks cannot read. Decoded as the harness decodes it: UTF-8, a byte that is not
-    UTF-8 replaced, a leading byte-order mark dropped."""
+    """The JSON object of a settings file; {} when there is none, or it is not JSON or not an
+    object, which the harness skips too; an Unreadable when the harness may read what the hooks
+    cannot. Decoded as the harness decodes it (json_value)."""
     try:
         info = os.stat(path)
     except (OSError, ValueError):
         return {}
     key = (path, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
     if key not in SETTINGS_READ:
-        data = read_plain_file(path, SETTINGS_LIMIT + 1) \
-            if stat.S_ISREG(info.st_mode) and info.st_size <= SETTINGS_LIMIT else None
-        value = json_value(data) if data is not None and len(data) <= SETTINGS_LIMIT else None
         if len(SETTINGS_READ) > 16:
             SETTINGS_READ.clear()
-        SETTINGS_READ[key] = value if isinstance(value, dict) else Unreadable()
+        SETTINGS_READ[key] = settings_in(read_plain_file(path, SETTINGS_LIMIT + 1)
+                                         if stat.S_ISREG(info.st_mode) else None)
     return SETTINGS_READ[key]
+
+
+def settings_in(data):
+    if data is None or len(data) > SETTINGS_LIMIT:
+        return Unreadable()
+    try:
+        value = json_value(data, strict=True)
+    except RecursionError:  # the harness's parser goes deeper than Python's
+        return Unreadable()
+    return value if isinstance(value, dict) else {}
 
 
 def settings_files(project, env):

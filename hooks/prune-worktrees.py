@@ -8,7 +8,7 @@ lives here once, so a rule about git (a switch, a deadline, a driver switched of
 one place. session-start.py and stop-handoff.py load this file through stop-handoff.py's
 load_sibling, from its source as it is now; it is not run on its own. The names they use are
 listed in __all__. It takes what the hooks read of the project, the hook input and the
-settings from context-budget.py, handed in as `shared`.
+settings from context-budget.py, which the hook that loads this file hands over (uses).
 
 What it promises:
 - Git (Git): every command runs with GIT_SWITCHES (no pager, fsmonitor, hooks, signature

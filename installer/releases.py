@@ -40,12 +40,17 @@ RELEASED_CLAUDEIGNORE_DIGESTS = (
 
 # The same for hook files. A hook matching neither one of these nor the current
 # source is the user's own: it is replaced only by --update --force, and
-# --uninstall leaves it. Each tuple starts with 0.1.0's version.
+# --uninstall leaves it. Each tuple starts with 0.1.0's version, then the
+# version installed before the hooks shared their concerns (commit 1d021e9).
 RELEASED_HOOK_DIGESTS = {
-    "session-start.py": ("0e6599cc45f8abe94476c679d63d22651ae996cf003cf58eac7d0568dbaa8bdd",),
-    "context-budget.py": ("66676d4eb9d7745ce878d956aade3450b1f4368cd02db4ca28b699c4273b16fc",),
-    "prune-worktrees.py": ("592de05006ce7f4eede7be9f5208088c20a847d54487ed55926edee4314dedb4",),
-    "stop-handoff.py": ("47570c8196b0566d773cd31f0d697797ef322b5a748ffaa816dc66befae07097",),
+    "session-start.py": ("0e6599cc45f8abe94476c679d63d22651ae996cf003cf58eac7d0568dbaa8bdd",
+                         "249c0d25104424ba9a6f2f4805fa4c1fa9dae817529baefce0a42ef4777ae59b"),
+    "context-budget.py": ("66676d4eb9d7745ce878d956aade3450b1f4368cd02db4ca28b699c4273b16fc",
+                          "f0d1f59b7891018f7011f35b22e3817b58b3ce66d9846c2029306e92f5cde5c7"),
+    "prune-worktrees.py": ("592de05006ce7f4eede7be9f5208088c20a847d54487ed55926edee4314dedb4",
+                           "18de113b4a09514f5639b2e628b7cb3d6c17c88b87fe6d651aaff1ddb58a007f"),
+    "stop-handoff.py": ("47570c8196b0566d773cd31f0d697797ef322b5a748ffaa816dc66befae07097",
+                        "c99fc8896e360633936e8ba0978cb007774eb48da3b00a74583c53ab28f05d82"),
 }
 
 # The same for the protocol's section of the user's CLAUDE.md, by template

@@ -94,6 +94,21 @@ def test_a_glob_costs_little_whatever_its_stars(budget):
     assert budget.name_matches("*a*a*a*a*a*a*a*a*a*a*b", "a" * 2000 + "b")
 
 
+def test_a_rule_costs_little_whatever_its_double_stars(budget, tmp_path):
+    """A rule is the repository's text: forty `**` against a path forty folders deep, failing
+    at its last name, would take the path's depth to the fortieth power in a matcher that
+    tries every split; read name by name, it costs their product."""
+    import time
+    deep = "/".join("d" for _ in range(40)) + "/file.txt"
+    rule = "Read(" + "**/" * 40 + "other.txt)"
+    began = time.monotonic()
+    assert not covers(budget, tmp_path, rule, deep)
+    assert covers(budget, tmp_path, "Read(" + "**/" * 40 + "file.txt)", deep)
+    assert covers(budget, tmp_path, "Read(" + "**/d/" * 20 + "**/file.txt)", deep)
+    assert not covers(budget, tmp_path, "Read(" + "**/d/" * 41 + "file.txt)", deep)
+    assert time.monotonic() - began < 30  # the naive matcher runs for years; this is no budget
+
+
 def settings(project, relative, data):
     path = project / relative
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -14,21 +14,23 @@ from installtools import (  # noqa: F401  (fixtures are used by name)
     settings_of, write,
 )
 
-# The commit release 0.1.0 was made from.
+# The commit release 0.1.0 was made from, and the last one before the hooks shared their
+# concerns, which projects installed from the repository hold.
 RELEASE_0_1_0 = "88a6e28"
+BEFORE_THE_SPLIT = "1d021e9"
 
 
-def released_file(rel):
+def released_file(rel, commit=RELEASE_0_1_0):
     """A file as 0.1.0 shipped it, from this repository's history."""
-    done = subprocess.run(["git", "-C", REPO, "show", "{}:{}".format(RELEASE_0_1_0, rel)],
+    done = subprocess.run(["git", "-C", REPO, "show", "{}:{}".format(commit, rel)],
                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     if done.returncode != 0:
         pytest.skip("the repository's history does not reach release 0.1.0")
     return done.stdout
 
 
-def released_hook(name):
-    return released_file("hooks/" + name)
+def released_hook(name, commit=RELEASE_0_1_0):
+    return released_file("hooks/" + name, commit)
 
 
 def test_every_hook_lists_the_digest_of_its_released_version(installer):
@@ -40,13 +42,24 @@ def test_every_hook_lists_the_digest_of_its_released_version(installer):
         assert all(re.match(r"[0-9a-f]{64}\Z", digest) for digest in digests), name
 
 
-def put_the_released_hooks_in(project, crlf):
+def put_the_released_hooks_in(project, crlf, commit=RELEASE_0_1_0):
     """The hooks as 0.1.0 installed them, which kept no record of what it added."""
     forget_the_record(project)
     for name in HOOKS:
-        old = released_hook(name)
+        old = released_hook(name, commit)
         data = old.replace(b"\n", b"\r\n") if crlf else old
         write(path_in(project, ".claude/hooks/" + name), data)
+
+
+def test_update_replaces_the_hooks_installed_before_they_shared_their_concerns(installer,
+                                                                                project):
+    installer.ok("--project", project)
+    put_the_released_hooks_in(project, False, BEFORE_THE_SPLIT)
+    done = installer.ok("--update", project)
+    for name in HOOKS:
+        assert "  replaced .claude/hooks/{} (was an older version)".format(name) in done.stdout
+        assert read(path_in(project, ".claude/hooks/" + name)) == \
+            read(installer.source_file("hooks/" + name))
 
 
 @pytest.mark.parametrize("crlf", [False, True])

@@ -928,8 +928,7 @@ def test_the_managed_settings_file_outranks_every_other(repo, env, tmp_path, mon
     settings(repo / ".claude" / "settings.local.json", {"autoMemoryEnabled": True})
     managed = tmp_path / "managed" / "managed-settings.json"
     settings(managed, {"autoMemoryEnabled": False})
-    for hook in (HOOK, HEALTH.BUDGET):
-        monkeypatch.setattr(hook, "managed_settings_file", lambda: str(managed))
+    env["MCP_MANAGED_SETTINGS_DIR"] = str(managed.parent)
     assert health(repo, env)["auto_memory"] is None and defects(repo, env) == []
 
 

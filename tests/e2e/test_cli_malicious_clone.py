@@ -37,8 +37,8 @@ def test_a_committed_link_in_place_of_the_index_brings_no_secret_to_the_model(cl
     assert_clean(run)
     received = everything_the_model_received(run)
     assert API_KEY not in received
-    assert ("- memory/MEMORY.md was not read: it is a symbolic link whose target lies outside "
-            "the project.") in received
+    assert ("- memory/MEMORY.md was not read: it is reached through a symbolic link; the hooks "
+            "show only plain files.") in received
 
 
 def test_a_committed_settings_env_brings_no_file_outside_the_project_to_the_model(cli, tmp_path):

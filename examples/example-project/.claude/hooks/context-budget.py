@@ -1,45 +1,45 @@
 #!/usr/bin/env python3
-"""context-budget: the context budgets of one project, and the memory defects that mislead a
-session the moment it opens, checked where its sessions start.
+"""context-budget: what the hooks read and show. The project and the files it names, the hook
+input, the harness's settings as the harness applies them, the environment the user set, the
+one rule for what may be shown to the agent, the Markdown reading, the context budgets with the
+memory defects found at every start, and the session-start injection fitted to its limit.
 
 Why it exists: every file that loads at session start is a standing tax on every request, and a
-budget binds only where it is checked. This hook weighs the files that make a session expensive:
-the memory index (with the topic folders session start lists under it), the root instruction
-file, the live transcript and the agent worktrees. It also
-catches three memory defects cheap enough to look for at every start: a pointer to a file that
-does not exist, an HTML comment that never closes and hides the rest of the index, and a harness
-auto-memory index so long that its newest lines never load.
+budget binds only where it is checked; and a repository is untrusted input, so what the hooks
+read of it is decided in one place. session-start.py and stop-handoff.py load this file through
+stop-handoff.py's load_sibling; install.py --check and memory_health.py load it by its path. The
+names they use are listed in __all__. Run alone (`python3 -I -S context-budget.py`, as /dream
+and /memory-status run it), it prints the budget report of the project it stands in.
 
 What it promises:
-- Silence while every budget holds and the memory has none of those defects; otherwise a heading
-  that counts the points over budget and one for the defects, then one line per point naming
-  the file, its measure, the budget and the repair.
-- Exit status 0 on every path. It reads no standard input and writes nothing.
+- Silence while every budget holds and the memory has none of the start's defects; otherwise a
+  heading that counts the points, then one line per point naming the file, its measure, the
+  budget and the repair. Exit status 0 on every path; run alone it reads no standard input.
 - Its cost does not grow with the transcript (one stat call) or with the index (one streaming
-  count, and only its first 64 KiB parsed); only the worktree budget walks a tree, only when
-  that folder exists, and for at most WALK_SECONDS (1), one of the waits session-start.py adds
-  up against the harness's timeout. Nothing here runs git or reads topic files: of the memory
-  beside the index it lists only the names in its folder and in the topic folders there, at
-  most 2,000 entries a folder, never through a symlink.
-- It reads a file's content only when the project may show it to the agent (read_project_text,
-  which session-start.py reads the injection through too): a regular file, inside the project
-  unless the user named it outside, and covered by none of the harness's `Read(...)` deny
-  rules. A path variable a project settings file set is ignored when it leads outside the
-  project. Each file or setting refused is one line under its own heading.
-- Standard library only; Python 3.8 or newer; runs as `python3 -I -S context-budget.py`.
-
-The full memory-health report (citations checked against git history, the index lint, what
-loads before the first turn) lives beside install.py, in memory_health.py, which is never copied
-into a project: it loads this file by path for the Markdown reading they share.
+  count, only its first 64 KiB parsed, the link reading bounded by the characters it reads);
+  the worktree budget walks its folder for at most WALK_SECONDS (1). Nothing here runs git.
+- It shows the agent only what the repository's reviewer could see and the project's rules
+  allow (read_project_text, spec §8.8): a regular file, reached through no symbolic link inside
+  the project, covered by none of the harness's `Read(...)` deny rules. Where it cannot read a
+  settings file the harness may apply, it shows nothing a rule might cover. A path variable a
+  file of the repository sets (a settings "env", an agent's .env) may not lead outside the
+  project, nor say where the user's own files are. Each refusal is one line.
+- The injection never exceeds INJECTION_LIMIT, counted in UTF-8 bytes, which no harness's unit
+  exceeds (Claude Code counts UTF-16 units, Codex CLI bytes): the report and instructions stay
+  first, the rest is cut at line boundaries, a fenced block cut open is closed, and the cut
+  says which file holds the whole text. Every character in it is printable and encodes.
+- Standard library only; Python 3.8 or newer.
 
 Configuration is by environment, with the names and defaults of the bash reference:
 MCP_MEM_LINES (80), MCP_CLAUDE_KB (8), MCP_TRANSCRIPT_MB (60), MCP_WORKTREE_MB (100),
-MCP_MEMORY_INDEX (memory/MEMORY.md), MCP_CLAUDE_MD (CLAUDE.md), MCP_PROJECTS_DIR
-(~/.claude/projects, also where the harness keeps auto memory), MCP_TRANSCRIPT_PATH,
-MCP_WORKTREE_DIR (.claude/worktrees). The harness's CLAUDE_CONFIG_DIR,
-CLAUDE_CODE_DISABLE_AUTO_MEMORY and CLAUDE_CODE_PROJECT_DIR_NAME are honoured as it honours them,
-and so are the autoMemoryEnabled and autoMemoryDirectory keys of its settings files.
-A numeric override that is not a whole number falls back to its default.
+MCP_MEMORY_INDEX (memory/MEMORY.md), MCP_SESSION_STATE (.session-state.md, else the older
+.claude/session-state.md), MCP_BASELINE (.claude/hooks/.session-baseline), MCP_THROTTLE_MIN (45),
+MCP_CLAUDE_MD (CLAUDE.md), MCP_PROJECTS_DIR (~/.claude/projects), MCP_TRANSCRIPT_PATH,
+MCP_WORKTREE_DIR (.claude/worktrees), MCP_MANAGED_SETTINGS_DIR (the platform's). The harness's
+CLAUDE_PROJECT_DIR (else GEMINI_PROJECT_DIR), CLAUDE_CONFIG_DIR, CLAUDE_CODE_DISABLE_AUTO_MEMORY
+and CLAUDE_CODE_PROJECT_DIR_NAME are honoured as it honours them, and so are the
+autoMemoryEnabled and autoMemoryDirectory keys of its settings files. A numeric override that
+is not a whole number falls back to its default.
 """
 import os
 import stat
@@ -50,6 +50,10 @@ MIB = 1024 * 1024
 # How long the worktree budget may walk its folder: part of the session start's time limits.
 WALK_SECONDS = 1.0
 DEFAULT_INDEX = "memory/MEMORY.md"
+DEFAULT_STATE = ".session-state.md"
+OLDER_DEFAULT_STATE = ".claude/session-state.md"  # 0.1.0's default, read while no new one exists
+DEFAULT_BASELINE = ".claude/hooks/.session-baseline"
+DEFAULT_THROTTLE_MINUTES = 45
 DEFAULT_INSTRUCTION_FILE = "CLAUDE.md"
 ALTERNATE_INSTRUCTION_FILE = os.path.join(".claude", "CLAUDE.md")
 DEFAULT_WORKTREE_DIR = ".claude/worktrees"
@@ -65,17 +69,123 @@ AUTO_MEMORY_BYTES = 25 * 1024
 # A line carrying this text is never reported by any memory check.
 IGNORE_MARKER = "mcp-health: ignore"
 NAMED_AT_MOST = 5
+STDIN_SECONDS = 2.0
+STDIN_LIMIT = 64 * MIB
+
+# The names the other hook files, install.py --check and memory_health.py use; a test fails on
+# any name one of them takes from this file that is not here.
+__all__ = (
+    "project_dir", "work_tree_top", "project_path", "index_path", "state_path", "state_paths",
+    "baseline_path", "throttle_minutes", "handoff_time", "handoff_is_fresh",
+    "stop_may_pass_at_once", "shown_path", "lies_within", "strictly_inside", "number_setting",
+    "read_hook_input", "json_object", "json_string", "text_field", "harness",
+    "read_plain_file", "read_text", "regular_file_size", "settings_files", "user_config_dir",
+    "managed_instruction_file", "trusted_environment", "refused_settings",
+    "project_setting_origin", "read_project_text", "PROJECT_SETTINGS_FILES",
+    "hidden_spans", "fenced_blocks", "markdown_links", "link_spans", "is_relative_file_link",
+    "frontmatter_end", "visible_lines", "is_silenced", "named_list", "entry_name",
+    "first_entries", "notes_in", "is_real_folder", "instruction_file", "auto_memory_index",
+    "auto_memory_load", "first_lost_entries", "overflow_cause", "home_shown",
+    "budget_points", "memory_defects", "format_report", "refused_reads", "injection_for",
+    "in_the_harness_form", "write_text_to", "keep_the_hook_folder_off_the_import_path", "MIB", "INDEX_HEAD_BYTES", "DEFAULT_INDEX", "DEFAULT_STATE",
+    "AUTO_MEMORY_LINES", "AUTO_MEMORY_BYTES", "NAMED_AT_MOST", "ENTRIES_AT_MOST",
+    "INJECTION_LIMIT")
 
 
-def number_setting(env, name, default):
-    value = (env.get(name) or "").strip()
-    if value.isascii() and value.isdigit():
-        return int(value)
-    return default
+# --- the project and the files it names -------------------------------------------------------
+
+def project_dir():
+    """The project the harness names (Claude Code's CLAUDE_PROJECT_DIR, Gemini CLI's
+    GEMINI_PROJECT_DIR); else the top of the work tree holding the working folder, since
+    Codex CLI names none and starts hooks where it was started, a subfolder perhaps."""
+    try:
+        path = (os.environ.get("CLAUDE_PROJECT_DIR") or os.environ.get("GEMINI_PROJECT_DIR")
+                or work_tree_top(os.getcwd()))
+    except OSError:
+        return None
+    return os.path.abspath(path) if os.path.isdir(path) else None
+
+
+def work_tree_top(folder):
+    """The nearest folder at or above `folder`, resolved, that holds a .git entry, as git finds
+    the top of a work tree; `folder` itself, resolved, outside any."""
+    here = real = os.path.realpath(folder)
+    while not os.path.lexists(os.path.join(here, ".git")):
+        parent = os.path.dirname(here)
+        if parent == here:
+            return real
+        here = parent
+    return here
 
 
 def project_path(project, env, name, default):
     return os.path.join(project, env.get(name) or default)
+
+
+def index_path(project, env):
+    return project_path(project, env, "MCP_MEMORY_INDEX", DEFAULT_INDEX)
+
+
+def state_path(project, env):
+    """The session-state file: MCP_SESSION_STATE when set; else the default at the top of the
+    project, or the older default inside .claude/ while only that one exists, so a project not
+    yet updated keeps its handoff."""
+    if env.get("MCP_SESSION_STATE"):
+        return project_path(project, env, "MCP_SESSION_STATE", DEFAULT_STATE)
+    path = os.path.join(project, DEFAULT_STATE)
+    older = os.path.join(project, OLDER_DEFAULT_STATE)
+    return older if not os.path.lexists(path) and os.path.lexists(older) else path
+
+
+def state_paths(project, env):
+    """Every path a handoff may be written to: the one configured, else both defaults."""
+    if env.get("MCP_SESSION_STATE"):
+        return [state_path(project, env)]
+    return [os.path.join(project, DEFAULT_STATE), os.path.join(project, OLDER_DEFAULT_STATE)]
+
+
+def baseline_path(project, env, session_id):
+    """One baseline per session, so sessions sharing a checkout never erase each other's
+    evidence of work; the shared file only when the harness gives no session_id."""
+    shared = project_path(project, env, "MCP_BASELINE", DEFAULT_BASELINE)
+    suffix = "".join(c for c in session_id or "" if c.isascii() and (c.isalnum() or c in "-_"))
+    return shared + "." + suffix[:128] if suffix else shared
+
+
+def throttle_minutes(env):
+    return number_setting(env, "MCP_THROTTLE_MIN", DEFAULT_THROTTLE_MINUTES)
+
+
+def handoff_time(project, env):
+    """The session-state file's modification time in ns, or None without such a regular file."""
+    try:
+        info = os.stat(state_path(project, env))
+    except (OSError, ValueError):
+        return None
+    return info.st_mtime_ns if stat.S_ISREG(info.st_mode) else None
+
+
+def handoff_is_fresh(written_ns, env):
+    """Whether the handoff was written within the throttle window, and not in the future (a
+    skewed clock or a copied file must not silence the guard for good)."""
+    if written_ns is None:
+        return False
+    age_seconds = time.time() - written_ns / 1e9
+    return -60 < age_seconds and age_seconds // 60 < throttle_minutes(env)
+
+
+def stop_may_pass_at_once(project, env):
+    """The Stop guard's cheapest way out, before anything else is read: a fresh handoff that a
+    baseline written after it already took in (the folder of the baselines changed since; both
+    times within one tick of the file system's clock tell nothing)."""
+    written_ns = handoff_time(project, env)
+    if not handoff_is_fresh(written_ns, env):
+        return False
+    folder = os.path.dirname(project_path(project, env, "MCP_BASELINE", DEFAULT_BASELINE))
+    try:
+        return os.stat(folder).st_mtime_ns > written_ns
+    except (OSError, ValueError):
+        return False
 
 
 def shown_path(project, path):
@@ -85,6 +195,146 @@ def shown_path(project, path):
     except ValueError:  # another drive on Windows
         return path
     return path if relative.startswith(os.pardir) else relative.replace(os.sep, "/")
+
+
+# --- the hook input ---------------------------------------------------------------------------
+
+HOOK_INPUT = []  # the harness's input, once read
+
+
+def read_hook_input():
+    """The harness's JSON object, or {} for anything else; never waits longer than
+    STDIN_SECONDS. Read once: a later call returns the same object."""
+    if not HOOK_INPUT:
+        HOOK_INPUT.append(read_stdin_object())
+    return HOOK_INPUT[0]
+
+
+def read_stdin_object():
+    try:
+        if sys.stdin is None or sys.stdin.isatty():
+            return {}
+        fd = sys.stdin.fileno()
+    except (OSError, ValueError, AttributeError):
+        return {}
+    reader = read_with_select if os.name == "posix" else read_with_thread
+    return reader(fd, time.monotonic() + STDIN_SECONDS)
+
+
+def read_with_select(fd, deadline):
+    import select
+    data = b""
+    while len(data) < STDIN_LIMIT:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+            break
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        data += chunk
+        # The harness may keep the pipe open: a complete object is as good as end of file.
+        # Past a mebibyte, only end of file ends the read, so parsing is never repeated at length.
+        if len(data) <= MIB and data.rstrip().endswith(b"}") and json_object(data):
+            break
+    return json_object(data)
+
+
+def read_with_thread(fd, deadline):
+    import threading
+    chunks = []
+
+    def drain():
+        total = 0
+        while total < STDIN_LIMIT:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return
+            chunks.append(chunk)
+            total += len(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    reader.join(max(0.0, deadline - time.monotonic()))
+    return json_object(b"".join(chunks))
+
+
+def json_object(data):
+    """The JSON object `data` (bytes) holds, or {} for anything else."""
+    value = json_value(data)
+    return value if isinstance(value, dict) else {}
+
+
+def json_value(data, strict=False):
+    """The JSON value of bytes decoded as the harness decodes them (UTF-8, a byte that is not
+    replaced, a leading byte-order mark dropped), or None when they hold no JSON. Nested past
+    Python's limit: None too, or, with `strict`, the RecursionError."""
+    if data.startswith(b"\xef\xbb\xbf"):  # by hand: the utf-8-sig codec is one more import
+        data = data[3:]
+    try:
+        text = data.decode("utf-8", "replace").strip()
+        return parse_json(text) if text else None
+    except RecursionError:
+        if strict:
+            raise
+        return None
+    except Exception:  # malformed or truncated
+        return None
+
+
+class JsonOptions:
+    """What the C scanner behind the json package reads from its decoder."""
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = float
+
+
+def parse_json(text):
+    """json.loads without importing the json package, whose regular expressions cost more
+    start-up time than a hook; the same C scanner does the parsing."""
+    try:
+        from _json import make_scanner
+    except ImportError:
+        from json import loads
+        return loads(text)
+    value, end = make_scanner(JsonOptions)(text, 0)
+    if end != len(text):
+        raise ValueError("extra data after the JSON value")
+    return value
+
+
+def json_string(text):
+    """A JSON string literal, without importing the json package."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return '"%s"' % "".join(c if c >= " " else "\\u%04x" % ord(c) for c in escaped)
+
+
+def text_field(hook_input, name):
+    value = hook_input.get(name)
+    return value if isinstance(value, str) and value and "\0" not in value else None
+
+
+def harness(hook_input):
+    """Which CLI runs the hook, from what it sends: Gemini CLI names its stop AfterAgent and
+    gives hooks the session's id in GEMINI_SESSION_ID; Codex CLI alone sends a turn_id and names
+    its transcripts rollout-<time>-<session id>.jsonl. Anything else is answered as Claude Code."""
+    session = text_field(hook_input, "session_id")
+    if (hook_input.get("hook_event_name") == "AfterAgent"
+            or session is not None and os.environ.get("GEMINI_SESSION_ID") == session):
+        return "gemini"
+    transcript = text_field(hook_input, "transcript_path") or ""
+    if "turn_id" in hook_input or os.path.basename(transcript).startswith("rollout-"):
+        return "codex"
+    return "claude"
+
+
+def number_setting(env, name, default):
+    value = (env.get(name) or "").strip()
+    if value.isascii() and value.isdigit():
+        return int(value)
+    return default
 
 
 def regular_file_size(path):
@@ -534,25 +784,210 @@ def worktree_point(project, env, index=None):
     )
 
 
-# --- what the hooks may read: the project's plain files, and none its deny rules cover ------
+# --- the harness's settings, as the harness applies them -----------------------------------------
 
-# The variables that name a file or folder the hooks read or weigh. A repository's committed
-# settings can set them (their "env"), so a value a project settings file gave may not lead
-# outside the project; one the user set is the user's own choice. HOME is among them: it
-# decides whose settings, and so whose deny rules, count.
-PATH_SETTINGS = ("MCP_MEMORY_INDEX", "MCP_SESSION_STATE", "MCP_CLAUDE_MD", "MCP_WORKTREE_DIR",
-                 "MCP_BASELINE", "MCP_TRANSCRIPT_PATH", "MCP_PROJECTS_DIR", "CLAUDE_CONFIG_DIR",
-                 "HOME")
 PROJECT_SETTINGS_FILES = (".claude/settings.local.json", ".claude/settings.json")
-SETTINGS_LIMIT = MIB
+SETTINGS_LIMIT = MIB  # far more than any settings file; past it, the file counts as unread
 
+
+class Unreadable(dict):
+    """The settings of a file the harness may apply that the hooks cannot read (too large,
+    nested past Python's limit, not a regular file): empty to every reader, and where it matters
+    (what may be shown, whose environment it is) it counts against showing."""
+
+
+SETTINGS_READ = {}  # by the file's identity: one start asks for the same files several times
+
+
+def settings_object(path):
+    """The JSON object of a settings file; {} when there is none, or it is not JSON or not an
+    object, which the harness skips too; an Unreadable when the harness may read what the hooks
+    cannot. Decoded as the harness decodes it (json_value)."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return {}
+    key = (path, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+    if key not in SETTINGS_READ:
+        if len(SETTINGS_READ) > 16:
+            SETTINGS_READ.clear()
+        SETTINGS_READ[key] = settings_in(read_plain_file(path, SETTINGS_LIMIT + 1)
+                                         if stat.S_ISREG(info.st_mode) else None)
+    return SETTINGS_READ[key]
+
+
+def settings_in(data):
+    if data is None or len(data) > SETTINGS_LIMIT:
+        return Unreadable()
+    try:
+        value = json_value(data, strict=True)
+    except RecursionError:  # the harness's parser goes deeper than Python's
+        return Unreadable()
+    return value if isinstance(value, dict) else {}
+
+
+def settings_files(project, env):
+    """(path, whether it may move auto memory) of every settings file the harness reads for the
+    project, highest precedence first: the managed policy (its file, then its drop-in folder's
+    .json files, the last by name first), the project's local and shared files, the user's."""
+    folder = managed_settings_folder(env)
+    drop_ins = os.path.join(folder, "managed-settings.d")
+    try:
+        names = sorted((name for name in os.listdir(drop_ins)
+                        if name.endswith(".json") and not name.startswith(".")), reverse=True)
+    except OSError:
+        names = []
+    user = user_config_dir(env)
+    return ([(os.path.join(drop_ins, name), True) for name in names]
+            + [(os.path.join(folder, "managed-settings.json"), True)]
+            + [(os.path.join(project, *relative.split("/")), relative.endswith("local.json"))
+               for relative in PROJECT_SETTINGS_FILES]
+            + ([(os.path.join(user, "settings.json"), True)] if user else []))
+
+
+def managed_settings_folder(env):
+    """Where the platform keeps the managed policy (MCP_MANAGED_SETTINGS_DIR names another
+    folder, for tests and unusual machines)."""
+    if env.get("MCP_MANAGED_SETTINGS_DIR"):
+        return env["MCP_MANAGED_SETTINGS_DIR"]
+    return os.path.dirname(managed_instruction_file())
+
+
+def managed_instruction_file():
+    if sys.platform == "darwin":
+        return "/Library/Application Support/ClaudeCode/CLAUDE.md"
+    if sys.platform.startswith("win"):
+        return "C:\\Program Files\\ClaudeCode\\CLAUDE.md"
+    return "/etc/claude-code/CLAUDE.md"
+
+
+def user_config_dir(env):
+    if env.get("CLAUDE_CONFIG_DIR"):
+        return env["CLAUDE_CONFIG_DIR"]
+    home = env.get("HOME") or os.path.expanduser("~")
+    return None if home == "~" else os.path.join(home, ".claude")
+
+
+def unreadable_settings(project, env):
+    """The first settings file the harness may apply that the hooks cannot read, or None."""
+    for path, _ in settings_files(project, env):
+        if isinstance(settings_object(path), Unreadable):
+            return path
+    return None
+
+
+# --- the environment the user set ---------------------------------------------------------------
+
+# Variables that say where the user's own files are (whose settings, whose transcripts): a value
+# a repository gave them is never taken. And variables that name a file or folder of the
+# project: a value a repository gave them may not lead outside it.
+USER_PLACES = ("HOME", "CLAUDE_CONFIG_DIR", "MCP_PROJECTS_DIR", "MCP_TRANSCRIPT_PATH",
+               "MCP_MANAGED_SETTINGS_DIR")
+PROJECT_PLACES = ("MCP_MEMORY_INDEX", "MCP_SESSION_STATE", "MCP_CLAUDE_MD", "MCP_WORKTREE_DIR",
+                  "MCP_BASELINE")
+# The environment files Gemini CLI loads from the folder it starts in and each folder above it.
+AGENT_ENVIRONMENT_FILES = (os.path.join(".gemini", ".env"), ".env")
+
+
+def repository_names(project, cwd=None):
+    """{variable: the file of the repository that may set it} for the places above: the
+    project settings files' "env" (one the hooks cannot read may set any of them), and the
+    .env files an agent loads from the project's folders (its top, and those from the working
+    folder up to it). The name decides, whatever the value: the same variable set by the user
+    as well cannot be told apart, and counts as the repository's."""
+    named = {}
+    for relative in reversed(PROJECT_SETTINGS_FILES):
+        values = settings_object(os.path.join(project, *relative.split("/")))
+        given = values.get("env") if isinstance(values.get("env"), dict) else {}
+        for name in USER_PLACES + PROJECT_PLACES:
+            if isinstance(values, Unreadable) or name in given:
+                named[name] = relative
+    for path in agent_environment_files(project, cwd):
+        for name in dotenv_names(read_plain_file(path, SETTINGS_LIMIT) or b""):
+            if name in USER_PLACES + PROJECT_PLACES:
+                named[name] = shown_path(project, path)
+    return named
+
+
+def agent_environment_files(project, cwd=None):
+    folders, top = [], os.path.abspath(project)
+    here = os.path.abspath(cwd) if cwd and lies_within(os.path.abspath(cwd), top) else top
+    while lies_within(here, top):
+        folders.append(here)
+        if here == top:
+            break
+        here = os.path.dirname(here)
+    return [os.path.join(folder, name) for folder in folders for name in AGENT_ENVIRONMENT_FILES]
+
+
+def dotenv_names(data):
+    """The variable names a .env file sets: `NAME=value`, `export NAME=value`."""
+    names = []
+    for line in data.splitlines():
+        line = line.strip()
+        if line.startswith(b"export "):
+            line = line[len(b"export "):]
+        name = line.partition(b"=")[0].strip() if b"=" in line else b""
+        if name and not name.startswith(b"#"):
+            names.append(name.decode("ascii", "replace"))
+    return names
+
+
+def refused_settings(project, env, cwd=None):
+    """[(variable, refusal line)] for each variable above a file of the repository may set
+    that the hooks ignore: one that says where the user's files are, or names a path that
+    leads outside the project. Its default applies."""
+    refused = []
+    for name, origin in sorted(repository_names(project, cwd).items()):
+        value = env.get(name)
+        if value and (name in USER_PLACES or not leads_inside(project, value)):
+            reason = ("it says where your own files are" if name in USER_PLACES
+                      else "it leads outside the project")
+            refused.append((name, "- %s=%s was ignored: %s may set it, and %s; only a value "
+                                  "you set yourself is taken." % (name, value, origin, reason)))
+    return refused
+
+
+def project_setting_origin(project, name, value=None):
+    """The file of the repository that may set `name`, or None."""
+    return repository_names(project).get(name)
+
+
+def leads_inside(project, value):
+    path = os.path.join(project, value)
+    return (lies_within(os.path.normpath(os.path.abspath(path)), os.path.abspath(project))
+            and lies_within(os.path.realpath(path), os.path.realpath(project)))
+
+
+def trusted_environment(project, env, cwd=None):
+    """(env without the variables refused_settings names, the refusal lines). A HOME refused
+    is the account's home folder again, as the system's user database names it, where there
+    is one."""
+    refused = refused_settings(project, env, cwd)
+    trusted = dict(env)
+    for name, _ in refused:
+        trusted.pop(name, None)
+    if "HOME" not in trusted and "HOME" in env:
+        home = account_home()
+        if home:
+            trusted["HOME"] = home
+    return trusted, [line for _, line in refused]
+
+
+def account_home():
+    try:
+        import pwd
+        return pwd.getpwuid(os.getuid()).pw_dir
+    except (ImportError, KeyError, AttributeError, OSError):
+        return None
+
+
+# --- what the hooks may show: what the repository holds, and no deny rule covers -------------------
 
 def read_project_text(project, env, path, limit):
     """(text, None) for a file whose content the hooks may show the agent; (None, a refusal
-    line naming it) for one they may not: a link whose target lies outside the project, a
-    special file, a path a project settings file named outside the project, or a file one of
-    the harness's `Read(...)` deny rules covers; (None, None) when there is nothing there.
-    At most `limit` bytes are read, decoded as UTF-8."""
+    line naming it) for one they may not; (None, None) when there is nothing there. At most
+    `limit` bytes are read, decoded as UTF-8."""
     if not os.path.exists(path):  # a link to nothing is nothing
         return None, None
     reason = why_not_read(project, env, path)
@@ -565,15 +1000,20 @@ def read_project_text(project, env, path, limit):
 
 
 def why_not_read(project, env, path):
-    """Why the hooks may not show the file at `path` to the agent, or None when they may."""
+    """Why the hooks may not show the file at `path` to the agent, or None when they may: what
+    is shown must be what the repository's reviewer saw (no symbolic link on the way inside the
+    project, whatever its target: a committed link is not a file), a regular file, and allowed
+    by every deny rule of every settings file the harness may apply."""
     named = os.path.normpath(os.path.abspath(path))
     real = os.path.realpath(path)
-    if lies_within(named, os.path.abspath(project)):
-        if not lies_within(real, os.path.realpath(project)):
-            return "it is a symbolic link whose target lies outside the project"
-    elif named in paths_project_settings_name(project):
-        return ("a project settings file names it, and it lies outside the project; only a "
-                "path you set yourself may lead there")
+    top = os.path.abspath(project)
+    if lies_within(named, top) and os.path.normcase(real) != os.path.normcase(
+            os.path.join(os.path.realpath(project), os.path.relpath(named, top))):
+        return "it is reached through a symbolic link; the hooks show only plain files"
+    unreadable = unreadable_settings(project, env)
+    if unreadable is not None:
+        return ("%s cannot be read as the harness may read it, so the hooks cannot tell whether "
+                "its deny rules cover the file" % shown_path(project, unreadable))
     try:
         info = os.stat(path)
     except (OSError, ValueError):
@@ -586,7 +1026,7 @@ def why_not_read(project, env, path):
     return None
 
 
-def read_plain_file(path, limit):
+def read_plain_file(path, limit=MIB):
     """The first `limit` bytes of a regular file; None for anything else. Opened without
     waiting (a FIFO put in its place since it was inspected never blocks the hook)."""
     try:
@@ -614,126 +1054,6 @@ def lies_within(path, folder):
     """Whether `path` is `folder` or below it; both absolute and normalised alike."""
     path, folder = os.path.normcase(path), os.path.normcase(folder)
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
-
-
-def refused_settings(project, env):
-    """[(variable, refusal line)] for each path variable whose value a project settings file
-    set and that leads outside the project, through its own spelling or a link on the way.
-    The hooks ignore such a variable: its default applies."""
-    refused = []
-    for name in PATH_SETTINGS:
-        value = env.get(name)
-        origin = value and project_setting_origin(project, name, value)
-        if origin and not leads_inside(project, value):
-            refused.append((name, "- %s=%s was ignored: %s sets it, and it leads outside the "
-                                  "project; only a path you set yourself may lead there."
-                            % (name, value, origin)))
-    return refused
-
-
-def leads_inside(project, value):
-    path = os.path.join(project, value)
-    return (lies_within(os.path.normpath(os.path.abspath(path)), os.path.abspath(project))
-            and lies_within(os.path.realpath(path), os.path.realpath(project)))
-
-
-def trusted_environment(project, env):
-    """(env without the variables refused_settings names, the refusal lines). A HOME refused
-    is the account's home folder again, as the system's user database names it, where there
-    is one."""
-    refused = refused_settings(project, env)
-    trusted = dict(env)
-    for name, _ in refused:
-        trusted.pop(name, None)
-    if "HOME" not in trusted and "HOME" in env:
-        home = account_home()
-        if home:
-            trusted["HOME"] = home
-    return trusted, [line for _, line in refused]
-
-
-def account_home():
-    try:
-        import pwd
-        return pwd.getpwuid(os.getuid()).pw_dir
-    except (ImportError, KeyError, AttributeError, OSError):
-        return None
-
-
-def project_setting_origin(project, name, value):
-    """The project settings file whose "env" gives `name` this very value (the local file
-    before the shared one, as the harness ranks them), or None."""
-    for relative in PROJECT_SETTINGS_FILES:
-        values = settings_object(os.path.join(project, relative)).get("env")
-        if isinstance(values, dict) and values.get(name) == value:
-            return relative
-    return None
-
-
-def paths_project_settings_name(project):
-    """Every path, relative to the project, that a value in a project settings file's "env"
-    spells: whatever the variable, such a path is the repository's choice, not the user's."""
-    named = set()
-    for relative in PROJECT_SETTINGS_FILES:
-        values = settings_object(os.path.join(project, relative)).get("env")
-        if isinstance(values, dict):
-            named.update(os.path.normpath(os.path.abspath(os.path.join(project, value)))
-                         for value in values.values() if isinstance(value, str) and value
-                         and "\0" not in value)
-    return named
-
-
-# The last settings read, by the file's identity: one start asks for the same files several
-# times (deny rules, "env", auto memory), and reads each once.
-SETTINGS_READ = {}
-
-
-def settings_object(path):
-    """The JSON object of a settings file, or {} when there is none, it is no object, or it
-    is larger than any settings file (a FIFO is never opened)."""
-    try:
-        info = os.stat(path)
-    except (OSError, ValueError):
-        return {}
-    if not stat.S_ISREG(info.st_mode) or info.st_size > SETTINGS_LIMIT:
-        return {}
-    key = (path, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
-    if key not in SETTINGS_READ:
-        data = read_plain_file(path, SETTINGS_LIMIT) or b""
-        try:
-            value = parse_json(data.decode("utf-8-sig") if data.startswith(b"\xef\xbb\xbf")
-                               else data.decode("utf-8"))
-        except Exception:  # malformed, binary or absurdly nested: the harness ignores it too
-            value = {}
-        if len(SETTINGS_READ) > 16:
-            SETTINGS_READ.clear()
-        SETTINGS_READ[key] = value if isinstance(value, dict) else {}
-    return SETTINGS_READ[key]
-
-
-class JsonOptions:
-    """What the C scanner behind the json package reads from its decoder."""
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    parse_float = float
-    parse_int = int
-    parse_constant = float
-
-
-def parse_json(text):
-    """json.loads without importing the json package, whose regular expressions cost more
-    start-up time than this whole hook; the same C scanner does the parsing."""
-    try:
-        from _json import make_scanner
-    except ImportError:
-        from json import loads
-        return loads(text)
-    text = text.strip()
-    value, end = make_scanner(JsonOptions)(text, 0)
-    if end != len(text):
-        raise ValueError("extra data after the JSON value")
-    return value
 
 
 # --- the harness's Read rules, as the hooks apply them to what they read -------------------
@@ -828,13 +1148,25 @@ def path_names_below(path, base):
 
 def names_match(pattern, names):
     """Whether a list of glob names matches a list of path names: `**` stands for any number
-    of names, every other entry for exactly one (see name_matches)."""
-    if not pattern:
-        return not names
-    if pattern[0] == "**":
-        return any(names_match(pattern[1:], names[skip:]) for skip in range(len(names) + 1))
-    return bool(names) and name_matches(pattern[0], names[0]) and names_match(pattern[1:],
-                                                                              names[1:])
+    of names, every other entry for exactly one (see name_matches). Read name by name, keeping
+    the pattern positions reached, so a rule of many `**` costs no more than their count."""
+    reached = past_any_names(pattern, {0})
+    for name in names:
+        reached = past_any_names(pattern, {i if pattern[i] == "**" else i + 1 for i in reached
+                                           if i < len(pattern) and (pattern[i] == "**"
+                                           or name_matches(pattern[i], name))})
+    return len(pattern) in reached
+
+
+def past_any_names(pattern, reached):
+    """The positions reached, and those a `**` matching no name at all leads on to."""
+    found = set()
+    for position in reached:
+        found.add(position)
+        while position < len(pattern) and pattern[position] == "**":
+            position += 1
+            found.add(position)
+    return found
 
 
 def name_matches(pattern, name):
@@ -950,33 +1282,40 @@ def comment_end(text, opening):
 
 
 def fenced_blocks(text):
-    """(start, end) of each fenced code block: a line opening with three or more backticks or
-    tildes, to a line of the same character at least as long and nothing else (or the end of
-    the text). A four-backtick fence is not closed by a three-backtick line inside it."""
+    """(start, end) of each fenced code block, as fence_after reads fences: to the line that
+    closes it, or to the end of the text."""
     if "```" not in text and "~~~" not in text:
         return []
-    blocks = []
-    opened = None  # (character, length, start)
-    position = 0
-    length = len(text)
+    blocks, fence, opened, position, length = [], None, 0, 0, len(text)
     while position < length:
         end = text.find("\n", position)
         end = length if end < 0 else end + 1
-        line = text[position:end].lstrip(" \t")
-        mark = line[:1]
-        if mark in ("`", "~"):
-            run = len(line) - len(line.lstrip(mark))
-            rest = line[run:]
-            if opened is None:
-                if run >= 3 and not (mark == "`" and "`" in rest):
-                    opened = (mark, run, position)
-            elif mark == opened[0] and run >= opened[1] and not rest.strip():
-                blocks.append((opened[2], end))
-                opened = None
-        position = end
-    if opened is not None:
-        blocks.append((opened[2], length))
+        after = fence_after(fence, text[position:end])
+        if fence is None and after is not None:
+            opened = position
+        elif fence is not None and after is None:
+            blocks.append((opened, end))
+        fence, position = after, end
+    if fence is not None:
+        blocks.append((opened, length))
     return blocks
+
+
+def fence_after(fence, line):
+    """The fenced code block open after `line`, as the line that would close it, given the one
+    open before it (None: none). A fence is three or more backticks or tildes after any
+    indentation (a fence inside a list item is indented), a backtick fence's info string
+    holding no backtick; the block ends at a line of the same character, at least as long,
+    with nothing else after it."""
+    stripped = line.lstrip(" \t")
+    mark = stripped[:1]
+    if mark not in ("`", "~"):
+        return fence
+    run = len(stripped) - len(stripped.lstrip(mark))
+    rest = stripped[run:]
+    if fence is None:
+        return mark * run if run >= 3 and not (mark == "`" and "`" in rest) else None
+    return None if mark == fence[0] and run >= len(fence) and not rest.strip() else fence
 
 
 def markdown_links(text, hidden):
@@ -986,80 +1325,109 @@ def markdown_links(text, hidden):
     return [(offset, target) for offset, _, target in link_spans(text, hidden)]
 
 
+# What reading the links of a text may cost, in characters scanned per character of the text:
+# a usual text scans each character about once; a line built to make every `](` scan to its end
+# stops being read for links once this is spent, instead of costing the square of its length.
+LINK_WORK_PER_CHARACTER = 16
+
+
+class LinkScan:
+    """The reading of one text's links: the text, the work left, and the brackets of the line
+    read last, matched once (bracket_pairs)."""
+
+    def __init__(self, text):
+        self.text = text
+        self.work = LINK_WORK_PER_CHARACTER * len(text) + 4096
+        self.line = (-1, -1, {})  # (start, end, pairs)
+
+    def spend(self, characters):
+        self.work -= characters
+        return self.work > 0
+
+    def line_around(self, position):
+        start, end, _ = self.line
+        if not start <= position < end:
+            start = self.text.rfind("\n", 0, position) + 1
+            end = self.text.find("\n", position)
+            self.line = (start, len(self.text) if end < 0 else end, None)
+        return self.line[0], self.line[1]
+
+    def opening_of(self, close):
+        """The offset of the `[` that the `]` at `close` closes on its line, or -1."""
+        start, end, pairs = self.line
+        opening = self.text.rfind("[", start, close)
+        if opening >= 0 and self.text.find("]", opening, close) < 0 and \
+                "\\" not in self.text[max(opening - 1, start):close + 1]:
+            return opening  # the usual `[title](...)`: nothing nested, nothing escaped
+        if pairs is None:
+            pairs = bracket_pairs(self.text, start, end)
+            self.line = (start, end, pairs)
+        return pairs.get(close, -1)
+
+
+def bracket_pairs(text, start, end):
+    """{offset of each `]` between start and end: offset of the `[` it closes}, as brackets
+    nest; a bracket after an odd run of backslashes is text. One pass over the line."""
+    pairs, stack, backslashes = {}, [], 0
+    for offset in range(start, end):
+        mark = text[offset]
+        if mark == "\\":
+            backslashes += 1
+            continue
+        if backslashes % 2 == 0:
+            if mark == "[":
+                stack.append(offset)
+            elif mark == "]" and stack:
+                pairs[offset] = stack.pop()
+        backslashes = 0
+    return pairs
+
+
 def link_spans(text, hidden):
     """(offset of the link's `[`, offset just past its `)`, target) of every inline link outside
     `hidden`, the sorted comments and code. A link is read within its line: a destination or
     title that runs onto the next line is not read (CommonMark allows it; memories do not)."""
     links = []
     at = 0
+    scan = LinkScan(text)
     position = text.find("](")
-    while position != -1:
+    while position != -1 and scan.work > 0:
         while at < len(hidden) and hidden[at][1] <= position:
             at += 1
-        inside = at < len(hidden) and hidden[at][0] <= position
-        line_end = text.find("\n", position)
-        line_end = len(text) if line_end < 0 else line_end
-        found = None if inside else link_at(text, position, line_end)
-        if found:
-            links.append((found[2], found[1], link_target(found[0])))
+        if not (at < len(hidden) and hidden[at][0] <= position):
+            found = link_at(scan, position)
+            if found:
+                links.append((found[2], found[1], link_target(found[0])))
         position = text.find("](", position + 2)
     return links
 
 
-def link_at(text, close, line_end):
+def link_at(scan, close):
     """(raw destination, end, start) when the `](` at `close` ends a link's text and opens its
-    destination, else None. CommonMark's rules: the `]` is not escaped and closes a `[` earlier
-    on the line (brackets nest); the destination is `<...>` (any characters but `<`, `>` and a
-    line break) or a run without spaces whose parentheses balance; a title in `"..."`, `'...'`
-    or `(...)` may follow, after white space; then `)`."""
-    start = -1 if escaped(text, close) else link_text_start(text, close)
+    destination, else None. CommonMark's rules: the `]` closes a `[` earlier on the line
+    (brackets nest, a backslash escapes them); the destination is `<...>` (any characters but
+    `<`, `>` and a line break) or a run without spaces whose parentheses balance; a title in
+    `"..."`, `'...'` or `(...)` may follow, after white space; then `)`."""
+    text = scan.text
+    _, line_end = scan.line_around(close)
+    start = scan.opening_of(close)
     if start < 0:
         return None
     position = skip_spaces(text, close + 2, line_end)
     if position < line_end and text[position] == "<":
-        end = pointed_destination_end(text, position, line_end)
+        end = pointed_destination_end(scan, position, line_end)
         if end < 0:
             return None
         raw = text[position + 1:end - 1]
     else:
-        end = plain_destination_end(text, position, line_end)
+        end = plain_destination_end(scan, position, line_end)
         raw = text[position:end]
     after = skip_spaces(text, end, line_end)
     if after > end and after < line_end and text[after] in "\"'(":
-        after = skip_spaces(text, title_end(text, after, line_end), line_end)
+        after = skip_spaces(text, title_end(scan, after, line_end), line_end)
     if after >= line_end or text[after] != ")":
         return None
     return raw, after + 1, start
-
-
-def escaped(text, position):
-    """Whether the character at `position` is escaped by an odd run of backslashes."""
-    count = 0
-    while position - count - 1 >= 0 and text[position - count - 1] == "\\":
-        count += 1
-    return count % 2 == 1
-
-
-def link_text_start(text, close):
-    """The offset of the `[` that the `]` at `close` closes, on the same line, or -1."""
-    line_start = text.rfind("\n", 0, close) + 1
-    opening = text.rfind("[", line_start, close)
-    if opening >= 0 and text.find("]", opening, close) < 0 and \
-            "\\" not in text[max(opening - 1, line_start):close]:
-        return opening  # the usual `[title](...)`: nothing nested, nothing escaped
-    depth = 0
-    position = close - 1
-    while position >= 0 and text[position] != "\n":
-        mark = text[position]
-        if mark in "[]" and not escaped(text, position):
-            if mark == "]":
-                depth += 1
-            elif depth == 0:
-                return position
-            else:
-                depth -= 1
-        position -= 1
-    return -1
 
 
 def skip_spaces(text, position, line_end):
@@ -1068,10 +1436,11 @@ def skip_spaces(text, position, line_end):
     return position
 
 
-def pointed_destination_end(text, opening, line_end):
+def pointed_destination_end(scan, opening, line_end):
     """Just past the `>` that closes the `<` at `opening`, or -1."""
+    text = scan.text
     position = opening + 1
-    while position < line_end:
+    while position < line_end and scan.spend(1):
         mark = text[position]
         if mark == "\\" and position + 1 < line_end:
             position += 2
@@ -1084,15 +1453,16 @@ def pointed_destination_end(text, opening, line_end):
     return -1
 
 
-def plain_destination_end(text, position, line_end):
+def plain_destination_end(scan, position, line_end):
     """The end of a destination written without `<>`: at white space, or at a `)` that closes
     no `(` of the destination's own."""
+    text = scan.text
     close = text.find(")", position, line_end)
-    if close >= 0 and text[position:close].isprintable() and \
+    if close >= 0 and scan.spend(close - position) and text[position:close].isprintable() and \
             not any(mark in text[position:close] for mark in " (\\"):
         return close  # the usual `file.md)`: no space, no parenthesis, no escape before it
     depth = 0
-    while position < line_end:
+    while position < line_end and scan.spend(1):
         mark = text[position]
         if mark == "\\" and position + 1 < line_end:
             position += 2
@@ -1109,12 +1479,13 @@ def plain_destination_end(text, position, line_end):
     return position
 
 
-def title_end(text, opening, line_end):
+def title_end(scan, opening, line_end):
     """Just past the title that opens at `opening`, or `opening` itself when it never closes
     (then the `)` test that follows fails, as the link does)."""
+    text = scan.text
     closing = ")" if text[opening] == "(" else text[opening]
     position = opening + 1
-    while position < line_end:
+    while position < line_end and scan.spend(1):
         mark = text[position]
         if mark == "\\":
             position += 2
@@ -1385,7 +1756,7 @@ def auto_memory_settings(project, env):
     harness does not take that key from a file every clone of the repository carries."""
     found = {}
     for path, may_move in settings_files(project, env):
-        values = auto_memory_keys(path)
+        values = settings_object(path)
         if "autoMemoryEnabled" not in found and isinstance(values.get("autoMemoryEnabled"), bool):
             found["autoMemoryEnabled"] = values["autoMemoryEnabled"]
         if may_move and "autoMemoryDirectory" not in found:
@@ -1393,24 +1764,6 @@ def auto_memory_settings(project, env):
             if folder:
                 found["autoMemoryDirectory"] = folder
     return found
-
-
-def settings_files(project, env):
-    """(path, whether it may move auto memory), highest precedence first."""
-    user = user_config_dir(env)
-    return [(managed_settings_file(), True),
-            (os.path.join(project, ".claude", "settings.local.json"), True),
-            (os.path.join(project, ".claude", "settings.json"), False)] + (
-        [(os.path.join(user, "settings.json"), True)] if user else [])
-
-
-def managed_settings_file():
-    return os.path.join(os.path.dirname(managed_instruction_file()), "managed-settings.json")
-
-
-def auto_memory_keys(path):
-    """The settings object of one file, as every settings read here takes it."""
-    return settings_object(path)
 
 
 def expanded_folder(value, env):
@@ -1599,17 +1952,304 @@ def run_checks(checks, project, env):
     return points
 
 
-def format_report(points, defects=(), refusals=()):
+def report_lines(points, defects=(), refusals=()):
     """The budget report, the memory defects, then what was refused, each under its own
-    heading; "" when healthy."""
-    parts = []
+    heading and each followed by one line per point; [] when healthy. Scripts match the
+    wording."""
+    lines = []
     if points:
-        parts += ["## Context budget — over on %d point(s)" % len(points)] + list(points)
+        lines += ["## Context budget — over on %d point(s)" % len(points)] + list(points)
     if defects:
-        parts += ["## Memory defects — %d found" % len(defects)] + list(defects)
+        lines += ["## Memory defects — %d found" % len(defects)] + list(defects)
     if refusals:
-        parts += ["## Not read — %d refused" % len(refusals)] + list(refusals)
-    return "\n".join(parts) + "\n" if parts else ""
+        lines += ["## Not read — %d refused" % len(refusals)] + list(refusals)
+    return lines
+
+
+def format_report(points, defects=(), refusals=()):
+    lines = report_lines(points, defects, refusals)
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+# --- the session-start injection (spec §5.3, §5.4) ---------------------------------------------
+
+INJECTION_LIMIT = 10000
+STATE_EXCERPT_LINES = 40
+DISPLAY_LINE_CHARS = 300  # a handoff line
+REPORT_LINE_CHARS = 1000  # a budget point or the pruning note: far longer than any repair needs
+STALE_HANDOFF_DAYS = 2
+READ_LIMIT = 256 * 1024  # far more than the injection can show, even after comments are removed
+
+
+def injection_for(project, env, hook_input, seen_at=None, pruned=(), refusals=()):
+    """The injection for a session starting now in `project`, in the environment the hooks
+    trust (trusted_environment): the budget report, the index with the topic folders listed
+    under it, and the handoff. A resumed or forked conversation already holds the handoff it
+    was started with: it is shown again only when written after `seen_at`, the moment its
+    conversation last took in the memory (the session's baseline). `refusals`: lines already
+    written about settings the hooks ignored."""
+    source = text_field(hook_input, "source")  # any other value starts a new conversation
+    transcript = text_field(hook_input, "transcript_path")
+    weighed = dict(env, MCP_TRANSCRIPT_PATH=transcript) if transcript else env
+    points, defects = budget_points(project, weighed), memory_defects(project, env)
+    refusals = list(refusals)
+    handoff_seen_at = seen_at if source in ("resume", "fork") else None
+    sections = [s for s in (index_section(project, env, refusals),
+                            handoff_section(project, env, time.time(), handoff_seen_at,
+                                            refusals)) if s]
+    return injection(points, list(pruned), sections, closing_line(source), defects, refusals)
+
+
+class Section:
+    """A titled block of the injection. When the injection must be cut, sections with a lower
+    `keep_order` get their room first."""
+
+    def __init__(self, title, lines, source, keep_order, notes=()):
+        self.title = title
+        self.lines = lines
+        self.source = source
+        self.keep_order = keep_order
+        self.notes = list(notes)
+
+
+def without_comments(text, enough=None):
+    """The lines of a Markdown file as the agent should read them: comment text removed (an
+    inline comment leaves the rest of its line, a block disappears), as hidden_spans reads
+    comments, so the injection and the unclosed-comment report agree: an unclosed '<!--' hides
+    nothing here, and it is reported there. Lines stop once they hold more than `enough`
+    characters: more could never be shown, and the cut is reported all the same."""
+    pieces = []
+    position = 0
+    for start, end in hidden_spans(text)[0]:
+        pieces.append(text[position:start] + "\0")  # \0 marks a line that held a comment
+        position = end
+    pieces.append(text[position:])
+    lines = []
+    characters = 0
+    for line in "".join(pieces).split("\n"):
+        if "\0" in line:
+            line = line.replace("\0", "")
+            if not line.strip():
+                continue
+        lines.append(line.rstrip())
+        characters += len(line) + 1
+        if enough is not None and characters > enough:
+            break
+    return lines
+
+
+def clipped(line, limit):
+    """A line of at most `limit` characters, marked '…' where it was shortened. Index lines are
+    never clipped: the index is curated, and a shortened line would hide part of a memory unsaid."""
+    return line if len(line) <= limit else line[:limit] + "…"
+
+
+def injected_text(project, env, path, refusals):
+    """The text of a file the injection shows, read under read_project_text's rule: None when
+    nothing is there or it is refused, the refusal then joining `refusals`."""
+    text, refusal = read_project_text(project, env, path, READ_LIMIT)
+    if refusal is not None:
+        refusals.append(refusal)
+    return text
+
+
+def index_section(project, env, refusals):
+    path = index_path(project, env)
+    text = injected_text(project, env, path, refusals)
+    if text is None:
+        return None
+    shown = shown_path(project, path)
+    title = "## Memory index (%s — shared, committed; HTML comments omitted)" % shown
+    lines = with_fences_closed(without_comments(text.rstrip("\n"), enough=INJECTION_LIMIT))
+    try:
+        listing = memory_listing(project, env)
+    except Exception:  # the listing is a part of its own: failing, it costs only itself
+        listing = []
+    if listing:
+        lines += [""] + [clipped(line, REPORT_LINE_CHARS) for line in listing]
+    return Section(title, lines, shown, keep_order=1)
+
+
+def handoff_section(project, env, now, seen_at=None, refusals=None):
+    """The first lines of the handoff; None when there is none, or when it was last written
+    before `seen_at`, the moment the conversation last took it in."""
+    path = state_path(project, env)
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if seen_at is not None and info.st_mtime <= seen_at:
+        return None
+    text = injected_text(project, env, path, [] if refusals is None else refusals)
+    if text is None:
+        return None
+    shown = shown_path(project, path)
+    title = "## Last handoff (%s — local to this machine, first %d lines)" % (
+        shown, STATE_EXCERPT_LINES)
+    lines = without_comments(text)[:STATE_EXCERPT_LINES]
+    while lines and not lines[-1].strip():
+        lines.pop()
+    age_days = int((now - info.st_mtime) // 86400)
+    notes = []
+    if age_days >= STALE_HANDOFF_DAYS:
+        notes.append("WARNING: the handoff above is %d days old. Commits made since then are not "
+                     "in it: where it and `git log` disagree, trust git log." % age_days)
+    lines = [clipped(line, DISPLAY_LINE_CHARS) for line in lines]
+    return Section(title, with_fences_closed(lines), shown, keep_order=0, notes=notes)
+
+
+def injection_length(text):
+    """Length as every harness may count it: UTF-8 bytes, which Codex CLI counts and which are
+    never fewer than the UTF-16 units Claude Code counts."""
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+OPENING = "<project-memory source=\"SessionStart hook\">"
+CLOSING_TAG = "</project-memory>"
+TELL_THE_USER = ("Tell the user about the budget report above in one line before the first answer: "
+                 "a context problem is invisible from inside the session that has it.")
+CUT_POINT = ("- The session-start injection is over the harness's limit of %d characters, beyond "
+             "which the agent sees only a short preview. It was cut as marked below; shrink the "
+             "memory index with /dream." % INJECTION_LIMIT)
+# The last line, by how the session starts: only a new conversation needs /catchup, which reads
+# the memory and git afresh and ends by asking for the task. A compacted, resumed or forked one
+# is in the middle of its task, and its conversation (or the compaction's summary) holds it. The
+# harness's git snapshot is new after a compaction but as old as the conversation on a resume.
+STALE_GIT_SNAPSHOT = ("The git status the harness attached dates from this conversation's start: "
+                      "run git status and git log before relying on it.")
+CLOSINGS = {
+    "compact": "The conversation was just compacted: carry on with the task in hand, with the "
+               "memory above for reference. Do not run /catchup.",
+    "resume": "This session was resumed and its conversation holds its earlier context: carry on "
+              "from there. Do not run /catchup. " + STALE_GIT_SNAPSHOT,
+    "fork": "This session was forked from a conversation it still holds: carry on from there. "
+            "Do not run /catchup. " + STALE_GIT_SNAPSHOT,
+}
+NEW_CONVERSATION_CLOSING = "Start with /catchup before answering the first prompt."
+
+
+def closing_line(source):
+    return CLOSINGS.get(source, NEW_CONVERSATION_CLOSING)
+
+
+def framed(report_lines, pruned, sections, closing):
+    """The injection's lines, between its opening tag and its closing line and tag."""
+    lines = [OPENING]
+    if report_lines:
+        lines += report_lines + ["", TELL_THE_USER, ""]
+    lines += pruned
+    for section in sections:
+        if lines[-1:] != [""] and len(lines) > 1:
+            lines.append("")
+        lines += [section.title] + section.lines + ([""] + section.notes if section.notes else [])
+    return lines + ["", closing, CLOSING_TAG]
+
+
+def printable(line):
+    """Every character Python deems unprintable, other than tab, shown as '?': control codes,
+    so a file name or a note cannot steer the terminal, and lone surrogates, which is how a name
+    that is not UTF-8 arrives and which no encoder accepts."""
+    if line.isprintable():
+        return line
+    return "".join(c if c.isprintable() or c == "\t" else "?" for c in line)
+
+
+def as_text(lines):
+    """The one way out for every line of the injection: made printable, so whatever a file,
+    a file name or a sibling holds, the text shows as written and encodes as UTF-8."""
+    return "\n".join(printable(line) for line in lines) + "\n"
+
+
+def fence_left_open(lines):
+    fence = None
+    for line in lines:
+        fence = fence_after(fence, line)
+    return fence
+
+
+def with_fences_closed(lines):
+    """A section's lines with a fenced block it leaves open closed at its end, so what follows
+    in the injection (the next section, the closing line) is never read as code."""
+    fence = fence_left_open(lines)
+    return lines + [fence] if fence else lines
+
+
+def cut_to_fit(sections, room):
+    """Give each section whole lines while room lasts: the handoff first, then the index, which
+    is the file that grows and the one the agent can open itself. Room for every section's cut
+    notice is set aside first, so no notice is ever lost to a section before it; a section that
+    fits whole passes its share on. A cut inside a fenced code block closes the block before
+    its notice, and the closing line is paid for from the section's room."""
+    ordered = sorted(sections, key=lambda s: s.keep_order)
+    notices = ["[cut here: the injection limit is %d characters; read %s in full]"
+               % (INJECTION_LIMIT, section.source) for section in ordered]
+    room -= sum(injection_length(notice) + 1 for notice in notices)
+    for section, notice in zip(ordered, notices):
+        notice_cost = injection_length(notice) + 1
+        room += notice_cost
+        costs = [injection_length(line) + 1 for line in section.lines]
+        if sum(costs) <= room:
+            room -= sum(costs)
+            continue
+        kept, fence = [], None
+        for line, cost in zip(section.lines, costs):
+            after = fence_after(fence, line)
+            if cost + closing_cost(after) > room - notice_cost:
+                break
+            kept.append(line)
+            room -= cost
+            fence = after
+        # Its notes are in the frame the room was measured from.
+        section.lines = kept + ([fence] if fence else []) + [notice]
+        room -= notice_cost + closing_cost(fence)
+
+
+def within_limit(lines):
+    """A last resort the cut above reaches only when the frame alone nearly fills the limit
+    (a sibling giving many long points): lines go from just above the closing line until the
+    rest fits, so the opening tag, the closing line and the closing tag always stay. The cut
+    above has then left each section its notice alone, so no fence is left open."""
+    costs = [injection_length(printable(line)) + 1 for line in lines]
+    total = sum(costs)
+    while total > INJECTION_LIMIT and len(lines) > 4:
+        total -= costs.pop(-4)
+        del lines[-4]
+    return lines
+
+
+def closing_cost(fence):
+    return len(fence) + 1 if fence else 0
+
+
+def injection(points, pruned, sections, closing, defects=(), refusals=()):
+    """The text to print: within the limit, cut as marked when the whole would not fit. No
+    budget point, memory defect or pruning note is longer than REPORT_LINE_CHARS, so one
+    pathological line (a link to a name thousands of characters long) cannot crowd out the
+    memory."""
+    points, defects, pruned = ([clipped(line, REPORT_LINE_CHARS) for line in lines]
+                               for lines in (points, defects, pruned))
+    refusals = [clipped(line, REPORT_LINE_CHARS) for line in sorted(set(refusals),
+                                                                     key=refusals.index)]
+    report = report_lines(points, defects, refusals)
+    text = as_text(framed(report, pruned, sections, closing))
+    if injection_length(text) <= INJECTION_LIMIT:
+        return text
+    report = report_lines(points + [CUT_POINT], defects, refusals)
+    frame = framed(report, pruned,
+                   [Section(s.title, [], s.source, s.keep_order, s.notes) for s in sections],
+                   closing)
+    cut_to_fit(sections, INJECTION_LIMIT - injection_length(as_text(frame)))
+    return as_text(within_limit(framed(report, pruned, sections, closing)))
+
+
+def in_the_harness_form(harness_name, text):
+    """The injection as the harness passes it to the model: Gemini CLI takes only a JSON
+    additionalContext (plain output goes to its terminal); Claude Code and Codex CLI take
+    plain text."""
+    if harness_name != "gemini":
+        return text
+    return ('{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": %s}}\n'
+            % json_string(text))
 
 
 def refused_reads(project, env):
@@ -1620,53 +2260,27 @@ def refused_reads(project, env):
     return refusals + ([index.refusal] if index.refusal else [])
 
 
-def user_config_dir(env):
-    if env.get("CLAUDE_CONFIG_DIR"):
-        return env["CLAUDE_CONFIG_DIR"]
-    home = env.get("HOME") or os.path.expanduser("~")
-    return None if home == "~" else os.path.join(home, ".claude")
-
-
-def managed_instruction_file():
-    if sys.platform == "darwin":
-        return "/Library/Application Support/ClaudeCode/CLAUDE.md"
-    if sys.platform.startswith("win"):
-        return "C:\\Program Files\\ClaudeCode\\CLAUDE.md"
-    return "/etc/claude-code/CLAUDE.md"
-
-
-def project_dir():
-    try:
-        path = os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
-    except OSError:
-        return None
-    return path if os.path.isdir(path) else None
-
-
-def write_stdout(text):
+def write_text_to(stream, text):
     """UTF-8 whatever the locale; a reader that went away is not an error worth a traceback."""
+    if not text:
+        return
     try:
-        sys.stdout.buffer.write(text.encode("utf-8"))
-        sys.stdout.buffer.flush()
+        stream.buffer.write(text.encode("utf-8"))
+        stream.buffer.flush()
     except (OSError, ValueError, AttributeError):
-        silence_stdout()
-
-
-def silence_stdout():
-    try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
-    except OSError:
-        pass
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
 
 
 def main():
     project = project_dir()
     if project:
         env = trusted_environment(project, os.environ)[0]
-        report = format_report(budget_points(project, env), memory_defects(project, env),
-                               refused_reads(project, os.environ))
-        if report:
-            write_stdout(report)
+        write_text_to(sys.stdout, format_report(budget_points(project, env),
+                                                memory_defects(project, env),
+                                                refused_reads(project, os.environ)))
 
 
 def keep_the_hook_folder_off_the_import_path():

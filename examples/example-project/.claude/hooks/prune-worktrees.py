@@ -1,47 +1,63 @@
 #!/usr/bin/env python3
-"""prune-worktrees: removes agent worktrees whose work has already landed, and nothing else.
+"""prune-worktrees: the hooks' git. It runs git with nothing a repository can turn into a
+program, reads the state of the work the Stop guard compares, keeps the guard's account of
+the work since the save, and removes agent worktrees whose work has landed.
 
-Why it exists: every agent worktree is a full second checkout. Left behind after their branches
-merge, a handful of them once held 1.7 GB inside one repository and broke lint and fetch before
-anyone looked. session-start.py loads this file and runs it before each session; it also runs
-on its own as `python3 -I -S prune-worktrees.py`.
+Why it exists: every question the hooks ask git, and every answer the guard draws from it,
+lives here once, so a rule about git (a switch, a deadline, a driver switched off) is kept in
+one place. session-start.py and stop-handoff.py load this file through stop-handoff.py's
+load_sibling, from its source as it is now; it is not run on its own. The names they use are
+listed in __all__. It takes what the hooks read of the project, the hook input and the
+settings from context-budget.py, which the hook that loads this file hands over (uses).
 
-What it promises, because deleting work is the one failure a hook must never have:
-- It considers only worktrees whose path lies inside MCP_WORKTREE_DIR (.claude/worktrees) of
-  this repository, compared by path components after resolving links, and nothing at all when
-  that folder, named inside the project, resolves outside it (a committed link).
-- Git runs with nothing the repository's configuration or the settings' "env" can turn into a
-  program: no fsmonitor, pager, hooks (a ref update runs one), filter driver or moved helpers.
-- It keeps every worktree that is locked, on a detached HEAD, on the base branch itself, on a
-  branch with commits the base branch lacks, that holds changes, untracked files or ignored
-  files (git would delete ignored files without a word), files git was told not to look at
-  (skip-worktree, assume-unchanged), refs of its own (refs/worktree/*, refs/bisect/*,
-  refs/rewritten/*), a merge, cherry-pick, revert, rebase, `git am` or bisect stopped
-  half-way, commits that only its reflogs still reach, that a session stands in, that
-  a running process has its working directory in (where the platform lists them: Linux), or
-  that git saw in use within the last hour (another session or a subagent may be working
-  there: a worktree made for one starts clean and already "merged").
-- It reads git's list of worktrees NUL-separated, so a path holding a newline cannot make up
-  an entry; a git too old for that has each entry confirmed from inside its folder.
-- It removes without --force, so git's own refusals stand, then deletes the branch ref only if
-  no other worktree has it checked out or is rebasing or bisecting it, and it still points at
-  the commit that was checked out: no commit is lost, no checkout left on a branch that is gone. A removal starts only
-  with time left and is never cut short within a grace period: a half-done one leaves a
-  half-deleted folder behind.
-- It never runs `git worktree prune`, which would forget worktrees on unmounted drives too.
-- It prints one line, `pruned N merged agent worktree(s): names`, only when it removed
-  something, and exits 0 on every path.
-
-Base branch: MCP_BASE_BRANCH, else the remote's HEAD, else init.defaultBranch, else whichever
-of main and master exists. Standard library only; Python 3.8 or newer.
+What it promises:
+- Git (Git): every command runs with GIT_SWITCHES (no pager, fsmonitor, hooks, signature
+  program or optional lock), without any GIT_ variable of the environment (a settings "env"
+  could name a config, a repository or git's own helpers through them), with every filter
+  driver switched off that a config git reads in that folder names (the repository's, a
+  worktree's own, an included one, a submodule's under the git folder), at most AT_ONCE at a
+  time, and never past the hook run's deadline.
+- The state (spec §7.5): HEAD and the status listing (every untracked file, every submodule,
+  the stash count), each listed path signed by its size and time, nested repositories as parts
+  of their own within the same deadline: one line whatever the tree holds.
+- The guard's account (spec §7.6): a stop passes within the throttle after a handoff, when
+  nothing changed since the baseline, when only saving changed; it blocks once on work, and
+  the very next stop with no further change passes. What could not be read is never a change
+  and never silently no change: the user is told once per session. The guard writes only
+  its baseline, inside the project's .claude/ folder, atomically, never through a link and
+  never over a file that is not a baseline.
+- Pruning (spec §7.7): only merged, clean, unused agent worktrees under MCP_WORKTREE_DIR,
+  removed without --force; the branch goes only while it points where it did.
+Standard library only; Python 3.8 or newer.
 """
 import os
 import stat
 import sys
 import time
 
-GIT_SECONDS = 20.0  # for the whole prune when run on its own
-STDIN_SECONDS = 2.0
+__all__ = ("uses", "Guard", "guard_the_stop", "prune", "GIT_SWITCHES", "READS_SECONDS")
+
+GIT_SWITCHES = ("--no-pager", "--no-optional-locks", "-c", "core.fsmonitor=false",
+                "-c", "core.hooksPath=" + os.devnull, "-c", "log.showSignature=false")
+READS_SECONDS = 10.0  # every git read of a hook run ends this long after the hook began (§7.8)
+FILTER_SECONDS = 2.0  # listing the filter drivers, at most, and never past the deadline
+AT_ONCE = 16  # git processes at a time: each holds a pipe, and the open-file limit may be 256
+SUBMODULE_FOLDERS = 1000  # looked through for submodules' git folders; past that, git is not run
+TIMED_OUT = "timed out"  # the exit code of a command stopped at its deadline
+NESTED_REPOSITORIES = 16
+NESTED_DEPTH = 3
+UNTRACKED_SIGNED = 10000  # untracked files read one by one; past that, by their folders
+REFLOG_ENTRIES = 100  # HEAD's moves read to find where it stood when the handoff was written
+STATE_FORMAT = b"v3"
+STATE_MARK = b"head "  # how every state, and so every baseline, begins
+TOP, MORE = b"top", b"more"  # the top's part, and the one that stands for those past the limit
+UNDATED = 1 << 80  # the time of what cannot be dated: after every handoff
+BASELINE_RETENTION_SECONDS = 7 * 86400
+LET_STOP, BLOCK = 0, 2
+NOTICE_MARK = "The Stop guard cannot record its baseline"
+UNREAD_MARK = "The Stop guard could not read"
+BLOCK_MARK = "[memory-context-protocol] This session changed the repository"
+TRANSCRIPT_TAIL = 1024 * 1024  # where Gemini's last user turn is, whatever a tool returned
 REMOVAL_START_SECONDS = 1.0  # what must be left of the budget to begin removing a worktree
 REMOVAL_GRACE_SECONDS = 2.0  # how far a removal may overrun the budget before it is stopped
 RECENT_SECONDS = 3600
@@ -50,127 +66,1106 @@ PROCESS_SCAN_SECONDS = 0.5  # reading every process's working directory; beyond 
 # What git keeps, in a worktree's folder in .git, for an operation stopped half-way.
 OPERATIONS_UNDER_WAY = ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "sequencer",
                         "rebase-merge", "rebase-apply", "BISECT_START")
-DEFAULT_WORKTREE_DIR = ".claude/worktrees"
-# git with nothing the repository's configuration can turn into a program: no pager, no
-# fsmonitor, no hooks (a ref update runs reference-transaction); filter drivers are switched
-# off before anything reads files (Git.switch_off_filters).
-GIT = ("git", "--no-pager", "--no-optional-locks", "-c", "core.fsmonitor=false",
-       "-c", "core.hooksPath=" + os.devnull)
 
+
+# context-budget.py, the hooks' reading of the project, its settings and the hook input. A hook
+# file cannot import another, so the hook that loads this one hands it over (uses).
+shared = None
+
+
+def uses(library):
+    global shared
+    shared = library
+
+
+# --- git, with nothing a repository can turn into a program -----------------------------------
 
 class Git:
-    """git without optional locks or any program the repository's configuration names, and
-    never past one deadline for the whole prune: the session waits for this hook."""
+    """git for one hook run: every command ends by `deadline` (a time.monotonic() value), and
+    runs with GIT_SWITCHES and the filter drivers of its folder switched off."""
 
-    def __init__(self, seconds):
-        self.deadline = time.monotonic() + seconds
-        self.filters_off = ()
+    def __init__(self, deadline):
+        self.deadline = deadline
+        self.switched = {}  # folder: the -c options that switch off its filter drivers
 
-    def switch_off_filters(self, project):
-        """Switch off, for every later command, each filter driver git's configuration names:
-        `git status` (run here, and by `git worktree remove` in the worktree) runs a driver's
-        program for every changed file it compares, and the repository's own .git/config can
-        name any program. An empty program is no program. False when they cannot be listed."""
-        listing = self.run(project, "config", "-z", "--get-regexp", r"^filter\.")
-        if listing is None or listing[0] not in (0, 1):  # 1: no filter at all
-            return False
-        drivers = set()
-        for entry in listing[1].split(b"\0"):
-            key = entry.split(b"\n", 1)[0].decode("utf-8", "surrogateescape")
-            if key.count(".") >= 2:
-                drivers.add(key[len("filter."):key.rindex(".")])
-        for driver in sorted(drivers):
-            for name, value in (("clean", ""), ("smudge", ""), ("process", ""),
-                                ("required", "false")):
-                self.filters_off += ("-c", "filter.%s.%s=%s" % (driver, name, value))
-        return True
+    def argv(self, folder, *args, also=()):
+        """The command run in `folder`, or what stands for its result when it may not run:
+        None when the filter drivers could not be listed, TIMED_OUT when the deadline came
+        first. `also`: folders a git started by this one reads the config of."""
+        off = ()
+        for where in (folder,) + tuple(also):
+            switches = self.filters_off(where)
+            if switches is None or switches == TIMED_OUT:
+                return switches
+            off += switches
+        return ("git",) + GIT_SWITCHES + off + ("-C", folder) + args
 
-    def run(self, cwd, *args):
-        """(exit code, stdout), or None when git cannot run or the time is up."""
-        if time.monotonic() >= self.deadline:
-            return None
-        return self.run_until(self.deadline, cwd, args)
+    def run(self, commands, deadline=None):
+        """Each command's (exit code, stdout): see finish. At most AT_ONCE run at a time."""
+        deadline = self.deadline if deadline is None else deadline
+        results = []
+        for first in range(0, len(commands), AT_ONCE):
+            results += finish(start(commands[first:first + AT_ONCE]), deadline)
+        return results
 
-    def run_to_completion(self, cwd, *args):
-        """For a command that must not be cut short: started only with time to spare, and
-        given a grace period past the deadline."""
-        if self.deadline - time.monotonic() < REMOVAL_START_SECONDS:
-            return None
-        return self.run_until(self.deadline + REMOVAL_GRACE_SECONDS, cwd, args)
-
-    def run_until(self, deadline, cwd, args):
-        argv = GIT + self.filters_off + ("-C", cwd) + args
-        try:
-            if hasattr(os, "posix_spawnp"):
-                return run_with_posix_spawn(argv, deadline)
-            return run_with_subprocess(argv, deadline)
-        except Exception:
-            return None
-
-    def output(self, cwd, *args):
-        """Standard output of a command that succeeded, as text; None otherwise."""
-        result = self.run(cwd, *args)
+    def output(self, folder, *args):
+        """Standard output of one command that succeeded, as text; None otherwise."""
+        result = self.run([self.argv(folder, *args)])[0]
         if result is None or result[0] != 0:
             return None
         return result[1].decode("utf-8", "surrogateescape")
 
+    def filters_off(self, folder):
+        """`-c` options that switch off every filter driver a config git reads in `folder`
+        names: git runs a driver's program whenever `git status` compares a changed file, and a
+        repository's own config (come in an archive, or on a shared disk) can name any. An
+        empty program is no program. Listed only when a config there could name one."""
+        if folder not in self.switched:
+            self.switched[folder] = self.listed_filters_off(folder) \
+                if may_name_filters(folder) else ()
+        return self.switched[folder]
 
-def run_with_posix_spawn(argv, deadline):
-    """posix_spawn and a pipe: the subprocess module alone costs more than a git call."""
-    import select
+    def listed_filters_off(self, folder):
+        deadline = min(self.deadline, time.monotonic() + FILTER_SECONDS)
+        if deadline <= time.monotonic():
+            return TIMED_OUT
+        git_dirs = submodule_git_dirs(folder)
+        if git_dirs is None:
+            return None
+        listing = ("config", "-z", "--get-regexp", r"^filter\.")
+        listings = self.run([("git",) + GIT_SWITCHES + ("-C", folder) + listing]
+                            + [("git",) + GIT_SWITCHES + ("--git-dir", git_dir) + listing
+                               for git_dir in git_dirs], deadline)
+        if any(listing is not None and listing[0] == TIMED_OUT for listing in listings):
+            return TIMED_OUT
+        if any(listing is None or listing[0] not in (0, 1) for listing in listings):
+            return None  # 1: no filter at all
+        return switches_for(driver_names(listings))
+
+
+def driver_names(listings):
+    drivers = set()
+    for listing in listings:
+        for entry in listing[1].split(b"\0"):
+            key = entry.split(b"\n", 1)[0].decode("utf-8", "surrogateescape")
+            if key.count(".") >= 2:
+                drivers.add(key[len("filter."):key.rindex(".")])
+    return sorted(drivers)
+
+
+def switches_for(drivers):
+    options = ()
+    for driver in drivers:
+        for name, value in (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false")):
+            options += ("-c", "filter.%s.%s=%s" % (driver, name, value))
+    return options
+
+
+def may_name_filters(folder):
+    """Whether a config git reads in `folder` could name a filter driver: a linked worktree or
+    submodule (whose config lies elsewhere), submodules of its own, or a .git/config that
+    mentions a filter, an include or a worktree's own config. The user's own config is theirs."""
+    marker = os.path.join(shared.work_tree_top(folder), ".git")
+    if not os.path.isdir(marker) or os.path.isdir(os.path.join(marker, "modules")):
+        return True
+    lowered = (shared.read_plain_file(os.path.join(marker, "config")) or b"").lower()
+    return any(word in lowered for word in (b"filter", b"include", b"worktreeconfig"))
+
+
+def submodule_git_dirs(folder):
+    """The git folders of the submodules of the repository at `folder`, where git keeps them
+    (`modules/` in its git folder, theirs in theirs); None when there are more than
+    SUBMODULE_FOLDERS folders to look through."""
+    git_dir = git_dir_of(shared.work_tree_top(folder))
+    found, pending, looked = [], [os.path.join(git_dir, "modules")] if git_dir else [], 0
+    while pending:
+        looked += 1
+        if looked > SUBMODULE_FOLDERS:
+            return None
+        try:
+            entries = [entry.path for entry in os.scandir(pending.pop())
+                       if entry.is_dir(follow_symlinks=False)]
+        except OSError:
+            continue
+        for path in entries:
+            if os.path.isfile(os.path.join(path, "HEAD")):  # a submodule's git folder
+                found.append(path)
+                pending.append(os.path.join(path, "modules"))
+            else:  # a part of a submodule's name that holds a slash
+                pending.append(path)
+    return found
+
+
+def git_dir_of(top):
+    """The git folder of the work tree at `top`: its .git folder, or the one its .git file
+    names (a linked worktree's, or a submodule's); None when neither can be read."""
+    marker = os.path.join(top, ".git")
+    if os.path.isdir(marker):
+        return marker
+    line = (shared.read_plain_file(marker) or b"").split(b"\n", 1)[0].strip()
+    if not line.startswith(b"gitdir: "):
+        return None
+    return os.path.join(top, os.fsdecode(line[len(b"gitdir: "):]))
+
+
+def git_environment():
+    """This process's environment without any GIT_ variable: GIT_CONFIG_* and
+    GIT_CONFIG_PARAMETERS would name config, GIT_DIR and its kin another repository, and
+    GIT_EXEC_PATH a folder git starts its helpers from."""
+    return {key: value for key, value in os.environ.items() if not key.upper().startswith("GIT_")}
+
+
+def start(commands):
+    """Start the commands at once; finish collects them. Splitting the two lets session start
+    weigh the budgets while git works. Elsewhere than POSIX they run when finished."""
+    try:
+        if hasattr(os, "posix_spawnp"):
+            environment = git_environment()
+            return [spawn_with_pipe(argv, environment) for argv in commands]
+    except Exception:
+        return [None] * len(commands)
+    return list(commands)
+
+
+def spawn_with_pipe(argv, environment):
+    """posix_spawn and a pipe: the subprocess module alone costs more than two git calls. A
+    command that is None or TIMED_OUT is not run, and stands for its result."""
+    if argv is None or argv == TIMED_OUT:
+        return argv
     read_end, write_end = os.pipe()
     actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                (os.POSIX_SPAWN_DUP2, write_end, 1),
                (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)]
     try:
-        pid = os.posix_spawnp(argv[0], list(argv), git_environment(), file_actions=actions)
+        return os.posix_spawnp(argv[0], list(argv), environment, file_actions=actions), read_end
     except OSError:
         os.close(read_end)
         return None
     finally:
         os.close(write_end)
-    chunks = []
-    finished = False
-    while time.monotonic() < deadline:
-        if select.select([read_end], [], [], max(0.0, deadline - time.monotonic()))[0]:
-            chunk = os.read(read_end, 65536)
-            if not chunk:
-                finished = True
-                break
-            chunks.append(chunk)
-    os.close(read_end)
-    if not finished:
-        os.kill(pid, 9)  # SIGKILL; the signal module would import enum just for this number
-    status = os.waitpid(pid, 0)[1]
-    code = os.WEXITSTATUS(status) if finished and os.WIFEXITED(status) else -1
-    return code, b"".join(chunks)
 
 
-# Variables no git of the pruner sees: those that would point it at another repository than the
-# folder given with -C, and GIT_EXEC_PATH, through which a settings "env" would make `git
-# worktree remove` run its `git status` from a folder of the repository's choosing.
-GIT_ELSEWHERE = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR",
-                 "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE",
-                 "GIT_PREFIX", "GIT_EXEC_PATH")
-
-
-def git_environment():
-    """This process's environment without GIT_ELSEWHERE."""
-    if not any(name in os.environ for name in GIT_ELSEWHERE):
-        return os.environ
-    return {key: value for key, value in os.environ.items() if key not in GIT_ELSEWHERE}
-
-
-def run_with_subprocess(argv, deadline):
-    import subprocess
+def finish(started, deadline):
+    """Each command's (exit code, stdout): the exit code is TIMED_OUT for one still running at
+    `deadline`, which is stopped; None where a command could not run at all."""
     try:
-        done = subprocess.run(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, timeout=max(0.1, deadline - time.monotonic()),
-                              env=git_environment(),
-                              creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0))
-    except (OSError, subprocess.SubprocessError):
+        if hasattr(os, "posix_spawnp"):
+            return collect_spawned(started, deadline)
+        return run_with_subprocess(started, deadline)
+    except Exception:
+        return [None] * len(started)
+
+
+def collect_spawned(started, deadline):
+    import select
+    output = {job[1]: [] for job in started if isinstance(job, tuple)}
+    open_ends = set(output)
+    while open_ends:
+        remaining = deadline - time.monotonic()
+        ready = select.select(list(open_ends), [], [], remaining)[0] if remaining > 0 else []
+        if not ready:
+            break
+        for fd in ready:
+            chunk = os.read(fd, 65536)
+            if chunk:
+                output[fd].append(chunk)
+            else:
+                os.close(fd)
+                open_ends.discard(fd)
+    results = []
+    for job in started:
+        if not isinstance(job, tuple):
+            results.append((TIMED_OUT, b"") if job == TIMED_OUT else None)
+            continue
+        pid, fd = job
+        if fd in open_ends:
+            os.close(fd)
+            os.kill(pid, 9)  # SIGKILL; the signal module would import enum just for this number
+        status = os.waitpid(pid, 0)[1]
+        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
+        results.append((TIMED_OUT if fd in open_ends else code, b"".join(output[fd])))
+    return results
+
+
+def run_with_subprocess(commands, deadline):
+    import subprocess
+    results = []
+    for argv in commands:
+        if argv is None or argv == TIMED_OUT:
+            results.append((TIMED_OUT, b"") if argv else None)
+            continue
+        try:
+            done = subprocess.run(
+                list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL, timeout=max(0.1, deadline - time.monotonic()),
+                env=git_environment(), creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0))
+            results.append((done.returncode, done.stdout))
+        except subprocess.TimeoutExpired:
+            results.append((TIMED_OUT, b""))
+        except (OSError, TypeError, subprocess.SubprocessError):
+            results.append(None)
+    return results
+
+
+# --- the state of the repository (§7.5) --------------------------------------------------------
+
+class Facts:
+    """What the reads of one repository said: the raw status `listing` (None when git ran out
+    of time), HEAD ("" on an unborn branch, None when not read), and the reflogs' `moves` of
+    HEAD and `stashes`, each (commit, second), newest first."""
+
+    def __init__(self, listing, moves=(), stashes=()):
+        self.listing = listing
+        self.moves = moves
+        self.stashes = stashes
+        first = (listing or b"").split(b"\0", 1)[0]
+        self.head = first[13:].decode("ascii", "replace").replace("(initial)", "") \
+            if first.startswith(b"# branch.oid ") else None
+
+
+def repository_reads(git, folder, dating=False):
+    """The git reads of one repository's state: the status listing, with HEAD in its first
+    header (every untracked file named, whatever status.showUntrackedFiles says; every
+    submodule looked into, whatever .gitmodules or diff.ignoreSubmodules says; the number of
+    stashes). To date the changes, also the reflogs of HEAD and of the stashes, which record
+    when git made each move rather than a date a commit carries."""
+    reads = [git.argv(folder, "-c", "status.submoduleSummary=false", "status", "--porcelain=v2",
+                      "-z", "--branch", "--no-ahead-behind", "--untracked-files=all",
+                      "--ignore-submodules=none", "--show-stash")]
+    if dating:
+        reads += [git.argv(folder, "log", "-g", "-n", str(REFLOG_ENTRIES), "--date=unix",
+                           "--format=%H %gd", ref) for ref in ("HEAD", "refs/stash")]
+    return reads
+
+
+def repository_facts(results):
+    """Facts from the finished reads; None when git could not run or this is no repository,
+    where there is nothing to guard."""
+    status = results[0]
+    if status is None or status[0] not in (0, TIMED_OUT):
         return None
-    return done.returncode, done.stdout
+    if status[0] == TIMED_OUT:
+        return Facts(None)
+    return Facts(status[1], *(reflog_moves(result) for result in results[1:]))
+
+
+def reflog_moves(result):
+    """(commit, second) of each `<commit> <ref>@{<seconds>}` line; [] when the read failed. A
+    time that is not one counts as after every handoff."""
+    if not result or result[0] != 0:
+        return []
+    moves = []
+    for line in result[1].decode("ascii", "replace").splitlines():
+        commit, _, selector = line.partition(" ")
+        second = selector[selector.find("@{") + 2:-1]
+        moves.append((commit, int(second) if second.isdigit() else UNDATED))
+    return moves
+
+
+def parse_status(raw):
+    """`git status --porcelain=v2 -z` as (headers, changed, untracked): the header lines
+    (`# stash 2`), the changed entries as (code, path, original path or None), and the
+    untracked paths. Paths are relative to the top of the work tree; a code is two letters as
+    in the short format, a space where v2 writes a dot, then for a submodule what changed in
+    it (`SCMU`)."""
+    headers, changed, untracked = [], [], []
+    fields = iter(raw.split(b"\0"))
+    for field in fields:
+        kind = field[:2]
+        if kind == b"? ":  # first: there may be a million of them
+            untracked.append(field[2:])
+        elif kind == b"# ":
+            headers.append(field)
+        elif kind in (b"1 ", b"2 ", b"u "):
+            # The path is the last of 9, 10 or 11 space-separated fields; a rename or copy
+            # carries its original path as the next field.
+            parts = field.split(b" ", {b"1 ": 8, b"2 ": 9, b"u ": 10}[kind])
+            original = next(fields, None) if kind == b"2 " else None
+            if len(parts) > 8:
+                code = parts[1].decode("ascii", "replace").replace(".", " ")
+                if parts[2].startswith(b"S"):
+                    code += " " + parts[2].decode("ascii", "replace")
+                changed.append((code, parts[-1], original))
+    return headers, changed, untracked
+
+
+def change_time(info):
+    """When a path last changed here, in ns: the later of its modification time, which a copy
+    or an archive may set to any date, and its status-change time, which nothing but the
+    change itself sets (a write, a rename, a `touch`; on Windows the creation time)."""
+    return max(info.st_mtime_ns, info.st_ctime_ns)
+
+
+class Signer:
+    """Reads what tells an edit apart: the size and modification time of a listed path, so an
+    edit to a file that was already modified counts, and the time of a folder. Every path is
+    read relative to one open handle on the top of the repository. When asked to date, it also
+    keeps the latest change time of every path it reads and of each folder above one, up to
+    the top: a file moved, copied or unpacked with an old date lands in a folder that changed."""
+
+    def __init__(self, top, dating):
+        self.top = top
+        self.dating = dating
+        self.folders_dated = set()
+        self.changed_ns = 0
+        self.fd = None
+        if os.stat in getattr(os, "supports_dir_fd", ()):
+            try:
+                self.fd = os.open(top, os.O_RDONLY)
+            except OSError:
+                pass
+
+    def close(self):
+        if self.fd is not None:
+            os.close(self.fd)
+
+    def lstat(self, path):
+        if self.fd is not None:
+            return os.lstat(path or b".", dir_fd=self.fd)
+        return os.lstat(os.path.join(self.top, os.fsdecode(path)))
+
+    def signature(self, path):
+        """b"size:mtime", b"-" for a path that is gone, or None for a nested repository."""
+        try:
+            info = self.lstat(path.rstrip(b"/"))
+        except (OSError, ValueError):
+            info = None
+        if self.dating:
+            self.changed_ns = max(self.changed_ns, change_time(info) if info else 0)
+            self.date_folders(path.rstrip(b"/"))
+        if info is None:
+            return b"-"
+        if stat.S_ISDIR(info.st_mode):
+            return None if self.is_repository(path) else b"folder"
+        return b"%d:%d" % (info.st_size, info.st_mtime_ns)
+
+    def is_repository(self, path):
+        try:
+            self.lstat(path.rstrip(b"/") + b"/.git")
+            return True
+        except (OSError, ValueError):
+            return False
+
+    def folder_time(self, folder):
+        try:
+            seen = self.lstat(folder).st_mtime_ns
+        except (OSError, ValueError):
+            return b"-"
+        if self.dating:
+            self.date_folders(folder + b"/")
+        return b"%d" % seen
+
+    def date_folders(self, path):
+        """The change times of the folders holding `path`, up to the top; a folder that is
+        gone is skipped, so a removal is dated by the nearest one still there."""
+        folder = path
+        while folder:
+            folder = folder.rpartition(b"/")[0]
+            if folder in self.folders_dated:
+                return
+            self.folders_dated.add(folder)
+            try:
+                self.changed_ns = max(self.changed_ns, change_time(self.lstat(folder)))
+            except (OSError, ValueError):
+                pass
+
+
+class Part:
+    """One repository's share of a reading: the listing of the top of the work tree, or a
+    nested repository (its HEAD included). `digest` is None where git gave no answer in time,
+    or the repository lies past NESTED_REPOSITORIES or NESTED_DEPTH; `changed_ns` is the
+    latest change time seen in it, when dated."""
+
+    def __init__(self, key, path, digest, count=0, changed_ns=0):
+        self.key = key
+        self.path = path
+        self.digest = digest
+        self.count = count
+        self.changed_ns = changed_ns
+
+
+class Reading:
+    """The repository at one moment, as both hooks read it (§7.5): HEAD, HEAD's moves (when
+    dated) and the parts, the top's first. What a baseline records is `recorded()`, one line
+    whatever the tree holds."""
+
+    def __init__(self, head, parts, moves=()):
+        self.head = head
+        self.parts = parts
+        self.moves = moves
+
+    @property
+    def count(self):
+        return self.parts[0].count
+
+    def digests(self):
+        return {part.key: part.digest for part in self.parts}
+
+    def recorded(self):
+        top = self.parts[0]
+        line = b"head %s\0%s %s %s" % (
+            b"?" if self.head is None else self.head.encode("ascii", "replace"), STATE_FORMAT,
+            b"?" if top.digest is None else b"%d" % top.count, top.digest or b"?")
+        for part in self.parts[1:]:
+            line += b" %s=%s" % (part.key, part.digest or b"?")
+        return line + b"\n"
+
+
+def parse_baseline(data):
+    """The Reading a baseline recorded, or None for none or one of another format (an older
+    release's), which then counts as no baseline."""
+    if not data:
+        return None
+    head, _, rest = data.rstrip(b"\n").partition(b"\0")
+    fields = rest.split(b" ")
+    if not head.startswith(STATE_MARK) or len(fields) < 3 or fields[0] != STATE_FORMAT:
+        return None
+    head = head[5:].decode("ascii", "replace")
+    count, digest = fields[1], fields[2]
+    parts = [Part(TOP, b"", None if digest == b"?" else digest,
+                  int(count) if count.isdigit() else 0)]
+    for field in fields[3:]:
+        key, _, nested = field.partition(b"=")
+        parts.append(Part(key, None, None if nested == b"?" else nested))
+    return Reading(None if head == "?" else head, parts)
+
+
+def new_digest():
+    """A 128-bit BLAKE2b: the C module behind hashlib's, without hashlib's start-up."""
+    try:
+        from _blake2 import blake2b
+    except ImportError:
+        from hashlib import blake2b
+    return blake2b(digest_size=16)
+
+
+def part_key(path):
+    """A nested repository's name in a baseline: a digest of its path, so the line stays one
+    line whatever the path holds."""
+    digest = new_digest()
+    digest.update(path)
+    return digest.hexdigest()[:16].encode("ascii")
+
+
+def add_part(parts, key, path, folder, facts, dating, own_files=()):
+    """Append the part `facts` give of the repository at `folder`: unread when there are none
+    or git ran out of time. The digest covers the stash count, every entry with its signature,
+    and, for a nested repository, its HEAD; its own nested repositories are parts of their own,
+    whose paths are returned. No file is read, so the cost stays near git's own."""
+    if facts is None or facts.listing is None:
+        parts.append(Part(key, path, None))
+        return []
+    headers, changed, untracked = parse_status(facts.listing)
+    if own_files:
+        # A file moved into the memory is still gone from where it was: that move is work.
+        changed = [entry for entry in changed if not entry[1].startswith(own_files)
+                   or entry[2] is not None and not entry[2].startswith(own_files)]
+        untracked = [listed for listed in untracked if not listed.startswith(own_files)]
+    digest = new_digest()
+    if key != TOP:  # the top's HEAD is judged on its own (§7.6)
+        digest.update((facts.head or "").encode("ascii", "replace"))
+    digest.update(b"\0".join(h for h in headers if not h.startswith(b"# branch.")) + b"\0\0")
+    signer = Signer(folder, dating)
+    nested = []
+    try:
+        for code, listed, original in changed:
+            digest.update(b"%s %s\0%s\0%s\0" % (code.encode("ascii", "replace"), listed,
+                                                  original or b"-", signed(signer, listed, nested)))
+        sign_untracked(digest, signer, untracked, nested)
+    finally:
+        signer.close()
+    changed_ns = signer.changed_ns
+    if dating:  # the top's HEAD is dated on its own, by where it stood (§7.6)
+        changed_ns = max(changed_ns, last_move_ns(facts.stashes),
+                         0 if key == TOP else last_move_ns(facts.moves, facts.head))
+    parts.append(Part(key, path, digest.hexdigest().encode("ascii"),
+                      len(changed) + len(untracked), changed_ns))
+    return nested
+
+
+def last_move_ns(moves, head=None):
+    """When the newest reflog entry was made, as the last ns of its second, so a move in the
+    handoff's own second counts as after it; 0 without one. Given the `head` it must be, a
+    reflog that does not end there (HEAD moved unlogged, or no reflog) dates it after every
+    handoff."""
+    if head is not None and (not moves or moves[0][0] != head):
+        return UNDATED
+    return moves[0][1] * 10 ** 9 + 10 ** 9 - 1 if moves else 0
+
+
+def signed(signer, path, nested):
+    signature = signer.signature(path)
+    if signature is None:
+        nested.append(path.rstrip(b"/"))
+        return b"nested"
+    return signature
+
+
+def sign_untracked(digest, signer, untracked, nested):
+    """Each untracked file with its size and time while there are at most UNTRACKED_SIGNED;
+    past that, reading every file would cost several times what git spends listing them, so
+    each is signed by the time of its folder: creating, removing or renaming a file moves it,
+    and so does every save by the harness's file tools, which replace the file. A nested
+    repository (a path ending in /) is always looked into."""
+    digest.update(b"\0\0")
+    if len(untracked) <= UNTRACKED_SIGNED:
+        for path in untracked:
+            digest.update(b"%s\0%s\0" % (path, signed(signer, path, nested)))
+        return
+    digest.update(b"\0".join(untracked) + b"\0\0")
+    for folder in sorted({path.rpartition(b"/")[0] for path in untracked}):
+        digest.update(b"%s\0%s\0" % (folder, signer.folder_time(folder)))
+    for path in untracked:
+        if path.endswith(b"/"):
+            digest.update(b"%s\0%s\0" % (path, signed(signer, path, nested)))
+
+
+# --- the guard's view of one project -------------------------------------------------------------
+
+class Guard:
+    """What the Stop guard knows of one project in one hook run: the git it runs, and where the
+    work tree's top, the baseline and the saving are."""
+
+    def __init__(self, project, started):
+        self.project = project
+        self.env = os.environ
+        self.git = Git(started + READS_SECONDS)
+        self.top = shared.work_tree_top(project)
+
+    def start_reads(self, dating=False):
+        return start(repository_reads(self.git, self.project, dating))
+
+    def reading(self, dating=False, reads=None):
+        """The repository's state now (a Reading), or None outside git. `reads` are the
+        started start_reads, when the caller started them early. Every git call, nested
+        ones included, ends by the deadline: what is not read by then is unread, never a
+        change."""
+        if reads is None:
+            reads = self.start_reads(dating)
+        facts = repository_facts(finish(reads, self.git.deadline))
+        if facts is None:
+            return None
+        parts = []
+        nested = add_part(parts, TOP, b"", self.top, facts, dating, self.saving_prefixes())
+        self.read_nested(nested, dating, 1, parts)
+        return Reading(facts.head, parts, facts.moves)
+
+    def read_nested(self, paths, dating, depth, parts):
+        """Append a part for each nested repository at `paths` (relative to the top), and for
+        the ones inside them, by the rule the top is read by and within the same deadline;
+        past NESTED_DEPTH a repository is not read, and past NESTED_REPOSITORIES one part
+        stands for all the rest."""
+        for path in paths:
+            if len(parts) > NESTED_REPOSITORIES:
+                if parts[-1].key != MORE:
+                    parts.append(Part(MORE, None, None))
+                return
+            folder = os.path.join(self.top, os.fsdecode(path))
+            live = time.monotonic() < self.git.deadline and depth <= NESTED_DEPTH
+            facts = repository_facts(self.git.run(repository_reads(self.git, folder, dating))) \
+                if live else None
+            inner = add_part(parts, part_key(path), path, folder, facts, dating)
+            self.read_nested([path + b"/" + name for name in inner], dating, depth + 1, parts)
+
+    def memory_path(self):
+        """(path, whether a folder): the memory folder, resolved, or the index file alone when
+        its folder holds the project itself (the index at the top, however it is spelled)."""
+        real_project = os.path.realpath(self.project)
+        index = os.path.realpath(shared.index_path(real_project, self.env))
+        folder = os.path.dirname(index)
+        try:
+            holds_project = os.path.commonpath([folder, real_project]) == folder
+        except ValueError:  # another drive on Windows
+            holds_project = False
+        return (index, False) if holds_project else (folder, True)
+
+    def saving_prefixes(self):
+        """The status paths of what saving writes, which is not the session's work (the
+        session-state files, the baselines, the hooks' bytecode, the memory), relative to the
+        top; a folder ends with "/". Paths outside the work tree are left out."""
+        real_project = os.path.realpath(self.project)
+        own = [(path, False) for path in shared.state_paths(real_project, self.env)]
+        own.append((shared.baseline_path(real_project, self.env, None), False))
+        own.append((os.path.join(os.path.dirname(os.path.realpath(__file__)), "__pycache__"),
+                    False))
+        own.append(self.memory_path())
+        prefixes = []
+        for path, is_folder in own:
+            try:
+                relative = os.path.relpath(path, self.top).replace(os.sep, "/")
+            except ValueError:  # another drive on Windows: not in this work tree
+                continue
+            if relative != os.pardir and not relative.startswith(os.pardir + "/"):
+                prefixes.append(os.fsencode(relative + ("/" if is_folder else "")))
+        return tuple(prefixes)
+
+    def baseline(self, hook_input):
+        return shared.baseline_path(self.project, self.env,
+                                         shared.text_field(hook_input, "session_id"))
+
+    def record_baseline(self, hook_input, reads):
+        """Snapshot the repository for this session's Stop hook, then forget baselines of
+        sessions that ended over a week ago."""
+        reading = self.reading(reads=reads)
+        if reading is None:
+            return
+        path = self.baseline(hook_input)
+        if write_inside_claude_folder(self.project, path, reading.recorded()):
+            transcript = shared.text_field(hook_input, "transcript_path")
+            forget_stale_baselines(path, shared.baseline_path(self.project, self.env, None),
+                                   os.path.dirname(transcript) if transcript else None)
+
+    def commits_are_saving(self, old_head, new_head):
+        """Whether HEAD went from one commit to the other by saving alone: the old HEAD is
+        still an ancestor (no commit dropped), and at least one commit was added, each touching
+        the memory and nothing else. None when git did not answer in time; False when it
+        cannot say otherwise (an unborn HEAD, a commit gone)."""
+        if time.monotonic() >= self.git.deadline:
+            return None
+        try:
+            relative = os.path.relpath(self.memory_path()[0], os.path.realpath(self.project))
+        except ValueError:  # another drive on Windows
+            return False
+        count = self.git.argv(self.project, "rev-list", "--count")
+        if not old_head or not new_head or count is None or count == TIMED_OUT:
+            return None if count == TIMED_OUT else False
+        relative = relative.replace(os.sep, "/")
+        added = count + (old_head + ".." + new_head,)
+        counts = self.git.run([added, added + ("--", relative),
+                               added + ("--", ":/", ":(exclude)" + relative),
+                               count + (new_head + ".." + old_head,)])
+        if any(result is None or result[0] == TIMED_OUT for result in counts):
+            return None
+        if not all(result[0] == 0 and result[1].strip().isdigit() for result in counts):
+            return False
+        every, touching_memory, touching_the_rest, dropped = (int(result[1]) for result in counts)
+        return every > 0 and touching_memory == every and touching_the_rest == 0 and dropped == 0
+
+
+# --- the baseline ------------------------------------------------------------------------------
+
+def read_baseline(path):
+    return shared.read_plain_file(path, 64 * 1024)
+
+
+def write_inside_claude_folder(project, path, data):
+    """Atomic write of a baseline that refuses any target outside <project>/.claude, or over a
+    file that is not a baseline (see lands_on_its_own_file), and replaces, never follows, a
+    symlink planted at the target. Returns whether the data landed."""
+    folder = os.path.dirname(os.path.abspath(path))
+    allowed = os.path.join(os.path.realpath(project), ".claude")
+    real_folder = os.path.realpath(folder)
+    if real_folder != allowed and not real_folder.startswith(allowed + os.sep):
+        return False
+    if not lands_on_its_own_file(path):
+        return False
+    temporary = "%s.%d.tmp" % (path, os.getpid())  # matches the git-ignored baseline pattern
+    try:
+        os.makedirs(folder, exist_ok=True)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+        fd = os.open(temporary, flags, 0o600)
+    except OSError:  # including a temporary file of the same name: not ours to remove
+        return False
+    try:
+        try:
+            remaining = memoryview(data)
+            while remaining:  # os.write may write less than it is given
+                remaining = remaining[os.write(fd, remaining):]
+        finally:
+            os.close(fd)
+        os.replace(temporary, path)
+        return True
+    except OSError:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        return False
+
+
+def lands_on_its_own_file(path):
+    """Whether writing a baseline at `path` lands on nothing, on a symlink (replaced, never
+    followed), or on a baseline: a regular file that starts as every state does. A writer
+    must never land on a file it did not create: MCP_BASELINE naming a hook or a settings
+    file would make that file the baseline itself."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return True
+    except (OSError, ValueError):
+        return False
+    if stat.S_ISLNK(info.st_mode):
+        return True
+    return stat.S_ISREG(info.st_mode) and (shared.read_plain_file(path, len(STATE_MARK)) == STATE_MARK)
+
+
+def forget_stale_baselines(current, shared_path, transcript_folder):
+    """Baselines of sessions that ended over a week ago, and temporary files a crash left
+    behind. Only what a hook could have written goes: a file named `<baseline>.<session id>`
+    (or its temporary `.<pid>.tmp`) that holds a state or nothing. A session whose transcript
+    changed within the week is still going, however old its baseline."""
+    prefix = os.path.basename(shared_path) + "."
+    cutoff = time.time() - BASELINE_RETENTION_SECONDS
+    try:
+        entries = list(os.scandir(os.path.dirname(current)))
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.name.startswith(prefix) or entry.path == current:
+            continue
+        session, temporary = baseline_name(entry.name[len(prefix):])
+        try:
+            if (session is not None and entry.stat(follow_symlinks=False).st_mtime < cutoff
+                    and holds_a_state(entry, temporary)
+                    and not session_is_alive(transcript_folder, session, cutoff)):
+                os.unlink(entry.path)
+        except OSError:
+            pass
+
+
+def baseline_name(suffix):
+    """(session id, whether a temporary file) for `<id>`, `<id>.<pid>.tmp` or, the shared
+    baseline's temporary file, `<pid>.tmp` (id ""); (None, False) for any other name."""
+    parts = suffix.split(".")
+    if len(parts) == 2 and parts[0].isdigit() and parts[1] == "tmp":
+        return "", True
+    temporary = len(parts) == 3 and parts[1].isdigit() and parts[2] == "tmp"
+    session = parts[0] if temporary or len(parts) == 1 else ""
+    valid = 0 < len(session) <= 128 and all(c.isascii() and (c.isalnum() or c in "-_")
+                                            for c in session)
+    return (session, temporary) if valid else (None, False)
+
+
+def holds_a_state(entry, temporary):
+    """A regular file that starts as every baseline does, or an empty temporary file."""
+    if not entry.is_file(follow_symlinks=False):
+        return False
+    head = shared.read_plain_file(entry.path, len(STATE_MARK))
+    return head == STATE_MARK or (temporary and head == b"")
+
+
+def session_is_alive(transcript_folder, session, cutoff):
+    if not transcript_folder or not session:
+        return False
+    try:
+        return os.stat(os.path.join(transcript_folder, session + ".jsonl")).st_mtime >= cutoff
+    except (OSError, ValueError):
+        return False
+
+
+# --- the account of the work since the save (§7.6) ----------------------------------------------
+
+class Outcome:
+    """A row's answer: the verdict, the reading the baseline is to become (None: it stays),
+    and the parts whose work up to this stop could not be checked (§7.6, "could not read")."""
+
+    def __init__(self, verdict, record=None, unchecked=()):
+        self.verdict = verdict
+        self.record = record
+        self.unchecked = list(unchecked)
+
+
+def guard_the_stop(project, started):
+    """(exit code, stdout, stderr) of a stop, by the table of §7.6, in the harness's form."""
+    hook_input = shared.read_hook_input()
+    if stop_hook_active(hook_input):
+        return LET_STOP, "", ""
+    guard = Guard(project, started)
+    verdict, notice = decide(guard, hook_input)
+    out = '{"systemMessage": %s}\n' % shared.json_string(notice) if notice else ""
+    if verdict != BLOCK:
+        return LET_STOP, out, ""
+    message = instructions(project, shared.handoff_time(project, os.environ))
+    if shared.harness(hook_input) == "claude":
+        return BLOCK, out, message
+    # Codex CLI and Gemini CLI take a JSON decision with exit 0 (Gemini reports an exit 2 as a
+    # failed hook besides), so under them the hook never exits 2, which a wrapper that cannot
+    # find the hook must not be mistaken for either.
+    return LET_STOP, out + '{"decision": "block", "reason": %s}\n' % shared.json_string(message), ""
+
+
+def decide(guard, hook_input):
+    """(verdict, notice for the user or None)."""
+    env = guard.env
+    written_ns = shared.handoff_time(guard.project, env)
+    fresh = shared.handoff_is_fresh(written_ns, env)
+    current = guard.reading(dating=fresh)
+    if current is None:
+        return LET_STOP, None
+    path = guard.baseline(hook_input)
+    recorded = parse_baseline(read_baseline(path))
+    if fresh:
+        outcome = weigh_fresh_handoff(guard, recorded, current)
+    else:
+        outcome = weigh(guard, recorded, current)
+    return settle(guard, path, hook_input, recorded, current, outcome)
+
+
+def settle(guard, path, hook_input, recorded, current, outcome):
+    """Write the baseline the outcome asks for (only now that the verdict is known, so a hook
+    killed on the way loses no block), then say what the user must hear."""
+    transcript = shared.text_field(hook_input, "transcript_path")
+    deadline = guard.git.deadline
+    if outcome.record is None or write_inside_claude_folder(guard.project, path,
+                                                            outcome.record.recorded()):
+        if outcome.verdict == LET_STOP and outcome.unchecked and \
+                not already_told(transcript, UNREAD_MARK, deadline):
+            return LET_STOP, unread_notice(outcome.unchecked)
+        return outcome.verdict, None
+    # A block that cannot advance the baseline would repeat at every stop: the stop goes
+    # through, and the user learns that the guard is blind here.
+    blind = outcome.verdict == BLOCK or recorded is None and current.count
+    if blind and not already_told(transcript, NOTICE_MARK, deadline):
+        return LET_STOP, cannot_record_notice(guard, path)
+    return LET_STOP, None
+
+
+def weigh(guard, recorded, current):
+    """The rows for a stop outside the throttle: no baseline; a change; could not read;
+    saving; nothing."""
+    if recorded is None:
+        # Nothing else is evidence of work: blocked only when the tree holds changes.
+        return Outcome(BLOCK if current.count else LET_STOP, current)
+    record = merged(recorded, current)
+    before = recorded.digests()
+    moved = None not in (recorded.head, current.head) and recorded.head != current.head
+    saving = guard.commits_are_saving(recorded.head, current.head) if moved else True
+    if saving is False or any(part.digest is not None and before.get(part.key) is not None
+                              and before[part.key] != part.digest for part in current.parts):
+        return Outcome(BLOCK, record)
+    if saving is None:
+        record.head = recorded.head  # git could not judge the move in time: judged next stop
+    # A part without a reading at either end (not read now, or not when the baseline was
+    # taken, or past the limits) cannot be checked at this stop.
+    unchecked = [part for part in current.parts
+                 if part.digest is None or before.get(part.key) is None]
+    unchanged = record.recorded() == recorded.recorded()
+    return Outcome(LET_STOP, None if unchanged else record, unchecked)
+
+
+def merged(recorded, current):
+    """The current reading, where a part it could not read keeps the recorded one: what could
+    not be read is judged when it next is, never taken as changed or as unchanged."""
+    if recorded is None:
+        return current
+    if current.head is None:  # the top unread: nothing is known now
+        return recorded
+    before = recorded.digests()
+    parts = [part if part.digest is not None or before.get(part.key) is None
+             else Part(part.key, part.path, before[part.key]) for part in current.parts]
+    return Reading(current.head, parts, current.moves)
+
+
+def weigh_fresh_handoff(guard, recorded, current):
+    """The rows for a handoff written within the throttle window that no baseline has taken in
+    yet: the stop passes. When the handoff saw every change since the baseline, the baseline
+    moves to the current state, so what it saved is not asked for once the window ends; when
+    something changed after it, nothing moves, and that work is asked for then."""
+    handoff_ns = handoff_change_time(guard)
+    if handoff_ns is None or not handoff_covers(guard, handoff_ns, recorded, current):
+        return Outcome(LET_STOP)
+    return Outcome(LET_STOP, merged(recorded, current))
+
+
+def handoff_change_time(guard):
+    """When the session-state file last changed here: replacing it (as the harness's Write tool
+    saves) also changes its folder, at the same moment."""
+    try:
+        return change_time(os.stat(shared.state_path(guard.project, guard.env)))
+    except (OSError, ValueError):
+        return None
+
+
+def handoff_covers(guard, handoff_ns, recorded, current):
+    """Whether every change since the baseline happened before the handoff was written, each
+    judged by when it happened here: a path by its own change time and its folders', a nested
+    repository also by when its HEAD moved, HEAD by the reflog. A part not read now keeps its
+    recorded reading and is judged when it is read."""
+    if current.head is None:
+        return False
+    before = recorded.digests() if recorded is not None else {}
+    for part in current.parts:
+        if part.digest is not None and before.get(part.key) != part.digest \
+                and part.changed_ns > handoff_ns:
+            return False
+    return head_covered(guard, handoff_ns, recorded, current)
+
+
+def head_covered(guard, handoff_ns, recorded, current):
+    """Whether HEAD holds no work the handoff did not see: from the baseline's HEAD, which is
+    older than the handoff, or from the commit HEAD was on when the handoff was written (the
+    reflog's answer), it is where it was or moved since by saving alone."""
+    for before in (recorded.head if recorded is not None else None, head_at(current, handoff_ns)):
+        if before is not None and (before == current.head or guard.commits_are_saving(
+                before, current.head) is True):
+            return True
+    return False
+
+
+def head_at(current, handoff_ns):
+    """The commit HEAD was on when the handoff was written: that of the newest move the reflog
+    dates before the handoff's second (a move within that second counts as after it). None
+    when the reflog cannot say: it holds no such move, or its newest entry is not HEAD."""
+    if not current.moves or current.moves[0][0] != current.head:
+        return None
+    second = handoff_ns // 10 ** 9
+    for commit, moved in current.moves:
+        if moved < second:
+            return commit
+    return None
+
+
+# --- what the harness sent, and what the user and the agent are told -----------------------------
+
+def stop_hook_active(hook_input):
+    """True when the harness is already continuing because a stop hook blocked. Lenient on
+    purpose: a misspelt true must never turn into a loop. Under Gemini CLI, also a stop that
+    ends the continuation this guard's block started: Gemini says stop_hook_active false again
+    once the continuation ran a tool, but its transcript then holds the block's message as the
+    last text of a user turn."""
+    value = hook_input.get("stop_hook_active")
+    if isinstance(value, str):
+        flagged = value.strip().lower() in ("true", "yes", "1")
+    else:
+        flagged = value is True or (isinstance(value, (int, float)) and value != 0)
+    if flagged or shared.harness(hook_input) != "gemini":
+        return flagged
+    said = last_user_text(shared.text_field(hook_input, "transcript_path"))
+    return said is not None and said.startswith(BLOCK_MARK)
+
+
+def last_user_text(transcript):
+    """The last text part of a user turn in a Gemini transcript (JSON lines; a tool's response
+    is a user turn without text and is passed over), read from its last TRANSCRIPT_TAIL bytes,
+    where a line cut by the start does not parse; None when there is none or it cannot be read."""
+    try:
+        if transcript is None or not stat.S_ISREG(os.stat(transcript).st_mode):
+            return None
+        with open(transcript, "rb") as stream:
+            stream.seek(max(0, stream.seek(0, 2) - TRANSCRIPT_TAIL))
+            lines = stream.read(TRANSCRIPT_TAIL).split(b"\n")
+    except (OSError, ValueError):
+        return None
+    for line in reversed(lines):
+        record = shared.json_object(line) if b'"user"' in line else {}
+        texts = [part.get("text") for part in record.get("content") or () if isinstance(part, dict)
+                 and isinstance(part.get("text"), str)] if record.get("type") == "user" else []
+        if texts:
+            return texts[-1]
+    return None
+
+
+def instructions(project, written_ns):
+    """The block's message: why it blocks (no handoff yet, an old one, or one dated ahead of
+    the clock) and what to do, naming the path the handoff is to be written to."""
+    env = os.environ
+    wanted = env.get("MCP_SESSION_STATE") or shared.DEFAULT_STATE
+    memory = os.path.dirname(env.get("MCP_MEMORY_INDEX") or shared.DEFAULT_INDEX) or "."
+    if written_ns is None:
+        reason = "no handoff has been written yet (%s does not exist)" % wanted
+    else:
+        shown = shared.shown_path(project, shared.state_path(project, env))
+        if time.time() < written_ns / 1e9:
+            reason = "its handoff (%s) is dated ahead of the clock" % shown
+        else:
+            reason = "its handoff (%s) is older than %d minutes" % (
+                shown, shared.throttle_minutes(env))
+    return (
+        BLOCK_MARK + " and %s. Save the session now, without asking the user:\n"
+        "1. Run /handoff: write %s with the current state only (replace the file, do not "
+        "append).\n"
+        "2. Run /dream: merge what this session learned into %s/ (merge, never overwrite).\n"
+        "Keep both brief and factual. If both already ran in this turn, just stop.\n"
+        % (reason, wanted, memory)
+    )
+
+
+def unread_notice(parts):
+    """What the user is told, once per session, when part of the repository had no reading to
+    compare with, now or when the baseline was taken: its work was not checked."""
+    names = [shown_part(part) for part in parts]
+    return ("[memory-context-protocol] " + UNREAD_MARK + " %s, at this stop or when this "
+            "session's baseline was taken (git gave no answer within %d seconds, or it lies past "
+            "the %d nested repositories, %d levels deep, that the guard reads), so work done "
+            "there was not checked. What it can read is compared at every stop."
+            % (", ".join(names), READS_SECONDS, NESTED_REPOSITORIES, NESTED_DEPTH))
+
+
+def shown_part(part):
+    if part.key == TOP:
+        return "the repository"
+    if part.path is None:
+        return "more nested repositories"
+    return os.fsdecode(part.path).encode("utf-8", "replace").decode("utf-8")
+
+
+def cannot_record_notice(guard, path):
+    """What the user is told when the guard cannot keep its baseline, and so cannot ask for a
+    handoff: the path, and why writing there is refused."""
+    return ("[memory-context-protocol] " + NOTICE_MARK + " at %s (the hooks write only inside "
+            "the project's .claude/ folder, never through a symbolic link and never over a file "
+            "that is not a baseline), so it cannot ask for a handoff in this project. Make "
+            ".claude/ and .claude/hooks/ plain folders, or set MCP_BASELINE to a path inside "
+            "them; until then, run /handoff and /dream yourself before you stop."
+            % shared.shown_path(guard.project, path))
+
+
+def already_told(transcript, notice_mark, deadline):
+    """Whether this session's transcript already holds the notice, which the harness records
+    with the hook's output: the user is told once per session, not at every stop. Read in
+    chunks from the start, where the first notice usually is, until the deadline; a transcript
+    that cannot be read counts as not told."""
+    mark = notice_mark.encode("ascii")
+    try:
+        if transcript is None or not stat.S_ISREG(os.stat(transcript).st_mode):
+            return False
+        with open(transcript, "rb") as stream:
+            tail = b""
+            while time.monotonic() < deadline:
+                chunk = stream.read(1024 * 1024)
+                if not chunk:
+                    return False
+                if mark in tail + chunk:
+                    return True
+                tail = chunk[-len(mark):]
+    except (OSError, ValueError):
+        return False
+    return False
+
+
+# --- pruning merged agent worktrees (§7.7) ------------------------------------------------------
+
+def prune(project, env, session_dirs=(), deadline=None):
+    """Remove merged, clean, unused agent worktrees by `deadline` (time.monotonic()); the lines
+    to show, or [] when nothing was removed."""
+    worktree_dir = os.path.join(project, env.get("MCP_WORKTREE_DIR") or ".claude/worktrees")
+    if not os.path.isdir(worktree_dir) or leads_out_of(project, worktree_dir):
+        return []
+    session_dirs = [project] + list(session_dirs)
+    git = Git(time.monotonic() + 20.0 if deadline is None else deadline)
+    worktrees, exact = listed_worktrees(git, project)
+    candidates = [w for w in worktrees if is_candidate(w, worktree_dir, session_dirs)]
+    base = base_branch(git, project, env) if candidates else None
+    merged_names = merged_branches(git, project, base) if base else set()
+    base_name = base[len("refs/heads/"):] if base and base.startswith("refs/heads/") else base
+    now = time.time()
+    unused = [w for w in candidates if w["branch"] != base_name and w["branch"] in merged_names
+              and not was_used_lately(w, now)]
+    occupied = folders_processes_stand_in([w["path"] for w in unused], git.deadline)
+    under_way = branches_under_way(git, project) if unused else []
+    checked_out = [w.get("branch") for w in worktrees] + (under_way or [])
+    removed = []
+    for worktree in unused:
+        if worktree["path"] in occupied or not (exact or is_what_git_listed(git, worktree)):
+            continue
+        branch_shared = under_way is None or checked_out.count(worktree["branch"]) > 1
+        if holds_nothing_of_its_own(git, worktree, base) \
+                and remove_worktree(git, project, worktree, branch_shared):
+            checked_out.remove(worktree["branch"])
+            removed.append(shown_name(os.path.basename(worktree["path"])))
+    if not removed:
+        return []
+    return ["pruned %d merged agent worktree(s): %s" % (len(removed), ", ".join(removed))]
 
 
 def listed_worktrees(git, project):
@@ -179,8 +1174,8 @@ def listed_worktrees(git, project):
     stays one path. Older gits reject -z and print paths raw, one field a line: a newline in a
     path can then make up a whole entry, so that listing is used only with each candidate
     confirmed from inside its own folder (see is_what_git_listed)."""
-    fields = git.run(project, "worktree", "list", "--porcelain", "-z")
-    if fields is None:
+    fields = git.run([git.argv(project, "worktree", "list", "--porcelain", "-z")])[0]
+    if fields is None or fields[0] == TIMED_OUT:
         return [], True
     if fields[0] == 0:
         return parsed_listing(fields[1].decode("utf-8", "surrogateescape"), "\0"), True
@@ -254,7 +1249,8 @@ def is_candidate(worktree, worktree_dir, session_dirs):
 
 
 def base_branch(git, project, env):
-    """The branch that work lands on, as a ref git can resolve."""
+    """The branch that work lands on, as a ref git can resolve: MCP_BASE_BRANCH, else the
+    remote's HEAD, else init.defaultBranch, else whichever of main and master exists."""
     named = (env.get("MCP_BASE_BRANCH") or "").strip()
     if named:
         return named
@@ -295,8 +1291,8 @@ def holds_nothing_of_its_own(git, worktree, base):
     # --untracked-files=normal overrides a status.showUntrackedFiles=no that would hide them.
     # One entry is enough to keep the worktree: an untracked or ignored folder (node_modules)
     # is named once, not walked file by file, which took seconds and the whole budget.
-    status = git.run(path, "status", "--porcelain", "--ignored=matching",
-                     "--untracked-files=normal", "-z")
+    status = git.run([git.argv(path, "status", "--porcelain", "--ignored=matching",
+                               "--untracked-files=normal", "-z")])[0]
     if status is None or status[0] != 0 or status[1].strip(b"\0"):
         return False
     return not (has_hidden_files(git, path) or has_refs_of_its_own(git, path)
@@ -305,9 +1301,8 @@ def holds_nothing_of_its_own(git, worktree, base):
 
 def has_an_operation_under_way(path):
     """A merge, cherry-pick, revert, rebase, `git am` or bisect stopped half-way keeps what is
-    left to do (the patches still to apply, the commits still to pick, the message so far) in
-    the worktree's folder in .git. Its files and HEAD can look untouched meanwhile: a patch
-    that failed to apply changes nothing. Removal would take that state with it."""
+    left to do in the worktree's folder in .git, while its files and HEAD may look untouched:
+    removal would take that state with it."""
     admin = admin_folder(path)
     return admin is None or any(os.path.lexists(os.path.join(admin, name))
                                 for name in OPERATIONS_UNDER_WAY)
@@ -380,21 +1375,11 @@ def folders_processes_stand_in(paths, deadline):
     resolved = {os.path.realpath(path): path for path in paths}
     occupied = set()
     for where in directories:
-        folder = folder_holding(where, resolved)
-        if folder is not None:
-            occupied.add(resolved[folder])
+        while where not in resolved and os.path.dirname(where) != where:
+            where = os.path.dirname(where)
+        if where in resolved:
+            occupied.add(resolved[where])
     return occupied
-
-
-def folder_holding(where, folders):
-    """The one of `folders` that is `where` or a folder above it, or None: one lookup per
-    level, however many folders there are."""
-    while where not in folders:
-        parent = os.path.dirname(where)
-        if parent == where:
-            return None
-        where = parent
-    return where
 
 
 def working_directories_of_processes(deadline):
@@ -432,15 +1417,9 @@ def admin_folder(path):
 
 
 def first_line(path):
-    """The first line of a small regular file, stripped; None when there is no such file (a
-    FIFO would never answer)."""
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return None
-        with open(path, "rb") as stream:
-            return stream.read(4096).decode("utf-8", "surrogateescape").split("\n")[0].strip()
-    except (OSError, ValueError):
-        return None
+    """The first line of a small regular file, stripped; None when there is no such file."""
+    data = shared.read_plain_file(path, 4096)
+    return None if data is None else data.decode("utf-8", "surrogateescape").split("\n")[0].strip()
 
 
 def branches_under_way(git, project):
@@ -472,54 +1451,22 @@ def branches_under_way(git, project):
 
 
 def remove_worktree(git, project, worktree, branch_is_shared):
-    removed = git.run_to_completion(project, "worktree", "remove", worktree["path"])
+    """`git worktree remove` (without --force, so git's own refusals stand), started only with
+    time to spare and given a grace period past the deadline: a half-done removal leaves a
+    half-deleted folder behind. The `git status` it runs in the worktree reads that worktree's
+    config too, so its drivers are switched off as well."""
+    if git.deadline - time.monotonic() < REMOVAL_START_SECONDS:
+        return False
+    grace = git.deadline + REMOVAL_GRACE_SECONDS
+    removed = git.run([git.argv(project, "worktree", "remove", worktree["path"],
+                                also=(worktree["path"],))], grace)[0]
     if removed is None or removed[0] != 0:
         return False
-    if branch_is_shared:
-        return True  # another worktree has it checked out (`worktree add -f`): it stays
-    # Only if the branch still points where it did: its commits are all in the base branch.
-    git.run_to_completion(project, "update-ref", "-d", "refs/heads/" + worktree["branch"],
-                          worktree["head"])
+    if not branch_is_shared:  # another worktree has it checked out (`worktree add -f`): it stays
+        # Only if the branch still points where it did: its commits are all in the base branch.
+        git.run([git.argv(project, "update-ref", "-d", "refs/heads/" + worktree["branch"],
+                          worktree["head"])], grace)
     return True
-
-
-def prune(project, env, session_dirs=(), seconds=GIT_SECONDS):
-    """Remove merged, clean agent worktrees within `seconds`; the lines to show, or [] when
-    nothing was removed."""
-    worktree_dir = os.path.join(project, env.get("MCP_WORKTREE_DIR") or DEFAULT_WORKTREE_DIR)
-    if not os.path.isdir(worktree_dir) or leads_out_of(project, worktree_dir):
-        return []
-    session_dirs = [project] + list(session_dirs)
-    git = Git(seconds)
-    worktrees, exact = listed_worktrees(git, project)
-    candidates = [w for w in worktrees if is_candidate(w, worktree_dir, session_dirs)]
-    base = base_branch(git, project, env) if candidates else None
-    if not base:
-        return []
-    merged = merged_branches(git, project, base)
-    base_name = base[len("refs/heads/"):] if base.startswith("refs/heads/") else base
-    now = time.time()
-    unused = [w for w in candidates if w["branch"] != base_name and w["branch"] in merged
-              and not was_used_lately(w, now)]
-    if not unused:
-        return []
-    if not git.switch_off_filters(project):
-        return []
-    occupied = folders_processes_stand_in([w["path"] for w in unused], git.deadline)
-    under_way = branches_under_way(git, project)
-    checked_out = [w.get("branch") for w in worktrees] + (under_way or [])
-    removed = []
-    for worktree in unused:
-        if worktree["path"] in occupied or not (exact or is_what_git_listed(git, worktree)):
-            continue
-        shared = under_way is None or checked_out.count(worktree["branch"]) > 1
-        if holds_nothing_of_its_own(git, worktree, base) \
-                and remove_worktree(git, project, worktree, shared):
-            checked_out.remove(worktree["branch"])
-            removed.append(shown_name(os.path.basename(worktree["path"])))
-    if not removed:
-        return []
-    return ["pruned %d merged agent worktree(s): %s" % (len(removed), ", ".join(removed))]
 
 
 def shown_name(name):
@@ -529,66 +1476,5 @@ def shown_name(name):
                    for c in name)
 
 
-# --- running on its own ---------------------------------------------------------------------
-
-def hook_cwd():
-    """The `cwd` the harness reports on stdin, if any: a session may stand in a worktree."""
-    try:
-        if sys.stdin is None or sys.stdin.isatty() or os.name != "posix":
-            return None
-        import select
-        fd = sys.stdin.fileno()
-        data = b""
-        deadline = time.monotonic() + STDIN_SECONDS
-        while len(data) < 1024 * 1024 and select.select([fd], [], [], max(0, deadline - time.monotonic()))[0]:
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
-            data += chunk
-        import json
-        value = json.loads(data.decode("utf-8-sig")).get("cwd")
-    except Exception:
-        return None
-    return value if isinstance(value, str) and value else None
-
-
-def project_dir():
-    try:
-        path = os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
-    except OSError:
-        return None
-    return os.path.abspath(path) if os.path.isdir(path) else None
-
-
-def main():
-    project = project_dir()
-    if project is None:
-        return
-    session_dirs = [os.getcwd()] + [d for d in [hook_cwd()] if d]
-    lines = prune(project, os.environ, session_dirs)
-    if lines:
-        try:
-            sys.stdout.buffer.write(("\n".join(lines) + "\n").encode("utf-8"))
-            sys.stdout.buffer.flush()
-        except (OSError, ValueError, AttributeError):
-            pass
-
-
-def keep_the_hook_folder_off_the_import_path():
-    """Run without -I (`python3 .claude/hooks/prune-worktrees.py`, as a user or a command
-    may), Python puts the hook's folder first on the import path, and a module a repository
-    commits beside the hooks (`_json.py`, `select.py`) would be imported in place of the
-    standard library's: every module imported from here on comes from the standard library."""
-    if sys.flags.isolated:  # -I, as the harness runs the hooks: the folder is not there
-        return
-    here = os.path.dirname(os.path.realpath(__file__))
-    sys.path[:] = [entry for entry in sys.path if os.path.realpath(entry or os.curdir) != here]
-
-
 if __name__ == "__main__":
-    try:
-        keep_the_hook_folder_off_the_import_path()
-        main()
-    except BaseException:  # pruning is housekeeping: it must never take the session down
-        pass
-    sys.exit(0)
+    sys.exit(0)  # loaded by session-start.py and stop-handoff.py, never run on its own
