@@ -884,8 +884,14 @@ def run(formats, developers, saves, orders, seed, modes=MODES, scratch=None, kee
     judge = Judge(scratch)
     results = dict((name, dict((mode, dict((c, 0) for c in COLUMNS)) for mode in modes))
                    for name in formats)
+    import memory_health
+    import memory_verdicts
+    stale = dict((column, 0) for column in STALE_COLUMNS)
     try:
         for each in range(seed, seed + seeds):
+            for column, value in stale_citations(git, scratch, each, memory_verdicts,
+                                                 memory_health).items():
+                stale[column] += value
             for name in formats:
                 origin = os.path.join(scratch, "%s-%d" % (name, each), "origin")
                 written = build_origin(git, origin, FORMATS[name], developers, saves, each)
@@ -901,7 +907,7 @@ def run(formats, developers, saves, orders, seed, modes=MODES, scratch=None, kee
     finally:
         if owned and not keep:
             shutil.rmtree(scratch, ignore_errors=True)
-    return results, landing_orders(developers, orders, seed)
+    return results, landing_orders(developers, orders, seed), stale
 
 
 def add_up(totals, landing, judged):
@@ -914,12 +920,124 @@ def add_up(totals, landing, judged):
         totals[column] += judged[column]
 
 
-def table(results):
-    head = ("format", "mode") + COLUMNS
+# --- a memory whose cited files moved ------------------------------------------------------------
+
+STALE_COLUMNS = ("files", "stale", "marked", "marked_fresh", "new_path_wrong", "named",
+                 "named_fresh", "reads_again", "git_again")
+SOURCE_FOLDERS = ("src/api", "src/core", "src/jobs", "lib/util", "tests")
+CITATION_FORMS = ("- %(date)s: `%(path)s` holds the %(what)s.",
+                  "- %(date)s: the %(what)s starts at `%(path)s:%(line)d`.",
+                  "- %(date)s: check the %(what)s with `python3 -m pytest %(path)s -q`.",
+                  "- %(date)s: the %(what)s lives in [%(name)s](../../%(path)s).")
+
+
+def stale_citations(git, scratch, seed, verdicts, health):
+    """A memory of notes and topic files that cite the project's files, then commits that delete
+    6 of the cited files, rename 6 (3 into another folder) and change 6 more. Judged against
+    what each file cites (the rule), never against a check: a file is stale when it cites a
+    path that is gone, fresh otherwise; a line that says its path was removed is history, and
+    makes no file stale. Returns the figures of session start's verdicts (memory_marks, run
+    twice: the second run, on the cache, should read no file and run git only to check HEAD)
+    and of `install.py --check` (missing-path)."""
+    rng = random.Random("stale-%d" % seed)
+    project = os.path.join(scratch, "stale-%d" % seed)
+    sources = ["%s/%s_%d.py" % (rng.choice(SOURCE_FOLDERS), rng.choice(WORDS), n) for n in range(40)]
+    for path in sources:
+        write_file(project, path, "def %s():\n    return %d\n" % (path.split("/")[-1][:-3], seed))
+    cites = {}
+    for number in range(44):
+        name = ("%s.md" % NEW_TOPICS[number] if number < 4 else
+                "%s/%s-%d.md" % (rng.choice(("decisions", "gotchas", "testing")), rng.choice(WORDS), number))
+        cites[name] = rng.sample(sources, rng.choice((1, 1, 2, 3)))
+        lines = ["# %s" % title_of(name.split("/")[-1][:-3]), ""]
+        for path in cites[name]:
+            lines += [rng.choice(CITATION_FORMS) % {"date": day(0), "path": path, "line": 10,
+                                                    "what": rng.choice(WORDS), "name": path.split("/")[-1]}, ""]
+        if "/" not in name:  # a topic file, one folder up: its links lead one folder less far
+            lines = [line.replace("](../../", "](../") for line in lines]
+        write_file(project, "memory/" + name, "\n".join(lines))
+    gone = rng.sample(sorted(set(p for paths in cites.values() for p in paths)), 12)
+    history = "- %s: `%s` was removed in favour of the %s.\n" % (day(0), gone[0], WORDS[0])
+    write_file(project, "memory/decisions/history-note.md", "# History\n\n" + history)
+    write_file(project, "memory/MEMORY.md", "# Project Memory Index\n\n" + "".join(
+        "- [%s](%s) — what is known\n" % (title_of(name[:-3]), name) for name in cites if "/" not in name))
+    write_file(project, ".gitattributes", union_attributes())
+    git.run(project, "init", "-q", "-b", "main")
+    git.run(project, "add", "-A")
+    git.run(project, "commit", "-q", "-m", "start")
+    moved = move_cited_files(git, project, rng, gone, sources)
+    stale = set("memory/" + name for name, paths in cites.items() if set(paths) & set(gone))
+    fresh = set("memory/" + name for name in cites) - stale | {"memory/decisions/history-note.md"}
+    return judge_stale(project, verdicts, health, stale, fresh, moved)
+
+
+def move_cited_files(git, project, rng, gone, sources):
+    """Delete the first 6 of `gone`, rename the other 6 (every second one into another folder),
+    and change 6 files that stay, one commit each. Returns {old path: new path} of the renames."""
+    moved = {}
+    for path in gone[:6]:
+        git.run(project, "rm", "-q", "--", path)
+        git.run(project, "commit", "-q", "-m", "remove " + path)
+    for number, path in enumerate(gone[6:]):
+        folder = path.rsplit("/", 1)[0] if number % 2 else "src/moved"
+        new = "%s/renamed_%s" % (folder, path.rsplit("/", 1)[1])
+        os.makedirs(os.path.join(project, folder), exist_ok=True)
+        git.run(project, "mv", path, new)
+        git.run(project, "commit", "-q", "-m", "rename " + path)
+        moved[path] = new
+    for path in rng.sample([p for p in sources if p not in gone], 6):
+        with open(os.path.join(project, path), "a", encoding="utf-8") as stream:
+            stream.write("# changed\n")
+        git.run(project, "commit", "-q", "-am", "change " + path)
+    return moved
+
+
+def judge_stale(project, verdicts, health, stale, fresh, moved):
+    git = lambda *args: git_answer(health.GIT.git_bytes(project, *args))
+    cache = os.path.join(project, ".git", "bench-verdicts")  # a folder of the bench's own
+    os.makedirs(cache)
+    first = verdicts.memory_marks(project, os.path.join(project, "memory"), git, cache)
+    marks = [m for m in first if m["kind"] == "gone"]
+    calls, reads = [], []
+    counting = lambda *args: calls.append(args[0]) or git(*args)
+    reading, verdicts.file_verdicts = verdicts.file_verdicts, lambda *a: reads.append(a) or reading(*a)
+    try:
+        again = verdicts.memory_marks(project, os.path.join(project, "memory"), counting, cache)
+    finally:
+        verdicts.file_verdicts = reading
+    if again != first:
+        raise RuntimeError("the verdicts read from the cache differ in %s" % project)
+    named = set(f["file"] for f in health.memory_health(project, {}, preview=False)["findings"]
+                if f["check"] == "missing-path")
+    marked = set(m["file"] for m in marks)
+    return {"files": len(stale | fresh), "stale": len(stale), "marked": len(marked & stale),
+            "marked_fresh": len(marked & fresh),
+            "new_path_wrong": sum(1 for m in marks if m["now"] != moved.get(m["path"])),
+            "named": len(named & stale), "named_fresh": len(named & fresh),
+            "reads_again": len(reads), "git_again": len([c for c in calls if c != "rev-parse"])}
+
+
+def write_file(project, path, text):
+    target = os.path.join(project, *path.split("/"))
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    with open(target, "w", encoding="utf-8", newline="\n") as stream:
+        stream.write(text)
+
+
+def stale_defects(stale):
+    """What session start's verdicts must never show on the moved files: a stale file left
+    unmarked, a fresh one marked, a wrong new path, a file read again or git run again (beyond
+    the look at HEAD) when nothing changed."""
+    return (stale["stale"] - stale["marked"] + stale["marked_fresh"] + stale["new_path_wrong"]
+            + stale["reads_again"] + stale["git_again"])
+
+
+def table(results, columns=COLUMNS):
+    head = ("format", "mode") + columns
     rows = [head]
     for name, modes in results.items():
         for mode, totals in modes.items():
-            rows.append((name, mode) + tuple(str(totals[c]) for c in COLUMNS))
+            rows.append((name, mode) + tuple(str(totals[c]) for c in columns))
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     out = []
     for number, row in enumerate(rows):
@@ -953,7 +1071,7 @@ def main(argv=None):
             parser.error("unknown mode %r (known: %s)" % (mode, ", ".join(MODES)))
     if options.workdir:
         os.makedirs(options.workdir, exist_ok=True)
-    results, orders = run(formats, options.developers, options.saves, options.orders,
+    results, orders, stale = run(formats, options.developers, options.saves, options.orders,
                           options.seed, modes, options.workdir, keep=bool(options.workdir),
                           seeds=options.seeds)
     print("%d developers x %d saves, %d landing order(s), seed %d%s; every figure is the total "
@@ -961,12 +1079,16 @@ def main(argv=None):
                                          options.seed, " and the %d after it" % (options.seeds - 1)
                                          if options.seeds > 1 else ""))
     print(table(results))
+    print("\nA memory whose cited files moved (6 deleted, 6 renamed, 6 changed per seed), judged "
+          "by session start's verdicts and by --check:")
+    print(table({"stale citations": {"": stale}}, STALE_COLUMNS))
     if options.json:
         with open(options.json, "w", encoding="utf-8") as stream:
             json.dump({"developers": options.developers, "saves": options.saves,
                        "orders": orders, "seed": options.seed, "seeds": options.seeds,
-                       "results": results}, stream, indent=1)
+                       "results": results, "stale_citations": stale}, stream, indent=1)
     found = sum(defects(totals, mode) for mode, totals in results.get("team", {}).items())
+    found += stale_defects(stale)
     return 1 if options.strict and found else 0
 
 
