@@ -1950,6 +1950,17 @@ def diverged_facts(memory, findings):
     two facts that touch are the two versions a union merge keeps when two branches changed the
     same fact, or deleted it on one branch and changed it on the other."""
     for first, second, deletion in facts_side_by_side(memory):
+        start, end = VERDICTS.run_of_facts(memory.lines, first, second, memory.fenced_lines)
+        if (start, end) != (first, second):
+            findings.add("diverged-fact", memory, second,
+                         "holds two facts that touch (lines %d and %d) in a run of facts (lines "
+                         "%d-%d): where two branches changed neighbouring facts, the union merge "
+                         "keeps one branch's versions of them all, then the other's"
+                         % (first, second, start, end),
+                         "compare the facts of lines %d-%d and keep one version of each (the "
+                         "`(deleted)` line or the fact, for a deletion)" % (start, end),
+                         subject=("run", start))
+            continue
         if deletion:
             findings.add("diverged-fact", memory, second,
                          "holds a deleted fact next to a version of it (lines %d and %d): one "

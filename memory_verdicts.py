@@ -91,7 +91,7 @@ MAX_FILES = 20000            # memory files judged in one run
 MAX_CITED = 5000             # distinct cited paths checked for existence
 MAX_DELETING_COMMITS = 32    # tree diffs asked of git for renames, per round
 MAX_RENAME_HOPS = 4          # rounds that follow a renamed path that is gone in turn
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 LOG_NAMES = frozenset("log logs journal diary changelog history sessions session-log devlog "
                       "worklog".split())
 
@@ -134,10 +134,10 @@ def is_fact_line(line):
 
 def versions_side_by_side(lines, fenced=None):
     """(line, line, whether one is a deletion) of each two lines that touch where the team format
-    keeps facts a blank line apart: two dated facts, a fact and a deletion, or a deletion and any
-    line but a title or another deletion. A correction or a deletion replaces its line where it
-    stands, so these are what a union merge keeps when two branches changed one fact
-    differently."""
+    keeps facts a blank line apart: two dated facts or deletions, or a deletion and any line but
+    a title. A correction or a deletion replaces its line where it stands, so these are what a
+    union merge keeps when two branches changed one fact differently (or neighbouring facts:
+    run_of_facts). Whether one is a deletion and the other not is the third item."""
     fenced = fenced_lines(lines) if fenced is None else fenced
     pairs = []
     for number in range(2, len(lines) + 1):
@@ -145,8 +145,6 @@ def versions_side_by_side(lines, fenced=None):
             continue
         first, second = lines[number - 2], lines[number - 1]
         deletion = bool(TOMBSTONE_LINE.match(first)) != bool(TOMBSTONE_LINE.match(second))
-        if TOMBSTONE_LINE.match(first) and TOMBSTONE_LINE.match(second):
-            continue  # deleted either way: nothing there to take as written
         if is_fact_line(first) and is_fact_line(second):
             pairs.append((number - 1, number, deletion))
         elif deletion and first.strip() and second.strip() \
@@ -180,32 +178,57 @@ def title_lines(lines, fenced=None):
             if line.startswith("# ") and n not in fenced and n not in samples]
 
 
+def is_log_by_name(name):
+    """Whether a memory file's name says it is a log (`session-log.md`, `2026-journal.md`): its
+    lines are history, true of their day, and list entries line after line."""
+    stem = name.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
+    return any(word in LOG_NAMES for word in re.split(r"[-_. ]+", stem))
+
+
 def keeps_facts_apart(name, lines):
     """Whether a file is in the format that keeps facts a blank line apart, so that two facts
     that touch are a merge's: not a file still stamped (the earlier format kept facts on
-    adjacent lines), not a log by its name (a log lists its entries line after line)."""
-    stem = name.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
-    if any(word in LOG_NAMES for word in re.split(r"[-_. ]+", stem)):
-        return False
-    return not any(STAMPED.search(line) for line in lines[:40])
+    adjacent lines), not a log."""
+    return not is_log_by_name(name) and not any(STAMPED.search(line) for line in lines[:40])
 
 
 def merge_leftovers(lines, union=True, note=False, fenced=None):
-    """[(line, kind, first line)] of what a merge left in one file: "markers" anywhere; where
-    git merges the file by union, "versions" (two versions of one fact) and "deleted-changed"
-    (a fact deleted on one branch and changed on another), and in a note "two-notes" (a second
-    title: two branches wrote a note under one name)."""
+    """[(line, kind, first line, first and last line of the run to compare)] of what a merge
+    left in one file: "markers" anywhere; where git merges the file by union, "versions" (two
+    versions of one fact) and "deleted-changed" (a fact deleted on one branch and changed on
+    another), and in a note "two-notes" (a second title: two branches wrote a note under one
+    name)."""
     fenced = fenced_lines(lines) if fenced is None else fenced
     marked = marker_lines(lines, fenced)
-    found = [(n, "markers", marked[0]) for n in marked]
+    found = [(n, "markers", marked[0], n, n) for n in marked]
     if not union:
         return found
     for first, second, deletion in versions_side_by_side(lines, fenced):
-        found.append((second, "deleted-changed" if deletion else "versions", first))
+        start, end = run_of_facts(lines, first, second, fenced)
+        found.append((second, "deleted-changed" if deletion else "versions", first, start, end))
     titles = title_lines(lines, fenced) if note else []
     if len(titles) > 1:
-        found.append((titles[1], "two-notes", titles[0]))
+        found.append((titles[1], "two-notes", titles[0], titles[0], titles[1]))
     return found
+
+
+def run_of_facts(lines, first, second, fenced):
+    """(first, last line) of the facts around two that touch, each a blank line or none from the
+    next. Git merges two conflicts three lines apart or less as one, and the union then keeps one
+    branch's lines of it all, then the other's: where both branches changed neighbouring facts,
+    their versions sit in this run, one block after the other, touching only where the blocks
+    meet."""
+    def fact(number):
+        return 0 < number <= len(lines) and number not in fenced and is_fact_line(lines[number - 1])
+
+    def blank(number):
+        return 0 < number <= len(lines) and number not in fenced and not lines[number - 1].strip()
+    start, end = (first if fact(first) else second), (second if fact(second) else first)
+    while fact(start - 1) or (blank(start - 1) and fact(start - 2)):
+        start -= 1 if fact(start - 1) else 2
+    while fact(end + 1) or (blank(end + 1) and fact(end + 2)):
+        end += 1 if fact(end + 1) else 2
+    return start, end
 
 
 # --- citations ------------------------------------------------------------------------------------
@@ -453,8 +476,8 @@ def described(name, entry):
 
 
 def file_verdicts(path, name, memory_folder):
-    """{"leftovers": [...], "union_needed": bool, "cited": [...]} of one memory file, read once
-    (at most FILE_BYTES): what its text says without git."""
+    """{"leftovers": [[line, kind, first line]], "cited": [[line, path, date]]} of one memory file,
+    read once (at most FILE_BYTES): what its text says without git."""
     try:
         with open(path, "rb") as stream:
             text = stream.read(FILE_BYTES).decode("utf-8", "replace")
@@ -466,8 +489,8 @@ def file_verdicts(path, name, memory_folder):
     apart = keeps_facts_apart(name, lines)
     leftovers = merge_leftovers(lines, union=apart, note=note, fenced=fenced)
     folder = memory_folder + ("/" + name.rsplit("/", 1)[0] if note else "")
-    return {"leftovers": [list(item) for item in leftovers],
-            "cited": [list(item) for item in cited_paths(lines, folder.strip("/"), fenced)]}
+    cited = [] if is_log_by_name(name) else cited_paths(lines, folder.strip("/"), fenced)
+    return {"leftovers": [list(item) for item in leftovers], "cited": [list(i) for i in cited]}
 
 
 def memory_marks(project, folder, git, cache=None):
@@ -496,14 +519,15 @@ def leftover_marks(project, shown_folder, files, git):
     """The marks of merge leftovers; those that hold only where git merges the file by union
     (two versions, a second title) are kept for the files `git check-attr` says it does."""
     candidates = sorted(name for name, kept in files.items()
-                        if any(kind != "markers" for _, kind, _ in kept[2]["leftovers"]))
+                        if any(item[1] != "markers" for item in kept[2]["leftovers"]))
     union = union_merged(git, [shown_folder + "/" + name for name in candidates])
     marks = []
     for name, kept in sorted(files.items()):
         shown = shown_folder + "/" + name
-        for line, kind, first in kept[2]["leftovers"]:
+        for line, kind, first, start, end in kept[2]["leftovers"]:
             if kind == "markers" or shown in union:
-                marks.append({"file": shown, "line": line, "kind": kind, "first": first})
+                marks.append({"file": shown, "line": line, "kind": kind, "first": first,
+                              "start": start, "end": end})
     return marks
 
 
@@ -599,6 +623,8 @@ MARK_TEXT = {
                 "keep the true one",
     "deleted-changed": "deleted on one branch, changed on another (lines %(first)d-%(line)d): "
                        "keep the deletion or the fact",
+    "run": "two facts touch (lines %(first)d-%(line)d): a merge put one branch's versions of "
+           "lines %(start)d-%(end)d after the other's; keep one version of each fact",
     "two-notes": "two notes under one name (titles on lines %(first)d and %(line)d): split or "
                  "fold them",
 }
@@ -611,7 +637,9 @@ def mark_line(mark):
         fate = ("renamed to `%s`" % mark["now"]) if mark["now"] else "deleted"
         return "- %s cites `%s`, %s in %s (%s)" % (where, mark["path"], fate, mark["commit"],
                                                    mark["date"])
-    return "- %s %s" % (where, MARK_TEXT[mark["kind"]] % mark)
+    several = mark["kind"] in ("versions", "deleted-changed") and \
+        (mark["start"], mark["end"]) != (mark["first"], mark["line"])
+    return "- %s %s" % (where, MARK_TEXT["run" if several else mark["kind"]] % mark)
 
 
 def format_marks(marks, at_most=20):

@@ -759,10 +759,10 @@ class Judge(object):
             import memory_verdicts
             self.health, self.verdicts = memory_health, memory_verdicts
         git = lambda *args: git_answer(self.health.GIT.git_bytes(project, *args))
-        marks = [(m["file"][len("memory/"):], set((m["line"], m.get("first", m["line"]))))
+        marks = [(m["file"][len("memory/"):], set(range(m["start"], m["end"] + 1)))  # to compare
                  for m in self.verdicts.memory_marks(project, os.path.join(project, "memory"), git)
                  if m["kind"] != "gone"]
-        named = [(f["file"][len("memory/"):], set(n - back for n in f["lines"] for back in (0, 1)))
+        named = [(f["file"][len("memory/"):], self.lines_named(texts, f))
                  for f in self.health.merge_leftover_findings(project, {})  # memory/MEMORY.md
                  if f["check"] != "stamped-format"]
         units = leftover_units(texts, written)
@@ -772,6 +772,20 @@ class Judge(object):
                 "named": sum(1 for u in units if covers(named, u)),
                 "wrong": sum(1 for m in marks if not any(covers([m], u) for u in units)),
                 "back": sum(1 for u in deleted_units if not covers(marks, u))}
+
+
+    def lines_named(self, texts, finding):
+        """The lines a finding tells /dream to look at: each line it names and the one above
+        (a diverged fact is named at the second of two), and for two facts that touch, the run
+        of facts its message names (the verdicts' run_of_facts)."""
+        lines = texts[finding["file"][len("memory/"):]].split("\n")
+        named = set()
+        for number in finding["lines"]:
+            named.update((number - 1, number))
+            if finding["check"] == "diverged-fact":
+                start, end = self.verdicts.run_of_facts(lines, number - 1, number, set())
+                named.update(range(start, end + 1))
+        return named
 
 
 def git_answer(result):
