@@ -29,6 +29,7 @@ What it promises:
 import json
 import os
 import re
+import stat
 
 # --- the format's lines ---------------------------------------------------------------------------
 
@@ -479,7 +480,10 @@ def file_verdicts(path, name, memory_folder):
     """{"leftovers": [[line, kind, first line]], "cited": [[line, path, date]]} of one memory file,
     read once (at most FILE_BYTES): what its text says without git."""
     try:
-        with open(path, "rb") as stream:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as stream:
+            if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+                return {"leftovers": [], "cited": []}
             text = stream.read(FILE_BYTES).decode("utf-8", "replace")
     except OSError:
         return {"leftovers": [], "cited": []}
@@ -493,14 +497,18 @@ def file_verdicts(path, name, memory_folder):
     return {"leftovers": [list(item) for item in leftovers], "cited": [list(i) for i in cited]}
 
 
-def memory_marks(project, folder, git, cache=None):
-    """[{"file", "line", "kind", "text", ...}] of what session start should not let the agent take
-    as written, in the memory at `folder` (inside `project`): merge leftovers, and citations of
-    paths git deleted or renamed. `cache` is a folder only this user writes, or None."""
+def memory_marks(project, folder, git, cache=None, may_read=None):
+    """[{"file", "line", "kind", ...}] of what session start should not let the agent take as
+    written, in the memory at `folder` (inside `project`): merge leftovers, and citations of
+    paths git deleted or renamed. `cache` is a folder only this user writes, or None;
+    `may_read(path)`, when given, says which memory files the caller's read rules allow (a file
+    it refuses is neither read nor marked)."""
     shown_folder = os.path.relpath(folder, project).replace(os.sep, "/")
     stored = read_cache(cache, project)
     files, changed = {}, False
     for name, path, size, mtime in memory_entries(folder):
+        if may_read is not None and not may_read(path):
+            continue
         kept = stored["files"].get(name)
         if kept and kept[0] == size and kept[1] == mtime:
             files[name] = kept

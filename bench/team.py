@@ -3,9 +3,10 @@
 
 K developers start from one commit, each on a branch of their own, and each saves M times the way
 /dream tells the agent to: facts learned, a topic created where none fits, a wrong fact corrected,
-a correction from the owner in its own file, and whatever the format stamps on every save. The
-model's edits are simulated, deterministically from a seed, so a run can be repeated exactly.
-Then the branches land on `main` one after another, in several orders and in four ways:
+a fact deleted on purpose, a correction from the owner in its own file, and whatever the format
+stamps on every save. The model's edits are simulated, deterministically from a seed, so a run
+can be repeated exactly (--seeds runs several, from --seed on). Then the branches land on `main`
+one after another, in several orders and in four ways:
 
   merge    `git merge` in a clone: the committed .gitattributes is honoured
   rebase   `git pull --rebase` style: the branch replayed onto main commit by commit, then
@@ -17,10 +18,13 @@ Then the branches land on `main` one after another, in several orders and in fou
 
 Every conflict is counted, then resolved the mechanical way a person or an agent would: both
 sides' lines kept (what `git merge-file --union` does), since that loses nothing; what keeping
-main's copy whole would have dropped is counted as well ("at stake"). The end state of `main`
-is then judged as the next session sees it:
+main's copy whole would have dropped is counted as well ("at stake"). A forge's conflict is
+settled the way spec §4.5.6 says: main merged into the branch in a clone, where the union rule
+applies, then the forge's merge again ("settled"). The end state of `main` is then judged as the
+next session sees it:
 
-  lost       facts some save wrote that appear nowhere in memory/
+  lost       facts some save wrote, and none deleted, that appear nowhere in memory/
+  back       facts deleted on purpose that are there again with no mark of session start's
   doubled    facts that appear twice
   stale      facts a save corrected that are back to a version no correction wrote
   unreached  memory files no pointer in the session-start injection leads to
@@ -30,6 +34,17 @@ is then judged as the next session sees it:
              indexes whose Active Context grew past its two lines
   titles     files with two `# ` titles (two branches created the same file)
   markers    conflict markers left in memory/
+  leftovers  what the team has not settled, known from what the saves wrote: a fact on two
+             lines, a deleted fact still there, a replaced version back, a note two branches
+             created under one name, markers
+  marked     leftovers among the lines a mark of session start's verdicts tells /dream to look
+             at (memory_verdicts.memory_marks); named: the same for `install.py --check`
+  wrong      marks on no leftover
+
+Then a memory whose notes cite the project's files sees 6 of them deleted, 6 renamed and 6
+changed: every file citing a path that is gone should be marked at session start and named by
+--check, no other, with the new path of each renamed one, and a second reading from the
+verdicts' cache should read no file and ask git nothing but HEAD.
 
 The pointers are read from the real session-start hook's injection (hooks/ of this checkout,
 copied to the scratch folder and run through its preview), so they are what an agent is given.
@@ -41,17 +56,22 @@ Formats (--formats; the first two are the protocol's previous and current format
              their topic, a new topic's pointer appended to its section
   team       the team format: nothing a save stamps, every fact written once in a file of its
              own, no index edit (the session-start hook lists every memory file the index does
-             not link), a committed `.gitattributes` giving memory/ git's built-in union merge
+             not link), a fact deleted on purpose marked `(deleted)` where it stands, a committed
+             `.gitattributes` giving memory/ git's built-in union merge
+  team-removing  the team format as it was before deletions were marked: a deleted fact's line
+             taken out, a note whose only fact it was deleted as a file
   stamped+union, unstamped+union, sorted+union, team-no-union: the levers one at a time
              (see bench/README.md)
 
 Standard library and git only; Python 3.8 or newer. Usage:
   python3 bench/team.py                      8 developers x 5 saves, 3 orders, every mode
+  python3 bench/team.py --orders 1 --seeds 30 --formats team-removing,team
   python3 bench/team.py -k 4 -m 3 --orders 1
   python3 bench/team.py --json out.json      also write every figure as JSON
-Exit status 0; 1 with --strict when the team format shows a defect in any mode (a conflict other
-than a real disagreement on the forge, a doubled fact --check does not name, a lost fact, a file
-reached by no pointer or by two, a doubled stamp or title, a conflict marker).
+Exit status 0; 1 with --strict when the team format shows a defect in any mode (a conflict where
+the team wrote nothing twice, a lost fact, a deleted fact back unmarked, fewer than 95% of the
+leftovers marked or named, a mark on no leftover, a file reached by no pointer or by two, a
+doubled stamp, a conflict marker) or the moved files are judged wrong.
 """
 import argparse
 import json

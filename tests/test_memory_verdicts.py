@@ -398,3 +398,13 @@ def test_a_fact_taken_out_comes_back_silently_against_a_correction_and_a_marked_
         else:
             assert facts == [deletion, corrected]
             assert [m["kind"] for m in marks_of(repo)] == ["deleted-changed"]
+
+
+def test_a_file_the_callers_rules_refuse_or_a_link_is_neither_read_nor_marked(moved, tmp_path):
+    outside = tmp_path / "outside.md"
+    outside.write_text("# Out\n\n- 2026-10-05: five.\n- 2026-10-06: two.\n", encoding="utf-8")
+    os.symlink(str(outside), str(moved / "memory" / "linked.md"))
+    refused = str(moved / "memory" / "parser" / "entry.md")
+    marks = VERDICTS.memory_marks(str(moved), str(moved / "memory"), runner(moved),
+                                  may_read=lambda path: path != refused)
+    assert [m["file"] for m in marks] == ["memory/parser/lexer.md"]
