@@ -49,6 +49,7 @@ ISO_DATE = re.compile(r"(?<![\d-])(\d{4}-\d{2}-\d{2})(?!\d)")
 CODE_SPAN = re.compile(r"(`+)([^`\n]+?)\1")
 RELATIVE_LINK = re.compile(r"\]\((?!<)([^)\s#]+)(?:#[^)\s]*)?\)")
 WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
+NAME_DATE = re.compile(r"(?<!\d)(?:19|20)\d{2}-\d{2}(?!\d)")
 
 # --- what a path is -------------------------------------------------------------------------------
 
@@ -180,10 +181,12 @@ def title_lines(lines, fenced=None):
 
 
 def is_log_by_name(name):
-    """Whether a memory file's name says it is a log (`session-log.md`, `2026-journal.md`): its
-    lines are history, true of their day, and list entries line after line."""
+    """Whether a memory file's name says it is a log or a record of its day (`session-log.md`,
+    `2026-08-07.md`, `findings-2026-07.md`): its lines are history, true of their day, and list
+    entries line after line."""
     stem = name.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
-    return any(word in LOG_NAMES for word in re.split(r"[-_. ]+", stem))
+    return any(word in LOG_NAMES for word in re.split(r"[-_. ]+", stem)) or \
+        bool(NAME_DATE.search(stem))
 
 
 def keeps_facts_apart(name, lines):
@@ -476,7 +479,7 @@ def described(name, entry):
     return name, entry.path, info.st_size, info.st_mtime_ns
 
 
-def file_verdicts(path, name, memory_folder):
+def file_verdicts(path, name, memory_folder, index_name="MEMORY.md"):
     """{"leftovers": [[line, kind, first line]], "cited": [[line, path, date]]} of one memory file,
     read once (at most FILE_BYTES): what its text says without git."""
     try:
@@ -494,6 +497,10 @@ def file_verdicts(path, name, memory_folder):
     leftovers = merge_leftovers(lines, union=apart, note=note, fenced=fenced)
     folder = memory_folder + ("/" + name.rsplit("/", 1)[0] if note else "")
     cited = [] if is_log_by_name(name) else cited_paths(lines, folder.strip("/"), fenced)
+    if name == index_name:  # the index's links are pointers: session start checks them as such
+        cited = [c for c in cited if not RELATIVE_LINK.search(lines[c[0] - 1])]
+    inside = memory_folder.strip("/") + "/"
+    cited = [c for c in cited if not (c[1] + "/").startswith(inside)]  # a note names a note
     return {"leftovers": [list(item) for item in leftovers], "cited": [list(i) for i in cited]}
 
 

@@ -408,3 +408,17 @@ def test_a_file_the_callers_rules_refuse_or_a_link_is_neither_read_nor_marked(mo
     marks = VERDICTS.memory_marks(str(moved), str(moved / "memory"), runner(moved),
                                   may_read=lambda path: path != refused)
     assert [m["file"] for m in marks] == ["memory/parser/lexer.md"]
+
+
+def test_a_record_of_its_day_the_indexs_links_and_a_note_named_by_a_note_are_no_stale_citation(moved):
+    write(moved / "memory" / "2026-10-01.md", "# Session\n\n- 2026-10-01: edited `src/parse.py`.\n")
+    write(moved / "memory" / "findings" / "audit-2026-10.md", "# Audit\n\n- 2026-10-01: `src/lex.py`.\n")
+    write(moved / "memory" / "MEMORY.md", "# Index\n\n- [Parser](../src/parse.py) — where it starts\n")
+    write(moved / "memory" / "old.md", "# Old\n\n- 2026-10-01: x.\n")
+    git(moved, "add", "-A")
+    git(moved, "commit", "-q", "-m", "memory")
+    git(moved, "rm", "-q", "memory/old.md")
+    git(moved, "commit", "-q", "-m", "drop a note")
+    write(moved / "memory" / "keep.md", "# Keep\n\n- 2026-10-01: see `memory/old.md`.\n")
+    assert [(m["file"], m["path"]) for m in marks_of(moved)] == [
+        ("memory/parser/entry.md", "src/parse.py"), ("memory/parser/lexer.md", "src/lex.py")]
