@@ -93,7 +93,7 @@ MAX_FILES = 20000            # memory files judged in one run
 MAX_CITED = 5000             # distinct cited paths checked for existence
 MAX_DELETING_COMMITS = 32    # tree diffs asked of git for renames, per round
 MAX_RENAME_HOPS = 4          # rounds that follow a renamed path that is gone in turn
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 LOG_NAMES = frozenset("log logs journal diary changelog history sessions session-log devlog "
                       "worklog".split())
 
@@ -504,20 +504,37 @@ def file_verdicts(path, name, memory_folder, index_name="MEMORY.md"):
     return {"leftovers": [list(item) for item in leftovers], "cited": [list(i) for i in cited]}
 
 
-def memory_marks(project, folder, git, cache=None, may_read=None):
+def memory_marks(project, folder, git, cache=None, may_read=None, state=None):
     """[{"file", "line", "kind", ...}] of what session start should not let the agent take as
     written, in the memory at `folder` (inside `project`): merge leftovers, and citations of
     paths git deleted or renamed. `cache` is a folder only this user writes, or None;
     `may_read(path)`, when given, says which memory files the caller's read rules allow (a file
-    it refuses is neither read nor marked)."""
+    it refuses is neither read nor marked). `state`, when given, is text that changes whenever
+    the memory or a cited path can have changed (HEAD and `git status --porcelain`): while it
+    stays the same, the marks kept with it are the answer, and no file is looked at."""
+    kept = read_cache(cache, project, "marks") if state is not None else {}
+    if kept.get("state") == state and isinstance(kept.get("marks"), list) \
+            and all(isinstance(mark, dict) for mark in kept["marks"]):
+        return kept["marks"]
+    marks = marks_now(project, folder, git, cache, may_read)
+    if state is not None:
+        write_cache(cache, project, {"state": state, "marks": marks}, "marks")
+    return marks
+
+
+def marks_now(project, folder, git, cache, may_read):
+    """memory_marks() without a state to go by: a stat of every memory file, a reading of those
+    that changed since the cached run."""
     shown_folder = os.path.relpath(folder, project).replace(os.sep, "/")
     stored = read_cache(cache, project)
+    stored = stored if isinstance(stored.get("files"), dict) and isinstance(stored.get("fates"), dict) \
+        else {"files": {}, "fates": {}}
     files, changed = {}, False
     for name, path, size, mtime in memory_entries(folder):
         if may_read is not None and not may_read(path):
             continue
         kept = stored["files"].get(name)
-        if kept and kept[0] == size and kept[1] == mtime:
+        if isinstance(kept, list) and kept[:2] == [size, mtime] and len(kept) == 3:
             files[name] = kept
         else:
             files[name] = [size, mtime, file_verdicts(path, name, shown_folder)]
@@ -588,35 +605,35 @@ def stale_marks(project, shown_folder, files, git, fates):
 
 # --- the cache ------------------------------------------------------------------------------------
 
-def cache_path(cache, project):
+def cache_path(cache, project, kind="verdicts"):
+    """The cache file of one project: `verdicts-<hash>.json` keeps each file's verdicts and what
+    git said of missing paths; `marks-<hash>.json`, small, the last marks and their state."""
     import hashlib
     digest = hashlib.sha256(os.path.abspath(project).encode("utf-8", "surrogateescape"))
-    return os.path.join(cache, "verdicts-%s.json" % digest.hexdigest()[:32])
+    return os.path.join(cache, "%s-%s.json" % (kind, digest.hexdigest()[:32]))
 
 
-def read_cache(cache, project):
-    """What the last run kept for this project, or an empty store: a cache that cannot be read,
-    is not this version's, or is not a regular file costs a full reading, nothing more."""
-    empty = {"files": {}, "fates": {}}
+def read_cache(cache, project, kind="verdicts"):
+    """What the last run kept for this project, or {}: a cache that cannot be read, is not this
+    version's, or is not a regular file costs a full reading, nothing more."""
     if not cache:
-        return empty
+        return {}
     try:
-        fd = os.open(cache_path(cache, project), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(cache_path(cache, project, kind), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
         with os.fdopen(fd, "rb") as stream:
+            if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+                return {}
             stored = json.loads(stream.read().decode("utf-8"))
-        if stored.get("version") != CACHE_VERSION or not isinstance(stored.get("files"), dict) \
-                or not isinstance(stored.get("fates"), dict):
-            return empty
-        return {"files": stored["files"], "fates": stored["fates"]}
+        return stored if isinstance(stored, dict) and stored.get("version") == CACHE_VERSION else {}
     except (OSError, ValueError, AttributeError):
-        return empty
+        return {}
 
 
-def write_cache(cache, project, store):
+def write_cache(cache, project, store, kind="verdicts"):
     """Keep the store for the next run, atomically, readable by this user alone."""
     if not cache:
         return
-    path = cache_path(cache, project)
+    path = cache_path(cache, project, kind)
     temporary = "%s.%d.tmp" % (path, os.getpid())
     try:
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

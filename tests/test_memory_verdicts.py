@@ -422,3 +422,25 @@ def test_a_record_of_its_day_the_indexs_links_and_a_note_named_by_a_note_are_no_
     write(moved / "memory" / "keep.md", "# Keep\n\n- 2026-10-01: see `memory/old.md`.\n")
     assert [(m["file"], m["path"]) for m in marks_of(moved)] == [
         ("memory/parser/entry.md", "src/parse.py"), ("memory/parser/lexer.md", "src/lex.py")]
+
+
+def test_while_the_state_is_the_same_the_kept_marks_are_the_answer_and_no_file_is_looked_at(moved, tmp_path):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    state = git(moved, "rev-parse", "HEAD") + git(moved, "status", "--porcelain")
+    first = VERDICTS.memory_marks(str(moved), str(moved / "memory"), runner(moved), str(cache),
+                                  state=state)
+    calls, looked = [], []
+    listing = VERDICTS.memory_entries
+    VERDICTS.memory_entries = lambda folder: looked.append(folder) or listing(folder)
+    try:
+        again = VERDICTS.memory_marks(str(moved), str(moved / "memory"), runner(moved, calls),
+                                      str(cache), state=state)
+        assert (again, calls, looked) == (first, [], [])
+        write(moved / "memory" / "parser" / "lexer.md", "# Lexer\n\n- 2026-10-01: gone.\n")
+        state = git(moved, "rev-parse", "HEAD") + git(moved, "status", "--porcelain")
+        changed = VERDICTS.memory_marks(str(moved), str(moved / "memory"), runner(moved),
+                                        str(cache), state=state)
+        assert [m["path"] for m in changed] == ["src/parse.py"] and len(looked) == 1
+    finally:
+        VERDICTS.memory_entries = listing
