@@ -55,6 +55,9 @@ BUDGET = load_hook("context-budget.py", "mcp_context_budget_for_health")
 GIT = load_by_path(os.path.join(ROOT, "installer", "git.py"), "mcp_git_for_health")
 # The team format's move (install.py --update), for its one reading of a stamp.
 FORMAT = load_by_path(os.path.join(ROOT, "memory_format.py"), "mcp_memory_format_for_health")
+# The verdicts session start shows, and this report names with their reasons: what a path is,
+# what became of a path git no longer has, and what a merge left in a file.
+VERDICTS = load_by_path(os.path.join(ROOT, "memory_verdicts.py"), "mcp_memory_verdicts_for_health")
 
 # Every finding names a file and a line; a finding about a whole file names its line 1. A line
 # that carries the hook's ignore marker silences every finding at that line; a file that carries
@@ -93,33 +96,12 @@ MAX_IMPORT_HOPS = 4
 CHARACTERS_PER_TOKEN = 4
 INJECTION_LIMIT = 10000
 GIT_SECONDS = 60
-# How a line says that the path it cites changed, or will (records_change): whole words, in the
-# languages memories are kept in. Words that say it happened count anywhere in the clause...
-CHANGED_WORDS = frozenset("""
-removed deleted dropped renamed moved replaced gone retired deprecated obsolete superseded
-migrated ported converted merged switched archived relocated extracted consolidated inlined
-folded absorbed rewritten rewrote purged eliminated discontinued formerly former
-removing deleting dropping renaming moving replacing migrating merging retiring deprecating
-removal deletion deprecation
-eliminado eliminada borrado borrada renombrado renombrada movido movida reemplazado
-reemplazada migrado obsoleto removido removida excluído excluido renomeado renomeada
-substituído substituido supprimé supprimée supprimés renommé renommée déplacé déplacée
-remplacé remplacée migré obsolète gelöscht entfernt umbenannt verschoben ersetzt migriert
-veraltet rimosso rimossa eliminato rinominato spostato sostituito
-удалён удален удалена удалено удалены переименован переименована перемещён перемещен заменён
-заменен
-""".split())
-CHANGED_PHRASES = ("no longer", "not anymore", "got rid of", "get rid of", "in favour of",
-                   "in favor of")
-# ...words that plan it count before the path (`Delete `x/``, `TODO: remove `y``)...
-PLANNED_WORDS = frozenset("""
-delete remove drop rename move replace retire deprecate migrate purge merge consolidate
-relocate eliminate
-eliminar borrar renombrar mover reemplazar remover excluir renomear substituir supprimer
-renommer déplacer remplacer löschen entfernen umbenennen verschieben ersetzen rimuovere
-eliminare rinominare spostare удалить переименовать
-""".split())
-# ...and words of succession count with another cited path of the clause that exists.
+# How a line says that the path it cites changed, or will (records_change): the words of the
+# verdicts' one reading of a citation.
+CHANGED_WORDS = VERDICTS.CHANGED_WORDS
+CHANGED_PHRASES = VERDICTS.CHANGED_PHRASES
+PLANNED_WORDS = VERDICTS.PLANNED_WORDS
+# ...words of succession with another cited path that exists (`now`, `->`) count too.
 SUCCESSION_WORDS = frozenset("now became becomes old new legacy previous previously was were "
                              "instead".split())
 ARROWS = ("→", "->", "=>", "⇒", "⟶", "➜", "➡")
@@ -157,8 +139,7 @@ POINTER_MARKS_WITHOUT_SPACES = ("见", "参见", "详见", "参考", "参照", "
 POINTER_HEADING_WORDS = frozenset("documentation docs references reference resources related links "
                                   "reading sources bibliography see".split())
 # A command in a code span that moves or removes files records a change, not a claim.
-COMMANDS_OF_CHANGE = frozenset("rm mv rmdir unlink del rd ren rename move Remove-Item "
-                               "Move-Item Rename-Item".split())
+COMMANDS_OF_CHANGE = VERDICTS.COMMANDS_OF_CHANGE
 # Words of a stamp's label (is_stamp): when the index was last kept, in the languages memories use.
 STAMP_WORDS = ("updated", "update", "consolidated", "reviewed", "dream", "atualizad", "actualizad",
                "mis à jour", "aktualisiert", "aggiornat", "обновлен", "更新", "업데이트", "갱신")
@@ -302,12 +283,8 @@ def patterns():
             "value-change": re.compile(r"\d[\d.,%]*\s*(?:→|->|=>)\s*\d"),
             "ip-address": re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])"),
             "import": re.compile(r"(?:^|\s)@(\S+)"),
-            "extension": re.compile(r"\.[A-Za-z0-9_]{1,10}$"),
-            "file-name": re.compile(r"^(?:[A-Za-z0-9_][A-Za-z0-9_.-]*\.[A-Za-z][A-Za-z0-9]{0,9}"
-                                    r"|\.[A-Za-z][A-Za-z0-9_.-]{1,40})$"),
             "name-date": re.compile(r"(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)"),
             "name-month": re.compile(r"(?<!\d)(?:19|20)\d{2}-\d{2}(?!\d)(?!-\d)"),
-            "line-suffix": re.compile(r"(:L?\d+(-L?\d+)?(:\d+)?|#L\d+(C\d+)?(-L?\d+(C\d+)?)?)$"),
             "wiki-link": re.compile(r"\[\[([^\]|#\n]+)"),
             "adr-title": re.compile(r"#\s+ADR[-\s]?\d+\b"),
             # cPanel's and Hostinger's layout: `public_html`, `domains/<domain name>/`
@@ -934,54 +911,10 @@ class Citation(object):
         self.siblings = []  # every citation of its line, itself included
 
 
-def looks_like_repository_path(text):
-    """A path in the repository: no spaces or shell characters, at least one '/', and a last
-    part with an extension or a trailing '/' (so `origin/main` or `application/json` are not
-    taken for files). Absolute, home and web paths are not the repository's."""
-    if not text or any(c.isspace() for c in text) or "/" not in text:
-        return False
-    if any(c in text for c in "*?[]{}<>$|;&=\"'(),@!^%"):
-        return False
-    if text.startswith(("/", "~", "-", "\\")) or "://" in text:
-        return False
-    first = text.split("/")[0]
-    if "." in first.strip(".") and first not in (".", ".."):
-        return False  # example.com/path: a host, not a folder
-    return text.endswith("/") or bool(patterns()["extension"].search(text))
-
-
-def cited_path(text):
-    """The repository path a piece of code names, as developers write one, or None: a path or a
-    bare file name, with what points inside the file dropped (`app.py:42`, `app.py:42:7`,
-    `app.py#L42-L50`, a pytest node id `tests/test_app.py::TestRetry::test_once[slow]`)."""
-    text = text.strip()
-    if "::" in text:
-        text = text[:text.index("::")]
-    text = patterns()["line-suffix"].sub("", text)
-    if looks_like_repository_path(text) or patterns()["file-name"].match(text):
-        return text
-    return None
-
-
-def paths_in_code(content):
-    """The paths a code span cites: its whole content when that is a path; else, in a command
-    (`pytest tests/test_api.py -k retry`), each word that is a path with a folder, unless the
-    command itself moves or removes files (`git mv a.py b.py`), which records a change."""
-    whole = cited_path(content)
-    if whole:
-        return [whole]
-    words = content.split()
-    if len(words) < 2 or any(word in COMMANDS_OF_CHANGE for word in words):
-        return []
-    found = []
-    for word in words:
-        word = word.strip("\"'")
-        if word.startswith("-") and "=" in word:
-            word = word.split("=", 1)[1]  # --config=conf/app.yml
-        path = cited_path(word)
-        if path and "/" in path and not word.startswith("-"):
-            found.append(path)
-    return found
+# What a path is: the verdicts' one reading, shared with session start.
+looks_like_repository_path = VERDICTS.looks_like_repository_path
+cited_path = VERDICTS.cited_path
+paths_in_code = VERDICTS.paths_in_code
 
 
 def spans_by_line(memory, with_links):
@@ -1408,40 +1341,15 @@ def resolve(project, citation, history):
 
 def what_became_of(project, path, history):
     """(`renamed to X in <commit>` or `deleted in <commit>`, the new path or None, the commit or
-    None), following renames to the end."""
-    current, last, hops = path, None, 0
-    while current in history.renamed and hops < 50:
-        current, last = history.renamed[current][0], history.renamed[current][1]
-        hops += 1
-    if last and os.path.exists(os.path.join(project, current)):
-        return "renamed to `%s` in %s on %s" % (current, last[0], last[1]), current, last
-    moved = folder_moved_to(project, path, history)
-    if moved:
-        return "renamed to `%s` in %s on %s" % (moved[0], moved[1][0], moved[1][1]), moved[0], \
-            moved[1]
-    commit = history.removed.get(current) or history.removed.get(path) or last
-    if commit is None:  # a folder: the last of its files to go
-        under = [c for gone, c in history.removed.items() if gone.startswith(path + "/")]
-        commit = max(under, key=lambda c: c[1]) if under else None
-    if commit:
-        return "deleted in %s on %s, \"%s\"" % (commit[0], commit[1], commit[2]), None, commit
-    return "gone from the working tree", None, None
-
-
-def folder_moved_to(project, path, history):
-    """(the folder that exists now, the commit) when the files of the folder `path` were renamed
-    into one other folder (`assets/icons/*` to `assets/bga/innovation/icons/*`), else None."""
-    prefix = path + "/"
-    places = {}
-    for old, (new, commit) in history.renamed.items():
-        if old.startswith(prefix) and new.endswith("/" + old[len(prefix):]):
-            place = new[:len(new) - len(old) + len(prefix) - 1]
-            count, newest = places.get(place, (0, commit))
-            places[place] = (count + 1, max(newest, commit, key=lambda c: c[1]))
-    if not places:
-        return None
-    place, (_, commit) = max(places.items(), key=lambda item: item[1][0])
-    return (place, commit) if os.path.isdir(os.path.join(project, place)) else None
+    None): the verdicts' fate_of, told for a person."""
+    fate = VERDICTS.fate_of(path, history.renamed, history.removed,
+                            lambda name: os.path.exists(os.path.join(project, name)))
+    if fate is None:
+        return "gone from the working tree", None, None
+    new_path, commit = fate
+    if new_path:
+        return "renamed to `%s` in %s on %s" % (new_path, commit[0], commit[1]), new_path, commit
+    return "deleted in %s on %s, \"%s\"" % (commit[0], commit[1], commit[2]), None, commit
 
 
 def check_citations(project, citations, history, findings):
@@ -1840,13 +1748,7 @@ LEFTOVER_PATTERNS = {}
 
 def leftover_patterns():
     if not LEFTOVER_PATTERNS:
-        import re
-        LEFTOVER_PATTERNS.update({
-            "conflict-side": re.compile(r"^(<{7}|>{7}|\|{7})( |$)"),
-            "dated-fact": re.compile(r"^[-*+] \d{4}-\d{2}-\d{2}\b"),
-            "loose-fence": re.compile(r"^`{1,2}[A-Za-z][\w+-]*\s*$"),
-            "loose-fence-end": re.compile(r"^`{1,2}\s*$"),
-        })
+        LEFTOVER_PATTERNS.update({"dated-fact": VERDICTS.DATED_FACT})
     return LEFTOVER_PATTERNS
 
 
@@ -1887,21 +1789,10 @@ def union_merged(project, memories):
                if fields[n + 2] == "union" and fields[n] in relative)
 
 
-def unfenced_lines(memory):
-    """(line number, line) of the lines outside fenced code blocks."""
-    return [(number, line) for number, line in enumerate(memory.lines, start=1)
-            if number not in memory.fenced_lines]
-
-
 def conflict_markers(memory, findings):
     """Lines git writes around a conflict it could not merge. A line of seven `=` alone is also a
     heading's underline, so it counts only in a file that holds an opening or closing marker."""
-    opening = leftover_patterns()["conflict-side"]
-    lines = unfenced_lines(memory)
-    sides = [number for number, line in lines if opening.match(line)]
-    if not sides:
-        return
-    marked = sorted(sides + [number for number, line in lines if line.rstrip() == "=" * 7])
+    marked = VERDICTS.marker_lines(memory.lines, memory.fenced_lines)
     for number in marked:
         findings.add("conflict-markers", memory, number,
                      "holds the markers of a merge conflict nobody finished (%s): whatever "
@@ -1993,25 +1884,7 @@ def doubled_title(memory, findings):
 
 def titles(memory):
     """The numbers of the lines outside code samples that open with a `# ` title."""
-    samples = loose_sample_lines(memory)
-    return [number for number, line in unfenced_lines(memory)
-            if line.startswith("# ") and number not in samples]
-
-
-def loose_sample_lines(memory):
-    """The lines of samples set off by a fence of one or two backticks (`` `markdown ``, then a
-    lone `` ` ``), as a fence of three loses backticks when text is pasted through a chat or a
-    web page. CommonMark does not call them code, but their writer meant a sample: the `# `
-    lines of a file shown inside are that file's title, not a second note's."""
-    opening, closing = leftover_patterns()["loose-fence"], leftover_patterns()["loose-fence-end"]
-    inside, opened = set(), None
-    for number, line in unfenced_lines(memory):
-        if opened is None and opening.match(line):
-            opened = number
-        elif opened is not None and closing.match(line):
-            inside.update(range(opened, number + 1))
-            opened = None
-    return inside
+    return VERDICTS.title_lines(memory.lines, memory.fenced_lines)
 
 
 def stamped_format(project, index, topics, findings):
@@ -2066,24 +1939,36 @@ def stamped(memory):
 
 
 def facts_side_by_side(memory):
-    """(line, line) of each two dated facts on adjacent lines outside fenced code."""
-    dated = leftover_patterns()["dated-fact"]
-    pairs = []
-    previous = None
-    for number, line in enumerate(memory.lines, start=1):
-        is_fact = number not in memory.fenced_lines and bool(dated.match(line))
-        if is_fact and previous == number - 1:
-            pairs.append((previous, number))
-        previous = number if is_fact else None
-    return pairs
+    """(line, line, whether one is a deletion) of each two facts that touch outside fenced code
+    (the verdicts' versions_side_by_side)."""
+    return VERDICTS.versions_side_by_side(memory.lines, memory.fenced_lines)
 
 
 def diverged_facts(memory, findings):
-    """Two dated facts on adjacent lines, in a file merged with the union driver: the team format
-    keeps facts a blank line apart, so a correction of one never touches its neighbour; two
-    facts that touch are the two versions a union merge keeps when two branches changed the same
-    fact."""
-    for first, second in facts_side_by_side(memory):
+    """Two facts that touch, in a file merged with the union driver: the team format keeps facts
+    a blank line apart, and corrects or deletes a fact by replacing its line where it stands, so
+    two facts that touch are the two versions a union merge keeps when two branches changed the
+    same fact, or deleted it on one branch and changed it on the other."""
+    for first, second, deletion in facts_side_by_side(memory):
+        start, end = VERDICTS.run_of_facts(memory.lines, first, second, memory.fenced_lines)
+        if (start, end) != (first, second):
+            findings.add("diverged-fact", memory, second,
+                         "holds two facts that touch (lines %d and %d) in a run of facts (lines "
+                         "%d-%d): where two branches changed neighbouring facts, the union merge "
+                         "keeps one branch's versions of them all, then the other's"
+                         % (first, second, start, end),
+                         "compare the facts of lines %d-%d and keep one version of each (the "
+                         "`(deleted)` line or the fact, for a deletion)" % (start, end),
+                         subject=("run", start))
+            continue
+        if deletion:
+            findings.add("diverged-fact", memory, second,
+                         "holds a deleted fact next to a version of it (lines %d and %d): one "
+                         "branch deleted the fact while another changed it, and the union merge "
+                         "kept both" % (first, second),
+                         "keep the deletion (the `(deleted)` line) or the fact, not both",
+                         subject="deleted facts")
+            continue
         findings.add("diverged-fact", memory, second,
                      "holds two dated facts on adjacent lines (%d and %d): where two branches "
                      "changed the same fact, the union merge keeps both versions this way"

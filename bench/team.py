@@ -3,9 +3,10 @@
 
 K developers start from one commit, each on a branch of their own, and each saves M times the way
 /dream tells the agent to: facts learned, a topic created where none fits, a wrong fact corrected,
-a correction from the owner in its own file, and whatever the format stamps on every save. The
-model's edits are simulated, deterministically from a seed, so a run can be repeated exactly.
-Then the branches land on `main` one after another, in several orders and in four ways:
+a fact deleted on purpose, a correction from the owner in its own file, and whatever the format
+stamps on every save. The model's edits are simulated, deterministically from a seed, so a run
+can be repeated exactly (--seeds runs several, from --seed on). Then the branches land on `main`
+one after another, in several orders and in four ways:
 
   merge    `git merge` in a clone: the committed .gitattributes is honoured
   rebase   `git pull --rebase` style: the branch replayed onto main commit by commit, then
@@ -17,10 +18,13 @@ Then the branches land on `main` one after another, in several orders and in fou
 
 Every conflict is counted, then resolved the mechanical way a person or an agent would: both
 sides' lines kept (what `git merge-file --union` does), since that loses nothing; what keeping
-main's copy whole would have dropped is counted as well ("at stake"). The end state of `main`
-is then judged as the next session sees it:
+main's copy whole would have dropped is counted as well ("at stake"). A forge's conflict is
+settled the way spec §4.5.6 says: main merged into the branch in a clone, where the union rule
+applies, then the forge's merge again ("settled"). The end state of `main` is then judged as the
+next session sees it:
 
-  lost       facts some save wrote that appear nowhere in memory/
+  lost       facts some save wrote, and none deleted, that appear nowhere in memory/
+  back       facts deleted on purpose that are there again with no mark of session start's
   doubled    facts that appear twice
   stale      facts a save corrected that are back to a version no correction wrote
   unreached  memory files no pointer in the session-start injection leads to
@@ -30,6 +34,17 @@ is then judged as the next session sees it:
              indexes whose Active Context grew past its two lines
   titles     files with two `# ` titles (two branches created the same file)
   markers    conflict markers left in memory/
+  leftovers  what the team has not settled, known from what the saves wrote: a fact on two
+             lines, a deleted fact still there, a replaced version back, a note two branches
+             created under one name, markers
+  marked     leftovers among the lines a mark of session start's verdicts tells /dream to look
+             at (memory_verdicts.memory_marks); named: the same for `install.py --check`
+  wrong      marks on no leftover
+
+Then a memory whose notes cite the project's files sees 6 of them deleted, 6 renamed and 6
+changed: every file citing a path that is gone should be marked at session start and named by
+--check, no other, with the new path of each renamed one, and a second reading from the
+verdicts' cache should read no file and ask git nothing but HEAD.
 
 The pointers are read from the real session-start hook's injection (hooks/ of this checkout,
 copied to the scratch folder and run through its preview), so they are what an agent is given.
@@ -41,17 +56,22 @@ Formats (--formats; the first two are the protocol's previous and current format
              their topic, a new topic's pointer appended to its section
   team       the team format: nothing a save stamps, every fact written once in a file of its
              own, no index edit (the session-start hook lists every memory file the index does
-             not link), a committed `.gitattributes` giving memory/ git's built-in union merge
+             not link), a fact deleted on purpose marked `(deleted)` where it stands, a committed
+             `.gitattributes` giving memory/ git's built-in union merge
+  team-removing  the team format as it was before deletions were marked: a deleted fact's line
+             taken out, a note whose only fact it was deleted as a file
   stamped+union, unstamped+union, sorted+union, team-no-union: the levers one at a time
              (see bench/README.md)
 
 Standard library and git only; Python 3.8 or newer. Usage:
   python3 bench/team.py                      8 developers x 5 saves, 3 orders, every mode
+  python3 bench/team.py --orders 1 --seeds 30 --formats team-removing,team
   python3 bench/team.py -k 4 -m 3 --orders 1
   python3 bench/team.py --json out.json      also write every figure as JSON
-Exit status 0; 1 with --strict when the team format shows a defect in any mode (a conflict other
-than a real disagreement on the forge, a doubled fact --check does not name, a lost fact, a file
-reached by no pointer or by two, a doubled stamp or title, a conflict marker).
+Exit status 0; 1 with --strict when the team format shows a defect in any mode (a conflict where
+the team wrote nothing twice, a lost fact, a deleted fact back unmarked, fewer than 95% of the
+leftovers marked or named, a mark on no leftover, a file reached by no pointer or by two, a
+doubled stamp, a conflict marker) or the moved files are judged wrong.
 """
 import argparse
 import json
@@ -89,15 +109,20 @@ class Format(object):
               "sorted": at its place in the section's sorted list;
               "listing": the index is not edited; the session-start hook lists the files
     union     the project commits `.gitattributes` with `memory/** merge=union`
+    deletes   "remove": a fact deleted on purpose is taken out, its line (and the blank line that
+              kept it apart) or, for a note whose only fact it was, the file;
+              "tombstone": its line stays where it stands, `(deleted) ` written after its list
+              mark, the same line on every branch that deletes it (spec §4.5.3)
     """
 
-    def __init__(self, name, stamps, context, facts, pointers, union):
+    def __init__(self, name, stamps, context, facts, pointers, union, deletes="remove"):
         self.name = name
         self.stamps = stamps
         self.context = context
         self.facts = facts
         self.pointers = pointers
         self.union = union
+        self.deletes = deletes
 
 
 FORMATS = dict((f.name, f) for f in (
@@ -105,11 +130,13 @@ FORMATS = dict((f.name, f) for f in (
     Format("stamped+union", True, True, "append", "append", True),
     Format("unstamped+union", False, False, "append", "append", True),
     Format("sorted+union", False, False, "sorted", "sorted", True),
-    Format("team-no-union", False, False, "notes", "listing", False),
-    Format("team", False, False, "notes", "listing", True),
+    Format("team-no-union", False, False, "notes", "listing", False, "tombstone"),
+    Format("team-removing", False, False, "notes", "listing", True),
+    Format("team", False, False, "notes", "listing", True, "tombstone"),
 ))
 DEFAULT_FORMATS = ("stamped", "stamped+union", "unstamped+union", "sorted+union", "team-no-union",
-                   "team")
+                   "team-removing", "team")
+TOMBSTONE = "- (deleted) "  # what a deletion writes after the list mark (spec §4.5.3)
 
 # --- what developers learn ---------------------------------------------------------------------
 
@@ -259,6 +286,9 @@ class Memory(object):
     def exists(self, name):
         return os.path.exists(self.path(name))
 
+    def remove(self, name):
+        os.remove(self.path(name))
+
 
 def set_stamp(lines, stamp_kind, date):
     for number, line in enumerate(lines):
@@ -322,7 +352,7 @@ def index_add_pointer(lines, section, pointer, sorted_place):
 def save(fmt, memory, rng, dev, number, date):
     """One /dream: the facts this session learned, maybe a correction, maybe a feedback file,
     then the index as the format wants it. Returns what it wrote, for the judgement."""
-    wrote = {"facts": [], "corrected": []}
+    wrote = {"facts": [], "corrected": [], "deleted": [], "superseded": [], "created": []}
     new_pointers = []
     changed = set()
     for fact in learned_facts(rng, dev, number):
@@ -334,6 +364,7 @@ def save(fmt, memory, rng, dev, number, date):
                 taken += 1
                 name = "%s/%s-%d.md" % (fact.topic, fact.key.replace(" ", "-"), taken)
             memory.write(name, "# %s\n\n%s\n" % (fact.key.capitalize(), fact_line(fmt, fact, date)))
+            wrote["created"].append(name)
             continue
         name = topic_file_of(fact)
         if memory.exists(name):
@@ -349,7 +380,15 @@ def save(fmt, memory, rng, dev, number, date):
         corrected = correct_a_fact(fmt, memory, rng, dev, number, date)
         if corrected:
             wrote["corrected"].append(corrected[0])
+            wrote["superseded"].append(corrected[2])
             changed.add(corrected[1])
+    if rng.random() < 0.2:
+        deleted = delete_a_fact(fmt, memory, rng)
+        if deleted:
+            wrote["deleted"].append(deleted[0])
+            wrote["superseded"].append(deleted[2])
+            if memory.exists(deleted[1]):
+                changed.add(deleted[1])
     if rng.random() < 0.15:
         key = "%s-%s" % (rng.choice(WORDS), rng.choice(WORDS))
         name = ("feedback/%s.md" if fmt.facts == "notes" else "feedback_%s.md") % key
@@ -372,21 +411,27 @@ def save(fmt, memory, rng, dev, number, date):
     return wrote
 
 
-def correct_a_fact(fmt, memory, rng, dev, number, date):
-    """Replace one dated fact in place, as the rules say: the stale version goes, the date of
-    the change is noted. Returns (token, file) or None when there is nothing to correct."""
+def fact_lines(memory):
+    """(file, line number, token, line) of every fact a save may correct or delete, sorted by
+    token, so every format chooses the same facts from the same random stream."""
     candidates = []
     for name in memory.names():
         if name == "MEMORY.md":
             continue
         for line_number, line in enumerate(memory.read(name).split("\n")):
             found = TOKEN.search(line)
-            if line.startswith("- ") and found:
+            if line.startswith("- ") and found and not line.startswith(TOMBSTONE):
                 candidates.append((name, line_number, found.group(0), line))
+    return sorted(candidates, key=lambda candidate: candidate[2])
+
+
+def correct_a_fact(fmt, memory, rng, dev, number, date):
+    """Replace one dated fact in place, as the rules say: the stale version goes, the date of
+    the change is noted. Returns (token, file, the line replaced) or None when there is nothing
+    to correct."""
+    candidates = fact_lines(memory)
     if not candidates:
         return None
-    # The fact to correct is chosen by its token, so every format corrects the same facts.
-    candidates.sort(key=lambda candidate: candidate[2])
     name, line_number, token, line = rng.choice(candidates)
     lines = memory.read(name).split("\n")
     marker = "c%dx%d" % (dev, number)
@@ -398,7 +443,29 @@ def correct_a_fact(fmt, memory, rng, dev, number, date):
         lines[line_number] = "- %s: the value is now %d, changed on this date (%s, %s)" % (
             date, rng.randrange(2, 999), token, marker)
     memory.write(name, "\n".join(lines))
-    return token, name
+    return token, name, line
+
+
+def delete_a_fact(fmt, memory, rng):
+    """Delete one fact on purpose, the way the format says. Returns (token, file, the line
+    deleted) or None when there is nothing to delete."""
+    candidates = fact_lines(memory)
+    if not candidates:
+        return None
+    name, line_number, token, line = rng.choice(candidates)
+    lines = memory.read(name).split("\n")
+    if fmt.deletes == "tombstone":
+        lines[line_number] = TOMBSTONE + line[2:]
+    elif "/" in name and sum(1 for other in lines if other.startswith("- ")) == 1:
+        memory.remove(name)  # a note whose only fact this was goes whole
+        return token, name, line
+    else:
+        gap = line_number - 1 if line_number > 0 and not lines[line_number - 1].strip() else \
+            line_number + 1 if line_number + 1 < len(lines) and not lines[line_number + 1].strip() \
+            else None
+        lines = [text for at, text in enumerate(lines) if at not in (line_number, gap)]
+    memory.write(name, "\n".join(lines))
+    return token, name, line
 
 
 def rewrite_index(fmt, memory, dev, number, date, new_pointers):
@@ -457,7 +524,8 @@ def build_origin(git, folder, fmt, developers, saves, seed):
     git.run(folder, "add", "-A")
     git.run(folder, "commit", "-q", "-m", "start")
     written = {"facts": set(TOKEN.findall("".join(memory.read(n) for n in memory.names()))),
-               "corrected": {}, "corrected_by": {}}
+               "corrected": {}, "corrected_by": {}, "deleted": set(), "superseded": set(),
+               "created_by": {}}
     for dev in range(1, developers + 1):
         rng = random.Random("%d-%d" % (seed, dev))
         git.run(folder, "checkout", "-q", "-b", "dev%d" % dev, "main")
@@ -467,8 +535,14 @@ def build_origin(git, folder, fmt, developers, saves, seed):
             for token in did["corrected"]:
                 written["corrected"].setdefault(token, set()).add("c%dx%d" % (dev, number))
                 written["corrected_by"].setdefault("dev%d" % dev, set()).add(token)
+            for token in did["deleted"]:
+                written["deleted"].add(token)
+                written["corrected_by"].setdefault("dev%d" % dev, set()).add(token)
+            written["superseded"].update(did["superseded"])
+            written["created_by"].setdefault("dev%d" % dev, set()).update(did["created"])
             git.run(folder, "add", "-A", "memory")
-            git.run(folder, "commit", "-q", "-m", "memory: save %d of developer %d" % (number, dev))
+            git.run(folder, "commit", "-q", "--allow-empty", "-m",
+                    "memory: save %d of developer %d" % (number, dev))
     git.run(folder, "checkout", "-q", "main")
     return written
 
@@ -489,9 +563,12 @@ class Landing(object):
         self.conflicted_files = 0
         self.at_stake = 0
         self.same_fact = 0  # merges of a branch that changed a fact a branch merged before changed
+        self.same_name = 0  # merges of a branch that wrote a note under a name one merged before did
+        self.disagree = 0  # merges of either kind: where the team wrote one thing twice
+        self.settled = 0  # forge: conflicted merges the one local step (spec §4.5.6) settled
 
 
-def land(git, origin, folder, mode, order, corrected_by):
+def land(git, origin, folder, mode, order, written):
     git.run(os.path.dirname(folder), "clone", "-q", origin, folder)
     for branch in order:
         git.run(folder, "branch", "-q", branch, "origin/" + branch)
@@ -499,12 +576,17 @@ def land(git, origin, folder, mode, order, corrected_by):
         with open(os.path.join(folder, ".git", "info", "attributes"), "w") as stream:
             stream.write("* merge=text\n")
     landing = Landing()
-    corrected_on_main = set()
+    corrected_by, created_by = written["corrected_by"], written["created_by"]
+    corrected_on_main, created_on_main = set(), set()
     for branch in order:
         landing.merges += 1
-        if corrected_by.get(branch, set()) & corrected_on_main:
-            landing.same_fact += 1
+        same_fact = bool(corrected_by.get(branch, set()) & corrected_on_main)
+        same_name = bool(created_by.get(branch, set()) & created_on_main)
+        landing.same_fact += same_fact
+        landing.same_name += same_name
+        landing.disagree += same_fact or same_name
         corrected_on_main |= corrected_by.get(branch, set())
+        created_on_main |= created_by.get(branch, set())
         conflicted = 0
         if mode == "merge":
             done = git.run(folder, "merge", "-q", "--no-ff", "--no-edit", branch, check=False)
@@ -513,7 +595,9 @@ def land(git, origin, folder, mode, order, corrected_by):
                 git.run(folder, "commit", "-q", "--no-edit")
         elif mode in ("squash", "forge"):
             done = git.run(folder, "merge", "-q", "--squash", branch, check=False)
-            if done.returncode != 0:
+            if done.returncode != 0 and mode == "forge":
+                conflicted += settle_in_a_clone(git, folder, branch, landing)
+            elif done.returncode != 0:
                 conflicted += resolve(git, folder, landing)
             git.run(folder, "commit", "-q", "-m", "squashed " + branch, "--allow-empty")
         else:
@@ -527,6 +611,32 @@ def land(git, origin, folder, mode, order, corrected_by):
             landing.conflicted_merges += 1
             landing.conflicted_files += conflicted
     return landing
+
+
+def settle_in_a_clone(git, folder, branch, landing):
+    """What a developer does when the forge says a pull request conflicts (spec §4.5.6): in a
+    clone, where the union rule applies, merge main into the branch and push it; the forge's
+    merge then goes through. Returns the count of files the forge found conflicted; what the
+    local merge itself could not merge is resolved as resolve() does, and counted unsettled."""
+    conflicted = resolve(git, folder, landing)  # counts what keeping main's copy would drop
+    git.run(folder, "reset", "-q", "--hard", "HEAD")
+    forge_attributes = os.path.join(folder, ".git", "info", "attributes")
+    os.rename(forge_attributes, forge_attributes + ".forge")
+    try:
+        git.run(folder, "checkout", "-q", branch)
+        done = git.run(folder, "merge", "-q", "--no-edit", "main", check=False)
+        if done.returncode != 0:
+            resolve(git, folder, landing)
+            git.run(folder, "commit", "-q", "--no-edit")
+        else:
+            landing.settled += 1
+        git.run(folder, "checkout", "-q", "main")
+    finally:
+        os.rename(forge_attributes + ".forge", forge_attributes)
+    again = git.run(folder, "merge", "-q", "--squash", branch, check=False)
+    if again.returncode != 0:
+        raise RuntimeError("the forge's merge still conflicts after the local step in %s" % folder)
+    return conflicted
 
 
 def resolve(git, folder, landing):
@@ -621,7 +731,8 @@ class Judge(object):
                     lines_of_token.setdefault(token, []).append(line)
         result = {
             "facts": len(written["facts"]),
-            "lost": sum(1 for t in written["facts"] if t not in found),
+            "deleted": len(written["deleted"]),
+            "lost": sum(1 for t in written["facts"] if t not in found and t not in written["deleted"]),
             "doubled": sum(1 for t in written["facts"] if found.get(t, 0) > 1),
             "stale": sum(1 for t, marks in written["corrected"].items()
                          if t in lines_of_token and not any(
@@ -655,17 +766,85 @@ class Judge(object):
                           if sum(1 for line in text.split("\n") if line.startswith("# ")) > 1),
             "markers": sum(1 for text in texts.values() for line in text.split("\n")
                            if MARKER.match(line)),
-            "found": self.leftovers_found(project),
         })
+        result.update(self.leftovers(project, texts, written))
         return result
 
-    def leftovers_found(self, project):
-        """Lines install.py --check names as a merge's leftovers: its own group of checks."""
+    def leftovers(self, project, texts, written):
+        """The leftovers the end state holds, found from what each save wrote (leftover_units),
+        against what session start's verdicts mark (memory_verdicts.memory_marks) and what
+        `install.py --check` names (memory_health's merge-leftover checks)."""
         if self.health is None:
             import memory_health
-            self.health = memory_health
-        found = self.health.merge_leftover_findings(project, {})  # the default memory/MEMORY.md
-        return sum(len(finding["lines"]) for finding in found)
+            import memory_verdicts
+            self.health, self.verdicts = memory_health, memory_verdicts
+        git = lambda *args: git_answer(self.health.GIT.git_bytes(project, *args))
+        marks = [(m["file"][len("memory/"):], set(range(m["start"], m["end"] + 1)))  # to compare
+                 for m in self.verdicts.memory_marks(project, os.path.join(project, "memory"), git)
+                 if m["kind"] != "gone"]
+        named = [(f["file"][len("memory/"):], self.lines_named(texts, f))
+                 for f in self.health.merge_leftover_findings(project, {})  # memory/MEMORY.md
+                 if f["check"] != "stamped-format"]
+        units = leftover_units(texts, written)
+        deleted_units = [u for u in units if u[2] in written["deleted"]]
+        return {"leftovers": len(units),
+                "marked": sum(1 for u in units if covers(marks, u)),
+                "named": sum(1 for u in units if covers(named, u)),
+                "wrong": sum(1 for m in marks if not any(covers([m], u) for u in units)),
+                "back": sum(1 for u in deleted_units if not covers(marks, u))}
+
+
+    def lines_named(self, texts, finding):
+        """The lines a finding tells /dream to look at: each line it names and the one above
+        (a diverged fact is named at the second of two), and for two facts that touch, the run
+        of facts its message names (the verdicts' run_of_facts)."""
+        lines = texts[finding["file"][len("memory/"):]].split("\n")
+        named = set()
+        for number in finding["lines"]:
+            named.update((number - 1, number))
+            if finding["check"] == "diverged-fact":
+                start, end = self.verdicts.run_of_facts(lines, number - 1, number, set())
+                named.update(range(start, end + 1))
+        return named
+
+
+def git_answer(result):
+    code, out = result
+    return out if code == 0 else None
+
+
+def leftover_units(texts, written):
+    """[(file, its lines concerned or None for the whole file, token or None)] of what the team
+    has not settled, from what the saves wrote, never from a check's reading: a fact on two
+    lines (two versions), a fact deleted on purpose still there, a version a save replaced back
+    in its file, a note two branches created under one name, conflict markers. A fact whose
+    every line is a deletion is settled, however many versions were deleted."""
+    units = []
+    for name, text in sorted(texts.items()):
+        lines = text.split("\n")
+        where = {}
+        for number, line in enumerate(lines, start=1):
+            for token in TOKEN.findall(line):
+                where.setdefault(token, []).append(number)
+        for token, numbers in sorted(where.items()):
+            kept = [n for n in numbers if not lines[n - 1].startswith(TOMBSTONE)]
+            if kept and (len(numbers) > 1 or token in written["deleted"]
+                         or any(lines[n - 1] in written["superseded"] for n in kept)):
+                units.append((name, set(numbers), token))
+        creators = [b for b, names in written["created_by"].items() if name in names]
+        if len(creators) > 1:
+            units.append((name, None, None))
+        marked = set(n for n, line in enumerate(lines, start=1) if MARKER.match(line))
+        if marked:
+            units.append((name, marked, None))
+    return units
+
+
+def covers(marks, unit):
+    """Whether one of `marks` [(file, {lines it names})] names the unit: a line of it, or any
+    line of the file for a unit of a whole file."""
+    name, lines, _ = unit
+    return any(file == name and (lines is None or named & lines) for file, named in marks)
 
 
 def index_section_lines(injected):
@@ -695,28 +874,31 @@ def active_context_lines(index):
 
 # --- the run ---------------------------------------------------------------------------------------
 
-COLUMNS = ("merges", "same_fact", "conflicted", "files", "at_stake", "index_lines", "facts",
-           "lost", "doubled", "stale", "unreached", "twice", "dead", "stamps", "titles", "markers",
-           "found")
-END_STATE_DEFECTS = ("lost", "stale", "unreached", "twice", "dead", "stamps", "titles", "markers")
+LANDING_COLUMNS = ("merges", "same_fact", "same_name", "disagree", "conflicted", "settled", "files",
+                   "at_stake")
+END_COLUMNS = ("index_lines", "facts", "deleted", "lost", "back", "doubled", "stale", "unreached",
+               "twice", "dead", "stamps", "titles", "markers", "leftovers", "marked", "named",
+               "wrong")
+COLUMNS = LANDING_COLUMNS + END_COLUMNS
+END_STATE_DEFECTS = ("lost", "back", "unreached", "twice", "dead", "stamps", "markers", "wrong")
+DETECTED_AT_LEAST = 0.95  # of the leftovers, marked at session start and named by --check
 
 
 def defects(totals, mode):
-    """What the team format must never show: a conflict that is not a real disagreement (on the
-    forge, which ignores the union rule, the merges where two branches changed one fact; nowhere
-    else), a doubled fact --check does not name, or any defect of the end state."""
-    allowed = totals["same_fact"] if mode == "forge" else 0
-    return (max(0, totals["conflicted"] - allowed) + max(0, totals["doubled"] - totals["found"])
+    """What the team format must never show: a conflict where the team did not write one thing
+    twice (on the forge, which ignores the union rule, a conflict is allowed in the merges where
+    two branches changed or deleted one fact, or wrote a note under one name; nowhere else), a
+    lost fact, a deleted fact back with no mark, a mark on no leftover, fewer than
+    DETECTED_AT_LEAST of the leftovers marked or named, or any other defect of the end state."""
+    allowed = totals["disagree"] if mode == "forge" else 0
+    missed = sum(1 for column in ("marked", "named")
+                 if totals[column] < DETECTED_AT_LEAST * totals["leftovers"])
+    return (max(0, totals["conflicted"] - allowed) + missed
             + sum(totals[column] for column in END_STATE_DEFECTS))
 
 
-def run(formats, developers, saves, orders, seed, modes=MODES, scratch=None, keep=False):
-    """{format: {mode: totals over the orders}} and the orders used."""
-    sys.path.insert(0, ROOT)
-    owned = scratch is None
-    scratch = scratch or tempfile.mkdtemp(prefix="mcp-team-bench-")
-    git = Git(scratch)
-    judge = Judge(scratch)
+def landing_orders(developers, orders, seed):
+    """The first order is dev1, dev2, ...; the others are shuffled from the seed."""
     branches = ["dev%d" % dev for dev in range(1, developers + 1)]
     shuffler = random.Random(seed)
     order_list = [list(branches)]
@@ -724,41 +906,172 @@ def run(formats, developers, saves, orders, seed, modes=MODES, scratch=None, kee
         order = list(branches)
         shuffler.shuffle(order)
         order_list.append(order)
-    results = {}
+    return order_list
+
+
+def run(formats, developers, saves, orders, seed, modes=MODES, scratch=None, keep=False, seeds=1):
+    """{format: {mode: totals over the seeds and orders}} and the orders of the first seed."""
+    sys.path.insert(0, ROOT)
+    owned = scratch is None
+    scratch = scratch or tempfile.mkdtemp(prefix="mcp-team-bench-")
+    git = Git(scratch)
+    judge = Judge(scratch)
+    results = dict((name, dict((mode, dict((c, 0) for c in COLUMNS)) for mode in modes))
+                   for name in formats)
+    import memory_health
+    import memory_verdicts
+    stale = dict((column, 0) for column in STALE_COLUMNS)
     try:
-        for name in formats:
-            fmt = FORMATS[name]
-            origin = os.path.join(scratch, name, "origin")
-            written = build_origin(git, origin, fmt, developers, saves, seed)
-            results[name] = {}
-            for mode in modes:
-                totals = dict((column, 0) for column in COLUMNS)
-                for number, order in enumerate(order_list):
-                    folder = os.path.join(scratch, name, "%s-%d" % (mode, number))
-                    landing = land(git, origin, folder, mode, order, written["corrected_by"])
-                    judged = judge.judge(folder, written)
-                    totals["merges"] += landing.merges
-                    totals["conflicted"] += landing.conflicted_merges
-                    totals["files"] += landing.conflicted_files
-                    totals["at_stake"] += landing.at_stake
-                    totals["same_fact"] += landing.same_fact
-                    for column in COLUMNS[5:]:  # index_lines and after: the end state
-                        totals[column] += judged[column]
-                    if not keep:
-                        shutil.rmtree(folder, ignore_errors=True)
-                results[name][mode] = totals
+        for each in range(seed, seed + seeds):
+            for column, value in stale_citations(git, scratch, each, memory_verdicts,
+                                                 memory_health).items():
+                stale[column] += value
+            for name in formats:
+                origin = os.path.join(scratch, "%s-%d" % (name, each), "origin")
+                written = build_origin(git, origin, FORMATS[name], developers, saves, each)
+                for mode in modes:
+                    for number, order in enumerate(landing_orders(developers, orders, each)):
+                        folder = os.path.join(scratch, "%s-%d" % (name, each), "%s-%d" % (mode, number))
+                        add_up(results[name][mode], land(git, origin, folder, mode, order, written),
+                               judge.judge(folder, written))
+                        if not keep:
+                            shutil.rmtree(folder, ignore_errors=True)
+                if not keep:
+                    shutil.rmtree(os.path.dirname(origin), ignore_errors=True)
     finally:
         if owned and not keep:
             shutil.rmtree(scratch, ignore_errors=True)
-    return results, order_list
+    return results, landing_orders(developers, orders, seed), stale
 
 
-def table(results):
-    head = ("format", "mode") + COLUMNS
+def add_up(totals, landing, judged):
+    totals["merges"] += landing.merges
+    totals["conflicted"] += landing.conflicted_merges
+    totals["files"] += landing.conflicted_files
+    for column in ("same_fact", "same_name", "disagree", "settled", "at_stake"):
+        totals[column] += getattr(landing, column)
+    for column in END_COLUMNS:
+        totals[column] += judged[column]
+
+
+# --- a memory whose cited files moved ------------------------------------------------------------
+
+STALE_COLUMNS = ("files", "stale", "marked", "marked_fresh", "new_path_wrong", "named",
+                 "named_fresh", "reads_again", "git_again")
+SOURCE_FOLDERS = ("src/api", "src/core", "src/jobs", "lib/util", "tests")
+CITATION_FORMS = ("- %(date)s: `%(path)s` holds the %(what)s.",
+                  "- %(date)s: the %(what)s starts at `%(path)s:%(line)d`.",
+                  "- %(date)s: check the %(what)s with `python3 -m pytest %(path)s -q`.",
+                  "- %(date)s: the %(what)s lives in [%(name)s](../../%(path)s).")
+
+
+def stale_citations(git, scratch, seed, verdicts, health):
+    """A memory of notes and topic files that cite the project's files, then commits that delete
+    6 of the cited files, rename 6 (3 into another folder) and change 6 more. Judged against
+    what each file cites (the rule), never against a check: a file is stale when it cites a
+    path that is gone, fresh otherwise; a line that says its path was removed is history, and
+    makes no file stale. Returns the figures of session start's verdicts (memory_marks, run
+    twice: the second run, on the cache, should read no file and run git only to check HEAD)
+    and of `install.py --check` (missing-path)."""
+    rng = random.Random("stale-%d" % seed)
+    project = os.path.join(scratch, "stale-%d" % seed)
+    sources = ["%s/%s_%d.py" % (rng.choice(SOURCE_FOLDERS), rng.choice(WORDS), n) for n in range(40)]
+    for path in sources:
+        write_file(project, path, "def %s():\n    return %d\n" % (path.split("/")[-1][:-3], seed))
+    cites = {}
+    for number in range(44):
+        name = ("%s.md" % NEW_TOPICS[number] if number < 4 else
+                "%s/%s-%d.md" % (rng.choice(("decisions", "gotchas", "testing")), rng.choice(WORDS), number))
+        cites[name] = rng.sample(sources, rng.choice((1, 1, 2, 3)))
+        lines = ["# %s" % title_of(name.split("/")[-1][:-3]), ""]
+        for path in cites[name]:
+            lines += [rng.choice(CITATION_FORMS) % {"date": day(0), "path": path, "line": 10,
+                                                    "what": rng.choice(WORDS), "name": path.split("/")[-1]}, ""]
+        if "/" not in name:  # a topic file, one folder up: its links lead one folder less far
+            lines = [line.replace("](../../", "](../") for line in lines]
+        write_file(project, "memory/" + name, "\n".join(lines))
+    gone = rng.sample(sorted(set(p for paths in cites.values() for p in paths)), 12)
+    history = "- %s: `%s` was removed in favour of the %s.\n" % (day(0), gone[0], WORDS[0])
+    write_file(project, "memory/decisions/history-note.md", "# History\n\n" + history)
+    write_file(project, "memory/MEMORY.md", "# Project Memory Index\n\n" + "".join(
+        "- [%s](%s) — what is known\n" % (title_of(name[:-3]), name) for name in cites if "/" not in name))
+    write_file(project, ".gitattributes", union_attributes())
+    git.run(project, "init", "-q", "-b", "main")
+    git.run(project, "add", "-A")
+    git.run(project, "commit", "-q", "-m", "start")
+    moved = move_cited_files(git, project, rng, gone, sources)
+    stale = set("memory/" + name for name, paths in cites.items() if set(paths) & set(gone))
+    fresh = set("memory/" + name for name in cites) - stale | {"memory/decisions/history-note.md"}
+    return judge_stale(project, verdicts, health, stale, fresh, moved)
+
+
+def move_cited_files(git, project, rng, gone, sources):
+    """Delete the first 6 of `gone`, rename the other 6 (every second one into another folder),
+    and change 6 files that stay, one commit each. Returns {old path: new path} of the renames."""
+    moved = {}
+    for path in gone[:6]:
+        git.run(project, "rm", "-q", "--", path)
+        git.run(project, "commit", "-q", "-m", "remove " + path)
+    for number, path in enumerate(gone[6:]):
+        folder = path.rsplit("/", 1)[0] if number % 2 else "src/moved"
+        new = "%s/renamed_%s" % (folder, path.rsplit("/", 1)[1])
+        os.makedirs(os.path.join(project, folder), exist_ok=True)
+        git.run(project, "mv", path, new)
+        git.run(project, "commit", "-q", "-m", "rename " + path)
+        moved[path] = new
+    for path in rng.sample([p for p in sources if p not in gone], 6):
+        with open(os.path.join(project, path), "a", encoding="utf-8") as stream:
+            stream.write("# changed\n")
+        git.run(project, "commit", "-q", "-am", "change " + path)
+    return moved
+
+
+def judge_stale(project, verdicts, health, stale, fresh, moved):
+    git = lambda *args: git_answer(health.GIT.git_bytes(project, *args))
+    cache = os.path.join(project, ".git", "bench-verdicts")  # a folder of the bench's own
+    os.makedirs(cache)
+    first = verdicts.memory_marks(project, os.path.join(project, "memory"), git, cache)
+    marks = [m for m in first if m["kind"] == "gone"]
+    calls, reads = [], []
+    counting = lambda *args: calls.append(args[0]) or git(*args)
+    reading, verdicts.file_verdicts = verdicts.file_verdicts, lambda *a: reads.append(a) or reading(*a)
+    try:
+        again = verdicts.memory_marks(project, os.path.join(project, "memory"), counting, cache)
+    finally:
+        verdicts.file_verdicts = reading
+    if again != first:
+        raise RuntimeError("the verdicts read from the cache differ in %s" % project)
+    named = set(f["file"] for f in health.memory_health(project, {}, preview=False)["findings"]
+                if f["check"] == "missing-path")
+    marked = set(m["file"] for m in marks)
+    return {"files": len(stale | fresh), "stale": len(stale), "marked": len(marked & stale),
+            "marked_fresh": len(marked & fresh),
+            "new_path_wrong": sum(1 for m in marks if m["now"] != moved.get(m["path"])),
+            "named": len(named & stale), "named_fresh": len(named & fresh),
+            "reads_again": len(reads), "git_again": len([c for c in calls if c != "rev-parse"])}
+
+
+def write_file(project, path, text):
+    target = os.path.join(project, *path.split("/"))
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    with open(target, "w", encoding="utf-8", newline="\n") as stream:
+        stream.write(text)
+
+
+def stale_defects(stale):
+    """What session start's verdicts must never show on the moved files: a stale file left
+    unmarked, a fresh one marked, a wrong new path, a file read again or git run again (beyond
+    the look at HEAD) when nothing changed."""
+    return (stale["stale"] - stale["marked"] + stale["marked_fresh"] + stale["new_path_wrong"]
+            + stale["reads_again"] + stale["git_again"])
+
+
+def table(results, columns=COLUMNS):
+    head = ("format", "mode") + columns
     rows = [head]
     for name, modes in results.items():
         for mode, totals in modes.items():
-            rows.append((name, mode) + tuple(str(totals[c]) for c in COLUMNS))
+            rows.append((name, mode) + tuple(str(totals[c]) for c in columns))
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     out = []
     for number, row in enumerate(rows):
@@ -774,6 +1087,7 @@ def main(argv=None):
     parser.add_argument("-m", "--saves", type=int, default=5, help="saves per developer")
     parser.add_argument("--orders", type=int, default=3, help="landing orders (the first is dev1, dev2, ...)")
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--seeds", type=int, default=1, help="seeds run, from --seed on")
     parser.add_argument("--formats", default=",".join(DEFAULT_FORMATS))
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--json", help="also write the figures here")
@@ -791,16 +1105,24 @@ def main(argv=None):
             parser.error("unknown mode %r (known: %s)" % (mode, ", ".join(MODES)))
     if options.workdir:
         os.makedirs(options.workdir, exist_ok=True)
-    results, orders = run(formats, options.developers, options.saves, options.orders,
-                          options.seed, modes, options.workdir, keep=bool(options.workdir))
-    print("%d developers x %d saves, %d landing order(s), seed %d; every figure is the total "
-          "over the orders" % (options.developers, options.saves, len(orders), options.seed))
+    results, orders, stale = run(formats, options.developers, options.saves, options.orders,
+                          options.seed, modes, options.workdir, keep=bool(options.workdir),
+                          seeds=options.seeds)
+    print("%d developers x %d saves, %d landing order(s), seed %d%s; every figure is the total "
+          "over the seeds and orders" % (options.developers, options.saves, len(orders),
+                                         options.seed, " and the %d after it" % (options.seeds - 1)
+                                         if options.seeds > 1 else ""))
     print(table(results))
+    print("\nA memory whose cited files moved (6 deleted, 6 renamed, 6 changed per seed), judged "
+          "by session start's verdicts and by --check:")
+    print(table({"stale citations": {"": stale}}, STALE_COLUMNS))
     if options.json:
         with open(options.json, "w", encoding="utf-8") as stream:
             json.dump({"developers": options.developers, "saves": options.saves,
-                       "orders": orders, "seed": options.seed, "results": results}, stream, indent=1)
+                       "orders": orders, "seed": options.seed, "seeds": options.seeds,
+                       "results": results, "stale_citations": stale}, stream, indent=1)
     found = sum(defects(totals, mode) for mode, totals in results.get("team", {}).items())
+    found += stale_defects(stale)
     return 1 if options.strict and found else 0
 
 

@@ -369,3 +369,49 @@ def test_a_byte_order_mark_does_not_hide_the_first_title(tmp_path, env):
              "# Dev server port\n\n- 2026-10-03: it listens on 5173.\n"
     repo = team_repo(tmp_path, files={"gotchas/dev-server.md": merged})
     assert ("doubled-title", "memory/gotchas/dev-server.md", [4]) in leftovers(health(repo, env))
+
+
+DELETED = RETRY.replace("- 2026-10-01", "- (deleted) 2026-10-01")
+
+
+def test_a_deletion_against_a_correction_keeps_both_lines_named_as_such(tmp_path, env):
+    repo = team_repo(tmp_path)
+    save(repo, "alice", {"retry.md": DELETED}, "memory: alice deletes the fact")
+    save(repo, "bob", {"retry.md": RETRY.replace("2026-10-01: the worker retries three times",
+                                                 "2026-10-06: the worker retries twice")},
+         "memory: bob corrects it")
+    assert merge(repo, "alice").returncode == 0 and merge(repo, "bob").returncode == 0
+    assert (repo / "memory" / "retry.md").read_text(encoding="utf-8").split("\n")[2:4] == [
+        "- (deleted) 2026-10-01: the worker retries three times.",
+        "- 2026-10-06: the worker retries twice."]
+    [finding] = findings(health(repo, env), "diverged-fact")
+    assert (finding["file"], finding["lines"]) == ("memory/retry.md", [4])
+    assert "deleted the fact while another changed it" in finding["message"]
+
+
+def test_a_deletion_alone_or_made_on_both_branches_lands_with_nothing_left(tmp_path, env):
+    facts = "# Caching\n\n- 2026-10-01: keys carry the tenant.\n\n- 2026-10-01: TTL is 900 s.\n"
+    repo = team_repo(tmp_path, files={"caching/keys.md": facts})
+    deleted = facts.replace("- 2026-10-01: TTL", "- (deleted) 2026-10-01: TTL")
+    save(repo, "alice", {"caching/keys.md": deleted, "retry.md": DELETED}, "memory: alice")
+    save(repo, "bob", {"caching/keys.md": deleted.replace("the tenant", "the region")}, "memory: bob")
+    assert merge(repo, "alice").returncode == 0 and merge(repo, "bob").returncode == 0
+    assert (repo / "memory" / "caching" / "keys.md").read_text(encoding="utf-8") == \
+        deleted.replace("the tenant", "the region")
+    assert leftovers(health(repo, env)) == []
+
+
+def test_two_branches_changing_neighbouring_facts_leave_one_block_after_the_other(tmp_path, env):
+    facts = "# Caching\n\n- 2026-10-01: keys carry the tenant.\n\n- 2026-10-01: TTL is 900 s.\n"
+    repo = team_repo(tmp_path, files={"caching/keys.md": facts})
+    save(repo, "alice", {"caching/keys.md": facts.replace("the tenant", "the region")
+                         .replace("900", "600")}, "memory: alice")
+    save(repo, "bob", {"caching/keys.md": facts.replace("the tenant", "the user")
+                       .replace("900", "300")}, "memory: bob")
+    assert merge(repo, "alice").returncode == 0 and merge(repo, "bob").returncode == 0
+    lines = (repo / "memory" / "caching" / "keys.md").read_text(encoding="utf-8").split("\n")
+    assert lines[2:9] == ["- 2026-10-01: keys carry the region.", "", "- 2026-10-01: TTL is 600 s.",
+                          "- 2026-10-01: keys carry the user.", "", "- 2026-10-01: TTL is 300 s.", ""]
+    [finding] = findings(health(repo, env), "diverged-fact")
+    assert finding["lines"] == [6]
+    assert "lines 3-8" in finding["repair"] and "one version of each" in finding["repair"]
