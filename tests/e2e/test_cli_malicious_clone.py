@@ -55,6 +55,6 @@ def test_a_committed_settings_env_brings_no_file_outside_the_project_to_the_mode
     assert_clean(run)
     received = everything_the_model_received(run)
     assert project.token[::-1] not in received
-    assert ("- MCP_SESSION_STATE=../outside.md was ignored: .claude/settings.json sets it, and it "
-            "leads outside the project; only a path you set yourself may lead there.") in received
+    assert ("- MCP_SESSION_STATE=../outside.md was ignored: .claude/settings.json may set it, and "
+            "it leads outside the project; only a value you set yourself is taken.") in received
     assert project.token in received  # the index still arrives
