@@ -79,6 +79,11 @@ SEVERITY = {
     "not-read": "warning",             # a memory file the hooks would not show: not checked
 }
 SEVERITIES = ("broken", "over", "warning", "advice")
+# Checks that run only when MCP_HEALTH_CHECKS names them. Judged finding by finding on memories
+# nobody had tuned the checks on, a file without a date was most often a runbook, a spec, a
+# template or a generated table, which a reasonable owner leaves undated: the protocol's
+# convention of dating each fact is a choice a team makes, not a defect it has.
+OPT_IN = frozenset(("missing-date",))
 FILE_IGNORE_MARKER = "mcp-health: ignore-file"
 # A topic file is read whole when a task calls for it. Past this estimate each opening costs
 # 5% of a 200,000-token context window (and past 25,000 the harness's Read tool refuses to
@@ -335,6 +340,17 @@ class MemoryFolder(object):
         self.read_in_part = []
 
 
+# The instruction files an agent loads for the folder that holds them: Claude Code's CLAUDE.md
+# and CLAUDE.local.md, Codex CLI's AGENTS.md, Gemini CLI's GEMINI.md. In a memory folder such a
+# file is the folder's rules (how to keep the memory), read by the harness whenever the agent
+# works there: not a note, so never undated, never an orphan, never a note's lint.
+FOLDER_RULE_FILES = frozenset(("claude.md", "claude.local.md", "agents.md", "gemini.md"))
+
+
+def is_folder_rule(name):
+    return name.lower() in FOLDER_RULE_FILES
+
+
 def memory_files(project, env, folder, index_path, findings):
     """The MemoryFolder of the index at `index_path`: every Markdown file directly in its folder,
     and the notes of the topic folders there (notes_of_topic_folders). A README beside the index
@@ -361,6 +377,8 @@ def memory_files(project, env, folder, index_path, findings):
         if not is_index and (name.startswith(".") or not name.endswith(".md")
                              or name.lower() == "readme.md" or BUDGET.is_real_folder(entry)):
             continue
+        if not is_index and is_folder_rule(name):
+            continue  # the folder's rules for an agent, not a topic file
         record = read_memory_file(project, env, entry.path, findings)
         if record is not None and is_index:
             memory.index = record
@@ -386,6 +404,8 @@ def notes_of_topic_folders(project, env, entries, findings, read_in_part):
         if more:
             read_in_part.append(BUDGET.shown_path(project, entry.path))
         for name in names:
+            if is_folder_rule(name + ".md"):
+                continue  # the folder's rules for an agent, not a note
             note = read_memory_file(project, env, os.path.join(entry.path, name + ".md"), findings)
             if note is not None:
                 note.note = True
@@ -684,6 +704,7 @@ def lint_topics(project, index, topics, findings, tracked, env):
     them): its size, its date, a feedback file's parts, paths on one machine; and one advice
     for the session logs among the topic files."""
     limit = BUDGET.number_setting(env, "MCP_TOPIC_TOKENS", TOPIC_TOKENS)
+    opted_in = checks_opted_in(env)
     for topic in topics:
         tokens = estimated_tokens(len(topic.text))
         if tokens > limit and not (topic.note and topic.log):  # a record kept where records go
@@ -695,8 +716,9 @@ def lint_topics(project, index, topics, findings, tracked, env):
                          "(`memory/<topic>/<what>.md`), and leave what is history to the git log")
         if topic.log:
             continue
-        if not topic.in_auto_memory_format() and file_date(topic) is None \
-                and not patterns()["date"].search(topic.text) and states_something(topic):
+        if "missing-date" in opted_in and not topic.in_auto_memory_format() \
+                and file_date(topic) is None and not patterns()["date"].search(topic.text) \
+                and states_something(topic):
             findings.add("missing-date", topic, 1,
                          "gives no date anywhere (none on its facts, in its name or in its "
                          "frontmatter), so nothing tells a reader how old a fact is",
@@ -716,6 +738,12 @@ def lint_topics(project, index, topics, findings, tracked, env):
         if tracked is not None else []
     for memory in committed:
         machine_local_paths(project, memory, findings)
+
+
+def checks_opted_in(env):
+    """The opt-in checks (OPT_IN) that MCP_HEALTH_CHECKS names, comma- or space-separated."""
+    named = (env.get("MCP_HEALTH_CHECKS") or "").replace(",", " ").lower().split()
+    return OPT_IN.intersection(named)
 
 
 def states_something(memory):

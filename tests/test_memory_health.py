@@ -296,13 +296,21 @@ def test_a_link_only_inside_a_comment_leaves_the_file_an_orphan(repo, env):
 
 # --- topic and feedback files ---------------------------------------------------------------
 
-def test_a_topic_file_with_no_date_anywhere_gets_advice(repo, env):
+def with_dates(env):
+    """The environment with the opt-in `missing-date` check turned on (MCP_HEALTH_CHECKS)."""
+    return dict(env, MCP_HEALTH_CHECKS="missing-date")
+
+
+def test_a_topic_file_with_no_date_anywhere_gets_advice_when_the_check_is_asked_for(repo, env):
     write(repo / "memory" / "retry.md", "# Retry policy\n<!-- Last updated: YYYY-MM-DD -->\n\n"
           "The worker retries three times.\n")
-    report = health(repo, env)
+    assert findings(health(repo, env), "missing-date") == []  # opt-in: a team's choice to date
+    report = health(repo, with_dates(env))
     [found] = findings(report, "missing-date")
     assert (found["file"], found["line"], found["severity"]) == ("memory/retry.md", 1, "advice")
     assert report["status"] == "ok" and report["counts"]["advice"] == 1  # advice, not an error
+    assert findings(health(repo, dict(env, MCP_HEALTH_CHECKS="orphan, Missing-Date")),
+                    "missing-date") != []
 
 
 @pytest.mark.parametrize("name, text", [
@@ -323,7 +331,7 @@ def test_files_dated_where_people_date_them_or_in_claude_codes_format_need_no_da
     write(repo / "memory" / name, text)
     with open(str(index(repo)), "a", encoding="utf-8") as handle:
         handle.write("- [Extra](%s) — fixture\n" % name)
-    assert findings(health(repo, env), "missing-date") == []
+    assert findings(health(repo, with_dates(env)), "missing-date") == []
 
 
 def test_the_readme_of_the_memory_folder_is_not_a_topic_file(repo, env):
@@ -357,7 +365,7 @@ def test_a_feedback_file_without_labelled_parts_gets_advice(repo, env):
 ])
 def test_feedback_in_any_of_the_formats_people_use_is_valid(repo, env, body):
     write(repo / "memory" / "feedback_verify.md", body)
-    report = health(repo, env)
+    report = health(repo, with_dates(env))
     assert findings(report, "feedback-parts") == [] and findings(report, "missing-date") == []
 
 
@@ -744,7 +752,7 @@ def test_the_text_report_groups_by_file_with_the_jsons_counts(repo, env):
     write(repo / "memory" / "lonely.md", "# Lonely\n\n- nothing links this file.\n")
     with open(str(index(repo)), "a", encoding="utf-8") as handle:
         handle.write("- [Deploy](deploy.md) — planned\n")
-    report = health(repo, env)
+    report = health(repo, with_dates(env))
     text = HEALTH.format_health(report)
     assert report["counts"] == {"broken": 1, "over": 0, "warning": 1, "advice": 1}
     assert "## Memory health — 1 broken, 1 warning(s), 1 advice" in text
@@ -1119,8 +1127,8 @@ def test_warnings_are_shown_and_exit_0(installer, repo):
     done = installer.run("--check", repo)
     assert done.returncode == 0, done.stdout
     assert "WARN     memory health: 1 warning(s) (orphan)" in done.stdout
-    # the missing date's advice, and the stamped format's (the fixture's memory)
-    assert "## Memory health — 1 warning(s), 2 advice" in done.stdout
+    # the stamped format's advice (the fixture's memory); a missing date is not asked by default
+    assert "## Memory health — 1 warning(s), 1 advice" in done.stdout
     assert "## Loaded before the first turn" in done.stdout
     assert "session-start injection" in done.stdout
 

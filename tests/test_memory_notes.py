@@ -10,7 +10,7 @@ fixtures are shaped like the memories they came from: a team's notes, a folder o
 an archive of retired pages, a compliance report a remediation was appended to.
 """
 from test_memory_citations import delete, rename
-from test_memory_health import HEALTH, commit, env, findings, health, repo, write  # noqa: F401
+from test_memory_health import HEALTH, commit, env, findings, health, repo, with_dates, write  # noqa: F401
 
 LATER = "2026-11-03T09:00:00+00:00"
 NOTE = "# Worker retries\n\n- 2026-10-01: `src/worker.py` retries three times.\n"
@@ -79,7 +79,7 @@ def test_a_feedback_note_keeps_the_labelled_parts(repo, env):
 
 def test_a_note_without_a_date_is_advised_to_date_its_facts_not_to_carry_a_stamp(repo, env):
     note(repo, "gotchas/ipv6.md", "# Dev server binds IPv6\n\n- use 127.0.0.1, not localhost.\n")
-    found = findings(health(repo, env), "missing-date")
+    found = findings(health(repo, with_dates(env)), "missing-date")
     assert [f["file"] for f in found] == ["memory/gotchas/ipv6.md"]
     assert "YYYY-MM-DD" in found[0]["repair"] and "Last updated" not in found[0]["repair"]
 
@@ -152,10 +152,11 @@ def test_a_tracker_kept_empty_until_its_first_entry_has_no_date_to_give(repo, en
     note(repo, "issues/INDEX.md", "# Issues\n\n## Open\n\n| ID | Title | Severity | Detected |\n"
                                   "|----|-------|----------|----------|\n\n## Resolved\n\n"
                                   "| ID | Title | Fix PR | Resolved |\n|----|-------|--------|----------|\n")
-    assert findings(health(repo, env), "missing-date") == []
+    assert findings(health(repo, with_dates(env)), "missing-date") == []
     note(repo, "issues/INDEX.md", "# Issues\n\n## Open\n\n| ID | Title |\n|----|-------|\n"
                                   "| 7 | the digest runs twice |\n")
-    assert [f["file"] for f in findings(health(repo, env), "missing-date")] == ["memory/issues/INDEX.md"]
+    assert [f["file"] for f in findings(health(repo, with_dates(env)), "missing-date")] == [
+        "memory/issues/INDEX.md"]
 
 
 ADR = """\
