@@ -219,6 +219,7 @@ class MemoryFile(object):
         self.log = None  # why it is a session log (session_log_reason), for a topic file
         self.note = False  # a note in a topic folder beside the index
         self.headings = None  # the heading each line sits under (section_heading)
+        self.entry_dates = None  # {line: date} of its `date:` lines (entry_dates)
 
     def line_of(self, offset):
         import bisect
@@ -691,12 +692,25 @@ def file_date(memory):
 
 
 def date_at_the_head(memory):
-    """The date of a `**Date:** 2026-03-03` line in the file's first 30 lines, or None."""
-    for line in memory.lines[:30]:
-        header = patterns()["date-header"].match(line.strip().replace("*", ""))
-        if header and valid_date(header.group(1)):
-            return valid_date(header.group(1))
-    return None
+    """The date of a `**Date:** 2026-03-03` line in the file's first 30 lines, when it is the
+    file's only such line; None otherwise. A file with two is a file of entries, each dated
+    by its own line (entry_dates), not a document dated once."""
+    dated = entry_dates(memory)
+    if len(dated) != 1 or min(dated) > 30:
+        return None
+    return dated[min(dated)]
+
+
+def entry_dates(memory):
+    """{line number: date} of the lines outside fenced code that give their entry's date on a
+    line of its own (`date: 2026-03-03`, `**Date:** 2026-03-03`), worked out once a file."""
+    if memory.entry_dates is None:
+        memory.entry_dates = {}
+        for number, line in enumerate(memory.lines, start=1):
+            header = patterns()["date-header"].match(line.strip().replace("*", ""))
+            if header and valid_date(header.group(1)) and number not in memory.fenced_lines:
+                memory.entry_dates[number] = valid_date(header.group(1))
+    return memory.entry_dates
 
 
 def lint_topics(project, index, topics, findings, tracked, env):
@@ -1074,11 +1088,11 @@ def citations_in(project, memory, is_index):
     by_line = spans_by_line(memory, not is_index)
     parents = list_parents(memory, by_line)
     for number, spans in sorted(by_line.items()):
-        section_date, history = sections.get(number, (None, False))
+        section_date, history, entry_date = sections.get(number, (None, False, None))
         if history:
             continue
         line = memory.lines[number - 1]
-        date = line_date(masked(line, spans))
+        date = line_date(masked(line, spans)) or entry_date
         written_on = date or section_date
         date = date or fallback
         for start, end, kind, text in spans:
@@ -1161,10 +1175,14 @@ def read_sections(memory):
     log (`## Progress log`, `## Changelog`, `## History`), and an entry that opens with its date,
     as a heading (`## 2026-05-29 — Phase 3 done`) or a paragraph in bold (`**2026-05-29 — Phase 3
     done**`), down to the next heading of the same or a higher level (an entry in bold, to the
-    next heading or entry). A list item that opens with a date is a dated fact, not an entry."""
+    next heading or entry). A list item that opens with a date is a dated fact, not an entry.
+    The third part is the date of the entry a line belongs to, given on a line of its own
+    (`date: 2026-03-03`, entry_dates): it dates the lines below it, to the next heading or the
+    next such line, as the date of the facts there."""
     sections = {}
     open_sections = []  # (level, date, history), outermost first
     entry = None
+    dated_entry = None
     for number, line in enumerate(memory.lines, start=1):
         level = 0 if number in memory.fenced_lines else heading_level(line)
         if level:
@@ -1174,13 +1192,14 @@ def read_sections(memory):
             outer = open_sections[-1] if open_sections else (0, None, False)
             open_sections.append((level, first_date(title) or outer[1],
                                   outer[2] or opens_with_date(title) or names_a_log(title)))
-            entry = None
+            entry = dated_entry = None
         elif number not in memory.fenced_lines and line.startswith(("**", "__")) \
                 and opens_with_date(line):
             entry = first_date(line)
-        if entry or open_sections:
+        dated_entry = entry_dates(memory).get(number, dated_entry)
+        if entry or open_sections or dated_entry:
             section = open_sections[-1] if open_sections else (0, None, False)
-            sections[number] = (entry or section[1], bool(entry) or section[2])
+            sections[number] = (entry or section[1], bool(entry) or section[2], dated_entry)
     return sections
 
 

@@ -42,3 +42,47 @@ def test_a_topic_file_that_is_not_a_rule_file_is_still_an_orphan(repo, env):
     write(repo / "memory" / "claude-notes.md", "# Claude notes\n\n- 2026-10-01: a fact.\n")
     commit(repo, "a topic")
     assert checks_on(health(repo, env), "memory/claude-notes.md") == ["orphan"]
+
+
+# --- what a record is: not a file whose entries each carry their own date --------------------
+
+ENTRIES = """\
+# Decisions
+
+## The queue
+date: 2026-09-01
+The consumer is `src/worker.py`.
+
+## Retries
+date: 2026-10-20
+Retries are counted in `src/worker.py` and backed off in `src/backoff.py`.
+"""
+
+
+def test_a_file_whose_entries_each_carry_a_date_is_a_file_of_dated_facts(repo, env):
+    """Two `date:` lines are two entries dated apart, not a document dated once at its head: its
+    paths are checked, each fact by its own entry's date, and it is not advised to move to
+    the logs."""
+    write(repo / "src" / "backoff.py", "DELAY = 2\n")
+    write(repo / "memory" / "decisions.md", ENTRIES)
+    with open(str(index(repo)), "a", encoding="utf-8") as handle:
+        handle.write("- [Decisions](decisions.md) — the queue, the retries\n")
+    commit(repo, "decisions")
+    write(repo / "src" / "worker.py", "RETRIES = 5\n")
+    commit(repo, "five retries", "2026-10-05T09:00:00+00:00")
+    delete(repo, "src/backoff.py")
+    report = health(repo, env)
+    assert report["session_logs"] == [] and findings(report, "session-log") == []
+    mine = [f for f in report["findings"] if f["file"] == "memory/decisions.md"]
+    assert [(f["check"], f["lines"], f["message"].split("`")[1]) for f in mine] == [
+        ("missing-path", [9], "src/backoff.py"),
+        ("possibly-stale", [5], "src/worker.py")]  # the retries' entry is dated after the change
+
+
+def test_a_document_dated_once_at_its_head_is_still_a_record(repo, env):
+    write(repo / "memory" / "review.md", ENTRIES.replace("date: 2026-10-20\n", ""))
+    commit(repo, "a review")
+    delete(repo, "src/worker.py")
+    report = health(repo, env)
+    assert [log["file"] for log in report["session_logs"]] == ["memory/review.md"]
+    assert checks_on(report, "memory/review.md") == ["session-log"]
