@@ -2009,19 +2009,28 @@ def doubled_lines(memory, findings, is_index):
 
 
 def list_items_by_block(memory):
-    """(line number, line, list number) of each list item outside fenced code. A list goes on
-    across blank lines (the team format keeps facts a blank line apart), indented lines and
-    fenced code within it; a heading, or any other line at the margin, ends it."""
+    """(line number, line, list) of each list item outside fenced code, where a list is named by
+    its number in the file and, for a nested item, the line of the item it is nested under: a
+    sub-item belongs to its own item's list, so the same step under two items (two flows of
+    one document) is in two lists. A list goes on across blank lines (the team format keeps
+    facts a blank line apart), indented lines and fenced code within it; a heading, or any other
+    line at the margin, ends it."""
     items = []
     block = 0
+    parents = []  # (indent, line number) of the open items, outermost first
     for number, line in enumerate(memory.lines, start=1):
         indented = line[:1] in (" ", "\t")
         if number in memory.fenced_lines:
             block += 0 if indented else 1
         elif patterns()["list-item"].match(line):
-            items.append((number, line, block))
+            indent = len(line) - len(line.lstrip())
+            while parents and parents[-1][0] >= indent:
+                parents.pop()
+            items.append((number, line, (block, parents[-1][1] if parents else None)))
+            parents.append((indent, number))
         elif line.strip() and not indented:
             block += 1
+            parents = []
     return items
 
 
