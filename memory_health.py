@@ -137,6 +137,15 @@ CHANGE_MARKS_WITHOUT_SPACES = (
     "删除", "删掉", "移除", "重命名", "改名", "迁移", "移到", "移至", "合并到", "合并至",
     "废弃", "弃用", "替换为", "替换成", "已删", "去掉", "下线", "清理", "削除", "廃止", "移動", "移行",
     "名前変更", "置き換", "삭제", "제거", "이동", "이름 변경", "폐기", "대체", "통합", "폐지")
+# A path named only to be turned down (rejects): the word just before it, past a preposition.
+REFUSAL_WORDS = frozenset("not never nor instead nicht nie statt anstatt pas jamais plutôt não "
+                          "nunca no non mai не".split())
+REFUSAL_PHRASES = frozenset((("rather", "than"), ("instead", "of"), ("in", "place"),
+                             ("en", "lugar"), ("em", "vez"), ("au", "lieu")))
+PREPOSITIONS = frozenset("in under into to from at of inside within on unter nach aus en dans "
+                         "sous em de а в во из на под".split())
+REFUSAL_MARKS_WITHOUT_SPACES = ("不是", "而非", "并非", "並非", "非", "不在", "不要", "不用", "而不是",
+                                "ではなく", "じゃなく", "아니라", "아닌")
 # Home paths that are not one machine's (is_placeholder_home, on_a_server).
 PLACEHOLDER_MARKS = ("path/to", "...", "\u2026", "your", "<", "$")
 STANDARD_HOME_FOLDERS = ("desktop", "documents", "downloads", "pictures", "music", "videos",
@@ -1275,6 +1284,23 @@ def records_change(citation, existing):
         and other in existing for other in citation.siblings)
 
 
+def rejects(citation):
+    """Whether the line names the path only to turn it down: a word of refusal just before it,
+    after the last comma or other citation (`under `journal/`, not `logs/``, `rather than
+    `logs/``, `而不是 `logs/``). The line claims nothing about that path, so a path gone from
+    history is no finding, and its repair would only repeat the path the line already gives.
+    A refusal with a verb between (`do not edit `x.py``) still sends the reader to the path."""
+    line = masked(citation.memory.lines[citation.line - 1], citation.spans)
+    start = max([0] + [end for at, end, _, _ in citation.spans if end <= citation.span[0]])
+    before = line[start:citation.span[0]]
+    before = before[max(before.rfind(","), before.rfind("，"), before.rfind("、")) + 1:]
+    words = [m.group(0).lower() for m in patterns()["word"].finditer(before)]
+    if words[-1:] and words[-1] in PREPOSITIONS:
+        words = words[:-1]  # `not in `logs/``, `nicht unter `logs/``
+    return bool(words) and (words[-1] in REFUSAL_WORDS or tuple(words[-2:]) in REFUSAL_PHRASES) \
+        or before.rstrip(" *_(「『\"'").endswith(REFUSAL_MARKS_WITHOUT_SPACES)
+
+
 def names_another_place(citation):
     """Whether the clause of a citation names a place outside the repository, a home folder or
     an absolute path (`the app in `~/Projects/app`: `install.sh` builds it`): a bare file name
@@ -1502,7 +1528,7 @@ def check_citations(project, citations, history, findings):
         elif known:
             candidates.append((citation, known))
     gone = [(citation, known) for citation, known in candidates
-            if not records_change(citation, existing)
+            if not records_change(citation, existing) and not rejects(citation)
             and not (citation.bare and names_another_place(citation))]
     ignored = ignored_paths(project, sorted(set(known for _, known in gone)), history)
     for citation, known in gone:
@@ -1534,7 +1560,7 @@ def check_dated_facts(project, folder, citations, existing, history, findings):
             continue  # a folder is a place: stale when gone or renamed, not when its files change
         if memory_folder and (path + "/").startswith(memory_folder.rstrip("/") + "/"):
             continue  # another memory file: a pointer within the memory
-        if narrates_work(citation) or points_to_a_document(citation) or \
+        if narrates_work(citation) or points_to_a_document(citation) or rejects(citation) or \
                 heading_level(citation.memory.lines[citation.line - 1]):
             continue  # history, a pointer, or a heading: none says what the file holds now
         commits = history.touches.get(path, [])

@@ -86,3 +86,34 @@ def test_a_document_dated_once_at_its_head_is_still_a_record(repo, env):
     report = health(repo, env)
     assert [log["file"] for log in report["session_logs"]] == ["memory/review.md"]
     assert checks_on(report, "memory/review.md") == ["session-log"]
+
+
+# --- what a rejected path is: named only to be turned down -----------------------------------
+
+REJECTING = """\
+# Where things go
+
+- 2026-10-01: session notes go under `docs/journal/`, not `docs/logs/`.
+- 2026-10-01: 会话日志放在 `docs/journal/`，而不是 `docs/logs/`。
+- 2026-10-01: write them to `docs/journal/` rather than `docs/logs/`, never to `tmp/`.
+- 2026-10-01: do not edit `docs/logs/today.md` by hand.
+- 2026-10-01: the old notes are in `docs/logs/`.
+"""
+
+
+def test_a_path_named_only_to_be_rejected_is_not_missing(repo, env):
+    """`under `journal/`, not `logs/``: the line says the path is not the place, so a renamed
+    `logs/` proves nothing stale there; a line that still sends the reader to the old path
+    (`do not edit `docs/logs/today.md``, `the old notes are in `docs/logs/``) is stale."""
+    write(repo / "docs" / "logs" / "today.md", "- a note\n")
+    commit(repo, "the logs folder")
+    rename(repo, "docs/logs/today.md", "docs/journal/today.md")
+    if (repo / "docs" / "logs").is_dir():
+        (repo / "docs" / "logs").rmdir()  # a clone has no empty folder
+    write(repo / "memory" / "places.md", REJECTING)
+    with open(str(index(repo)), "a", encoding="utf-8") as handle:
+        handle.write("- [Places](places.md) — where things go\n")
+    commit(repo, "where things go", "2026-10-01T12:00:00+00:00")
+    found = findings(health(repo, env), "missing-path")
+    assert [f["lines"] for f in found] == [[6], [7]], found
+    assert "docs/journal" in found[1]["repair"]
