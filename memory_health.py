@@ -176,6 +176,17 @@ COMMANDS_OF_CHANGE = frozenset("rm mv rmdir unlink del rd ren rename move Remove
 # Words of a stamp's label (is_stamp): when the index was last kept, in the languages memories use.
 STAMP_WORDS = ("updated", "update", "consolidated", "reviewed", "dream", "atualizad", "actualizad",
                "mis à jour", "aktualisiert", "aggiornat", "обновлен", "更新", "업데이트", "갱신")
+# A line that holds no fact yet (is_placeholder): what a placeholder aside says, and the words
+# that stand alone for nothing yet, in the languages memories are kept in.
+PLACEHOLDER_PHRASES = ("none yet", "nothing yet", "empty", "to be filled", "to be added",
+                       "to fill", "fill in", "filled in", "tbd", "todo", "placeholder",
+                       "coming soon", "not yet", "no data", "no entries", "n/a", "populated",
+                       "待补充", "待填", "待定", "暂无", "尚无", "未填", "待記入", "未記入", "なし", "없음",
+                       "미정", "pendiente", "por definir", "a definir", "preencher", "à remplir",
+                       "à définir", "ausstehend", "noch leer")
+PLACEHOLDER_WORDS = frozenset(("tbd", "tba", "todo", "n/a", "na", "none", "none yet", "nothing yet",
+                               "empty", "pending", "placeholder", "暂无", "无", "空", "待补充", "待定",
+                               "なし", "未定", "없음", "미정", "ninguno", "nenhum", "aucun", "keine"))
 # Headings of sections that talk about the index rather than hold memory.
 GUIDANCE_HEADINGS = ("usage", "how to use", "how this works", "conventions", "rules", "format",
                      "about", "meta", "guidelines", "instructions", "legend", "maintenance")
@@ -229,6 +240,7 @@ class MemoryFile(object):
         self.note = False  # a note in a topic folder beside the index
         self.headings = None  # the heading each line sits under (section_heading)
         self.entry_dates = None  # {line: date} of its `date:` lines (entry_dates)
+        self.states = None  # whether it states something (states_something)
 
     def line_of(self, offset):
         import bisect
@@ -329,6 +341,7 @@ def patterns():
             "web-host-home": re.compile(r"/public_html(?:/|$)|/domains/[^/\s]+\.[A-Za-z]{2,}(?:/|$)",
                                         re.I),
             "list-item": re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s"),
+            "template-value": re.compile(r"^(?:y{4}-m{2}-d{2}|<[^<>]*>|\{\{[^{}]*\}\}|x{3,}|\?+)$"),
             "machine-path": re.compile(
                 r"(?<![\w/.~-])(~/[^\s`'\"()<>\[\]]+|/(?:Users|home)/[^\s`'\"()<>\[\]/]+/[^\s`'\"()<>\[\]]*"
                 r"|[A-Za-z]:[\\/]Users[\\/][^\s`'\"()<>\[\]\\/]+[\\/]?[^\s`'\"()<>\[\]]*)"),
@@ -519,6 +532,8 @@ def index_line_kinds(index):
             kind = "pointer"
         elif is_table_rule(rest, following):
             kind = "table"
+        elif is_placeholder(rest):
+            kind = "blank"  # a slot kept for a fact: `_(none yet)_`, `- Symptom:`, `| — | — |`
         elif is_stamp(rest) or is_note(rest):
             kind = "prose"
         elif set(rest.strip()) <= set("-*_ ") and len(rest.strip().replace(" ", "")) >= 3:
@@ -550,6 +565,40 @@ def history_comments(index):
             continue
         blocks.append((first, last, " ".join(body.split())))
     return blocks
+
+
+def is_placeholder(text):
+    """A line that holds no fact, only a slot for one: a placeholder wrapped as an aside
+    (`_(none yet)_`, `[To be filled from lessons learned]`, `(empty — populated later)`), a word
+    that stands for nothing yet (`TBD`, `None yet.`, `—`, `暂无`), a form's field with no value
+    (`- Symptom:`, `- 日期：`, `**Cause:**`), or a table row whose cells after the first are all
+    empty or placeholders (`| — | — |`, `| Owner | |`)."""
+    stripped = text.strip()
+    if stripped.startswith("|"):
+        cells = [cell.strip().strip("*_`") for cell in stripped.strip("|").split("|")]
+        return len(cells) > 1 and all(is_empty_value(cell) for cell in cells[1:]) and (
+            is_empty_value(cells[0]) or len(cells[0].split()) <= 4)
+    body = patterns()["list-item"].sub("", text, count=1).strip()
+    body = body[3:].strip() if body[:3].lower() in ("[ ]", "[x]") else body
+    plain = body.strip("*_ ")
+    if not plain:
+        return bool(body)  # a bare list marker, or emphasis around nothing
+    if plain.endswith((":", "：")) and len(plain.split()) <= 6 and "`" not in plain \
+            and "](" not in plain and patterns()["list-item"].match(text):
+        return True  # a form's field, left empty
+    wrapped = plain[:1] in "([<{" and plain[-1:] in ")]>}"
+    lowered = plain.lower()
+    if wrapped and any(phrase in lowered for phrase in PLACEHOLDER_PHRASES):
+        return True
+    return is_empty_value(plain.rstrip(".。"))
+
+
+def is_empty_value(text):
+    """A cell or a line that stands for nothing yet: empty, dashes, `TBD`, `None yet`, `暂无`,
+    an unfilled template's `YYYY-MM-DD`, `<name>` or `{{BODY}}`."""
+    lowered = text.strip().strip("*_`").strip().lower()
+    return lowered in PLACEHOLDER_WORDS or not lowered.strip("-—–…. ") or bool(
+        patterns()["template-value"].match(lowered))
 
 
 def is_note(text):
@@ -597,7 +646,7 @@ def lint_index(project, index, folder, topics, notes, findings):
     # a log nobody will find, as any other topic would be.
     logs_are_indexed = any(t.log for t in topics if t not in unreached)
     for topic in unreached:
-        if not topic.log or logs_are_indexed:
+        if (not topic.log or logs_are_indexed) and states_something(topic):
             findings.add("orphan", topic, 1,
                          "nothing in %s leads to this file, so no session learns it exists"
                          % index.shown,
@@ -770,11 +819,27 @@ def checks_opted_in(env):
 
 
 def states_something(memory):
-    """Whether the file holds a line that says something: not only headings, a table's header
-    rows and comments, as a tracker kept empty until its first entry (`| ID | Title |` under
-    `## Open`). What states nothing has no age to give."""
-    return any(kind not in ("blank", "comment", "heading", "table")
-               for _, kind, _, _ in index_line_kinds(memory))
+    """Whether the file holds a line that says something about the project: not only headings,
+    a table's header rows, comments, placeholders (is_placeholder) and how to use the file, as
+    a tracker kept empty until its first entry (`| ID | Title |` under `## Open`), an unfilled
+    form or an empty journal. In a file that keeps such slots for its entries (a section, a
+    table, a placeholder), the words under its title say what the file is for, not a fact of
+    the project. What states nothing has no age to give, and nothing for a session to find."""
+    if memory.states is None:
+        kinds = index_line_kinds(memory)
+        slots = any(kind in ("heading", "table") or (kind == "blank" and rest.strip())
+                    for number, kind, _, rest in kinds if number > 1)
+        memory.states = any(
+            kind not in ("blank", "comment", "heading", "table") and not is_guidance_section(section)
+            and not (slots and kind == "prose" and before_first_section(memory, number))
+            for number, kind, section, _ in kinds)
+    return memory.states
+
+
+def before_first_section(memory, number):
+    """Whether line `number` lies under the file's title, before its first `##` section."""
+    return not any(heading_level(line) >= 2 for at, line in enumerate(memory.lines[:number - 1], 1)
+                   if at not in memory.fenced_lines)
 
 
 def is_feedback(memory):

@@ -227,7 +227,8 @@ def paper_002_index(project):
         lines.append("Session note %d: the deploy needed a retry." % len(lines))
     write(index(project), "\n".join(lines) + "\n")
     for name in ["deployment"] + ["topic-%02d" % n for n in range(16)]:
-        write(project / "memory" / (name + ".md"), "# %s\n<!-- Last updated: 2026-09-21 -->\n" % name)
+        write(project / "memory" / (name + ".md"), "# %s\n<!-- Last updated: 2026-09-21 -->\n"
+              "- 2026-09-21: what the topic holds.\n" % name)
 
 
 def test_the_539_line_index_with_one_pointer_line(repo, env):
@@ -282,13 +283,15 @@ def test_a_duplicate_pointer_is_named_with_the_first(repo, env):
 
 
 def test_a_topic_file_no_index_line_links_is_an_orphan(repo, env):
-    write(repo / "memory" / "lonely.md", "# Lonely\n<!-- Last updated: 2026-10-01 -->\n")
+    write(repo / "memory" / "lonely.md", "# Lonely\n<!-- Last updated: 2026-10-01 -->\n"
+                                         "- 2026-10-01: nothing links this file.\n")
     [found] = findings(health(repo, env), "orphan")
     assert (found["file"], found["line"], found["severity"]) == ("memory/lonely.md", 1, "warning")
 
 
 def test_a_link_only_inside_a_comment_leaves_the_file_an_orphan(repo, env):
-    write(repo / "memory" / "lonely.md", "# Lonely\n<!-- Last updated: 2026-10-01 -->\n")
+    write(repo / "memory" / "lonely.md", "# Lonely\n<!-- Last updated: 2026-10-01 -->\n"
+                                         "- 2026-10-01: nothing links this file.\n")
     with open(str(index(repo)), "a", encoding="utf-8") as handle:
         handle.write("<!-- - [Lonely](lonely.md) — commented out -->\n")
     assert [f["file"] for f in findings(health(repo, env), "orphan")] == ["memory/lonely.md"]
@@ -468,7 +471,8 @@ def test_the_ignore_marker_silences_the_findings_on_its_line(repo, env):
     with open(str(repo / "memory" / "retry.md"), "a", encoding="utf-8") as handle:
         handle.write("- `src/old_worker.py` was removed. <!-- mcp-health: ignore -->\n")
     write(repo / "memory" / "lonely.md", "# Lonely <!-- mcp-health: ignore -->\n"
-                                         "<!-- Last updated: 2026-10-01 -->\n")
+                                         "<!-- Last updated: 2026-10-01 -->\n"
+                                         "- 2026-10-01: nothing links this file.\n")
     assert health(repo, env)["findings"] == []
     assert defects(repo, env) == []
 
@@ -476,7 +480,8 @@ def test_the_ignore_marker_silences_the_findings_on_its_line(repo, env):
 def test_without_the_marker_the_same_lines_are_reported(repo, env):
     with open(str(index(repo)), "a", encoding="utf-8") as handle:
         handle.write("- [Deploy](deploy.md) — planned\n")
-    write(repo / "memory" / "lonely.md", "# Lonely\n<!-- Last updated: 2026-10-01 -->\n")
+    write(repo / "memory" / "lonely.md", "# Lonely\n<!-- Last updated: 2026-10-01 -->\n"
+                                         "- 2026-10-01: nothing links this file.\n")
     checks = sorted(f["check"] for f in health(repo, env)["findings"])
     assert checks == ["dead-pointer", "orphan"]
 
@@ -1200,7 +1205,8 @@ def test_check_memory_is_about_the_memory_not_the_installation(installer, repo):
 
 
 def test_check_memory_exits_1_on_broken_memory_and_0_on_warnings(installer, repo):
-    write(repo / "memory" / "lonely.md", "# Lonely\n<!-- Last updated: 2026-10-01 -->\n")
+    write(repo / "memory" / "lonely.md", "# Lonely\n<!-- Last updated: 2026-10-01 -->\n"
+                                         "- 2026-10-01: nothing links this file.\n")
     warned = installer.run("--check", "--memory", repo)
     assert warned.returncode == 0 and "WARN     memory health: 1 warning(s) (orphan)" in warned.stdout
     with open(str(index(repo)), "a", encoding="utf-8") as handle:

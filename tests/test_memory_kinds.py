@@ -117,3 +117,40 @@ def test_a_path_named_only_to_be_rejected_is_not_missing(repo, env):
     found = findings(health(repo, env), "missing-path")
     assert [f["lines"] for f in found] == [[6], [7]], found
     assert "docs/journal" in found[1]["repair"]
+
+
+# --- what a statement is: files and lines that hold no fact ----------------------------------
+
+def test_placeholder_lines_in_the_index_are_not_content(repo, env):
+    write(index(repo), index(repo).read_text(encoding="utf-8") + (
+        "\n## Procedures\n_(none yet)_\n\n## Lessons\n[To be filled from lessons learned]\n"
+        "- (filled in by experience)\n- TBD\n\n## Known traps\n- The worker leaks a socket.\n"))
+    [found] = findings(health(repo, env), "not-a-pointer")
+    assert "known traps" in found["message"] and found["lines"] == [23]
+
+
+SHELLS = {
+    # an empty journal: what it is for, and a slot for entries
+    "notebook.md": "# Notebook\n\nOne entry a session, newest first. Kept by the save command.\n\n"
+                  "## Entries\n\n(empty — will be populated after the first session)\n",
+    # an unfilled form, in two languages
+    "bug-template.md": "# Bug template\n\n- ID:\n- Symptom:\n- **Cause:**\n- Fix:\n",
+    "变更记录模板.md": "# 变更记录模板\n\n- 日期：\n- 模块：\n- 变更摘要：\n",
+    # a tracker whose only row is a placeholder, with its how-to
+    "gaps.md": "# Capability gaps\n\nAn automatic backlog.\n\n## How to use\n\n"
+               "- Read it before planning.\n\n## Gaps\n\n| Date | Need | Status |\n"
+               "|------|------|--------|\n| — | — | — |\n",
+}
+
+
+def test_files_that_hold_no_fact_are_neither_undated_nor_orphans(repo, env):
+    """An empty journal, an unfilled form and a tracker with a placeholder row state nothing:
+    no age to give, nothing for a session to find. A filled form states its facts."""
+    for name, text in SHELLS.items():
+        write(repo / "memory" / name, text)
+    write(repo / "memory" / "bug-7.md", "# Bug 7\n\n- ID: 7\n- Symptom: the digest runs twice\n")
+    commit(repo, "shells and a bug")
+    report = health(repo, with_dates(env))
+    flagged = sorted(set(f["file"] for f in report["findings"]))
+    assert flagged == ["memory/bug-7.md"], report["findings"]
+    assert checks_on(report, "memory/bug-7.md") == ["missing-date", "orphan"]
