@@ -197,7 +197,7 @@ LOG_TYPES = frozenset("log logs session sessions session-log session_log journal
 CLAIM_TYPES = frozenset(("user", "feedback", "project", "reference"))  # Claude Code's own
 LOG_NAMES = frozenset("log logs journal diary changelog history sessions devlog worklog "
                       "minutes handoff handoffs historico histórico historial historique "
-                      "verlauf".split())
+                      "verlauf archive archives archived".split())
 # Any word of a file's name that makes it a record of its day, wherever it stands in the name
 # (`post-mortem-v4-go-live.md`, `_PROPOSTA-protocolo-v2.md`).
 RECORD_NAME_WORDS = frozenset("postmortem mortem retrospective retro proposal proposta propuesta "
@@ -333,6 +333,7 @@ def patterns():
             "file-name": re.compile(r"^(?:[A-Za-z0-9_][A-Za-z0-9_.-]*\.[A-Za-z][A-Za-z0-9]{0,9}"
                                     r"|\.[A-Za-z][A-Za-z0-9_.-]{1,40})$"),
             "name-date": re.compile(r"(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)"),
+            "name-compact-date": re.compile(r"(?<!\d)(?:19|20)\d{2}[01]\d[0-3]\d(?!\d)"),
             "name-month": re.compile(r"(?<!\d)(?:19|20)\d{2}-\d{2}(?!\d)(?!-\d)"),
             "line-suffix": re.compile(r"(:L?\d+(-L?\d+)?(:\d+)?|#L\d+(C\d+)?(-L?\d+(C\d+)?)?)$"),
             "wiki-link": re.compile(r"\[\[([^\]|#\n]+)"),
@@ -745,8 +746,19 @@ def file_date(memory):
     headed = date_at_the_head(memory)
     if headed:
         return headed
-    named = patterns()["name-date"].search(memory.name)
-    return valid_date(named.group(0)) if named else None
+    return name_date(memory.name)
+
+
+def name_date(name):
+    """The day a file's name gives, written `2026-08-15` or `20260815` (a year from 1900 to
+    2099), or None: `2026-08-15.md`, `20260622-runtime-baseline.md`."""
+    for pattern in ("name-date", "name-compact-date"):
+        for found in patterns()[pattern].finditer(name):
+            digits = found.group(0).replace("-", "")
+            date = valid_date("%s-%s-%s" % (digits[:4], digits[4:6], digits[6:8]))
+            if date:
+                return date
+    return None
 
 
 def date_at_the_head(memory):
@@ -890,9 +902,9 @@ def session_log_reason(memory):
         return None
     if patterns()["adr-title"].match(memory.text[BUDGET.frontmatter_end(memory.text):].lstrip()):
         return "an architecture decision record, by its title"
-    named = patterns()["name-date"].search(memory.name)
-    if named and valid_date(named.group(0)):
-        return "named by its date, %s" % named.group(0)
+    named = name_date(memory.name)
+    if named:
+        return "named by its date, %s" % named
     month = patterns()["name-month"].search(memory.name)
     if month and 1 <= int(month.group(0)[5:7]) <= 12:
         return "named by its month, %s" % month.group(0)
@@ -912,10 +924,15 @@ def session_log_reason(memory):
 
 
 def dated_at_its_head(memory):
-    """The date of a document dated once (`**Date:** 2026-03-03` in its first lines: minutes, a
-    report) that is not kept current (no `Last updated`), or None."""
+    """The date of a document dated once (`**Date:** 2026-03-03` in its first lines, or a title
+    that holds its day, `# Dependency audit — 2026-04-06`: minutes, a report, an audit) that is
+    not kept current (no `Last updated`) and whose entries are not dated apart, or None."""
     if patterns()["last-updated"].search(memory.text):
         return None
+    title = next((line for number, line in enumerate(memory.lines, start=1)
+                  if heading_level(line) and number not in memory.fenced_lines), "")
+    if heading_level(title) == 1 and first_date(title) and not entry_dates(memory):
+        return first_date(title)
     return date_at_the_head(memory)
 
 

@@ -154,3 +154,26 @@ def test_files_that_hold_no_fact_are_neither_undated_nor_orphans(repo, env):
     flagged = sorted(set(f["file"] for f in report["findings"]))
     assert flagged == ["memory/bug-7.md"], report["findings"]
     assert checks_on(report, "memory/bug-7.md") == ["missing-date", "orphan"]
+
+
+ARCHIVE = "# Permission log — archive\n\n" + "".join(
+    "- 2026-03-24 16:%02d | ASK | unknown\n" % minute for minute in (36, 36, 36, 37, 37)) + \
+    "- see `src/worker.py` for the hook\n"
+
+
+def test_records_named_by_a_compact_date_or_as_an_archive_or_dated_in_their_title(repo, env):
+    """A task card named `20260622-cleanup.md`, a `*-archive.md` of generated entries (which
+    repeat by design) and a report whose title holds its day are records of their day: their
+    paths are history, their repeats are no merge's."""
+    write(repo / "memory" / "20260622-cleanup.md", "# Cleanup\n\nWork only in "
+                                                   "`/Users/rhett/app`; removed `src/worker.py`.\n")
+    write(repo / "memory" / "permission-log-archive.md", ARCHIVE)
+    write(repo / "memory" / "audit.md", "# Dependency audit — 2026-10-01\n\n- `src/worker.py` "
+                                        "pins nothing.\n")
+    commit(repo, "records", "2026-10-01T12:00:00+00:00")
+    delete(repo, "src/worker.py")
+    report = health(repo, with_dates(env))
+    assert sorted(log["file"] for log in report["session_logs"]) == [
+        "memory/20260622-cleanup.md", "memory/audit.md", "memory/permission-log-archive.md"]
+    for shown in ("memory/20260622-cleanup.md", "memory/audit.md", "memory/permission-log-archive.md"):
+        assert [c for c in checks_on(report, shown) if c != "session-log"] == [], report["findings"]
