@@ -158,6 +158,7 @@ NARRATION_WORDS = frozenset("""
 added fixed updated changed modified created introduced implemented refactored synced wired
 bumped raised lowered reverted rewired recalibrated reworked tweaked patched corrected resolved
 shipped landed was were had crashed broke built called got ran returned caused excluded failed
+done completed finished
 """.split())
 NARRATION_MARKS_WITHOUT_SPACES = ("已执行", "已完成", "已收官", "修复", "已修", "新增", "已更新",
                                   "修正", "完了", "修正済", "추가", "수정")
@@ -343,9 +344,11 @@ def patterns():
                                         re.I),
             "list-item": re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s"),
             "template-value": re.compile(r"^(?:y{4}-m{2}-d{2}|<[^<>]*>|\{\{[^{}]*\}\}|x{3,}|\?+)$"),
-            "machine-path": re.compile(
-                r"(?<![\w/.~-])(~/[^\s`'\"()<>\[\]]+|/(?:Users|home)/[^\s`'\"()<>\[\]/]+/[^\s`'\"()<>\[\]]*"
-                r"|[A-Za-z]:[\\/]Users[\\/][^\s`'\"()<>\[\]\\/]+[\\/]?[^\s`'\"()<>\[\]]*)"),
+            # a path ends where a space, a quote, a bracket or a CJK punctuation mark begins
+            "machine-path": re.compile((
+                r"(?<![\w/.~-])(~/[^\s`'\"()<>\[\]{cjk}]+|/(?:Users|home)/[^\s`'\"()<>\[\]/{cjk}]+/"
+                r"[^\s`'\"()<>\[\]{cjk}]*|[A-Za-z]:[\\/]Users[\\/][^\s`'\"()<>\[\]\\/{cjk}]+[\\/]?"
+                r"[^\s`'\"()<>\[\]{cjk}]*)").format(cjk="\u3000-\u303f\uff01-\uff0f\uff1a-\uff20")),
         })
     return PATTERNS
 
@@ -971,6 +974,8 @@ def machine_local_paths(project, memory, findings):
         for match in patterns()["machine-path"].finditer(line):
             written = match.group(1)
             path = written.rstrip(".,;:")
+            if line[match.end():match.end() + 1] in ("<", "{", "$"):
+                continue  # `C:\Users\me\.claude\projects\<path>\`: a pattern, not a path
             if is_placeholder_home(written) or on_a_server(path, line, match.start(), server_note) \
                     or says_it_changed(line, match.start()) or quotes_an_error(line, match.start()) \
                     or (path.lower() + "/").startswith(checkout + "/"):

@@ -384,6 +384,7 @@ def test_a_bare_name_beside_another_place_is_that_places_file(repo, env, line, r
     ("- 2026-10-01: fixed the retry in `src/worker.py`.", False),
     ("- 2026-10-01: `src/worker.py` was the slow part.", False),
     ("- 2026-10-01: threshold in `src/worker.py` 9.0→7.0.", False),
+    ("1. **Phase 1 DONE (2026-10-01):** `src/worker.py` hook — 5 layers.", False),
     ("- 2026-10-01: moved the retry loop into `src/worker.py`.", True),
     ("- 2026-10-01: the design: see `docs/design.md`.", False),
     ("- 2026-10-01: the open items are recorded in `docs/design.md`.", False),

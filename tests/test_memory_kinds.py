@@ -177,3 +177,12 @@ def test_records_named_by_a_compact_date_or_as_an_archive_or_dated_in_their_titl
         "memory/20260622-cleanup.md", "memory/audit.md", "memory/permission-log-archive.md"]
     for shown in ("memory/20260622-cleanup.md", "memory/audit.md", "memory/permission-log-archive.md"):
         assert [c for c in checks_on(report, shown) if c != "session-log"] == [], report["findings"]
+
+
+def test_a_home_path_ends_at_cjk_punctuation_and_one_leading_to_a_placeholder_is_a_pattern(repo, env):
+    write(repo / "memory" / "where.md", "# Where\n\n- 2026-10-01: 一切改动落在 /Users/rhett/app，不碰 worktree\n"
+                                        "- 2026-10-01: auto memory lives in `C:\\Users\\stock\\.claude\\"
+                                        "projects\\<path>\\memory\\`\n")
+    commit(repo, "where")
+    found = findings(health(repo, env), "machine-local-path")
+    assert [f["message"].split("`")[1] for f in found] == ["/Users/rhett/app"]
