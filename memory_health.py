@@ -1944,12 +1944,11 @@ def injection_part(project, env, findings, installed=True, index=None):
     if cut:
         where = index_cut_line(text, index)
         note = "the index is cut before its line %d" % where if where else None
+    if cut and installed:  # where the protocol is not installed, nothing is cut today: the row says it
         findings.add("injection-cut", "session-start injection", 1,
-                     "the session-start injection %s pass the harness's %s-character limit, so "
-                     "it is cut and the agent sees only part of the memory index%s"
-                     % ("would" if installed else "would, once the protocol is installed,",
-                        format(INJECTION_LIMIT, ","),
-                        " (%s)" % note if note else ""),
+                     "the session-start injection would pass the harness's %s-character limit, "
+                     "so it is cut and the agent sees only part of the memory index%s"
+                     % (format(INJECTION_LIMIT, ","), " (%s)" % note if note else ""),
                      "shrink the memory index with /dream")
     return load_part(part, None, text, env, project, cap, cut, note)
 

@@ -111,7 +111,8 @@ def repo(tmp_path):
 
 
 def health(project, env, **options):
-    report = HEALTH.memory_health(str(project), env, preview=options.pop("preview", False))
+    report = HEALTH.memory_health(str(project), env, preview=options.pop("preview", False),
+                                  installed=options.pop("installed", None))
     json.dumps(report)  # the report is for scripts: it must always serialise
     return report
 
@@ -797,7 +798,10 @@ def test_the_load_table_marks_an_injection_the_protocol_would_add(repo, env):
 def test_the_load_table_says_where_the_index_was_cut(repo, env):
     with open(str(index(repo)), "a", encoding="utf-8") as handle:
         handle.write("".join("- [Retry %d](retry.md) — %s\n" % (n, "w" * 150) for n in range(70)))
-    report = health(repo, env, preview=True)
+    hypothetical = health(repo, env, preview=True)  # not installed here: nothing is cut today
+    assert findings(hypothetical, "injection-cut") == []
+    assert [p["over"] for p in hypothetical["load"]["parts"] if "hypothetical" in p["part"]] == [True]
+    report = health(repo, env, preview=True, installed=True)
     [cut] = findings(report, "injection-cut")
     [injection] = [p for p in report["load"]["parts"] if p["part"].startswith("session-start")]
     shown = HOOK_SESSION_START.preview_injection(str(repo)).split("\n")
