@@ -190,7 +190,13 @@ PLACEHOLDER_WORDS = frozenset(("tbd", "tba", "todo", "n/a", "na", "none", "none 
                                "なし", "未定", "없음", "미정", "ninguno", "nenhum", "aucun", "keine"))
 # Headings of sections that talk about the index rather than hold memory.
 GUIDANCE_HEADINGS = ("usage", "how to use", "how this works", "conventions", "rules", "format",
-                     "about", "meta", "guidelines", "instructions", "legend", "maintenance")
+                     "about", "meta", "guidelines", "instructions", "legend", "maintenance",
+                     # the same headings in the languages memories are kept in
+                     "使用说明", "使用說明", "使用方法", "用法", "规则", "規則", "约定", "約定", "维护",
+                     "維護", "使い方", "ルール", "規約", "사용법", "규칙", "관리 방법", "uso", "reglas",
+                     "regras", "convenciones", "convenções", "instrucciones", "instruções",
+                     "nutzung", "verwendung", "regeln", "konventionen", "utilisation", "règles",
+                     "правила", "использование")
 # A session log (session_log_reason) is history: its frontmatter type, or a word its name ends in.
 LOG_TYPES = frozenset("log logs session sessions session-log session_log journal diary daily "
                       "daily-log worklog work-log devlog changelog history minutes meeting "
@@ -516,6 +522,7 @@ def index_line_kinds(index):
     visible = dict((number, rest) for number, rest, _ in BUDGET.visible_lines(index.text, index.comments))
     kinds = []
     section = ""
+    headings = []  # (level, title) of the open headings, outermost first
     preamble = True  # under the title, before the first section: where an index says what it is
     count = len(index.lines) - (1 if index.lines[-1:] == [""] else 0)
     for number in range(1, count + 1):
@@ -530,7 +537,13 @@ def index_line_kinds(index):
             kind = "blank"
         elif rest.lstrip().startswith("#"):
             kind = "heading"
-            section = rest.strip().lstrip("#").strip().lower()
+            level = heading_level(rest.lstrip()) or 1
+            while headings and headings[-1][0] >= level:
+                headings.pop()
+            headings.append((level, rest.strip().lstrip("#").strip().lower()))
+            # a section under one about the index is about the index too (`## Usage` > `### Adding`)
+            section = next((title for _, title in headings if is_guidance_section(title)),
+                           headings[-1][1])
             preamble = preamble and not rest.lstrip().startswith("##")
         elif is_pointer_line(rest):
             kind = "pointer"

@@ -186,3 +186,12 @@ def test_a_home_path_ends_at_cjk_punctuation_and_one_leading_to_a_placeholder_is
     commit(repo, "where")
     found = findings(health(repo, env), "machine-local-path")
     assert [f["message"].split("`")[1] for f in found] == ["/Users/rhett/app"]
+
+
+def test_how_to_use_the_index_in_any_language_and_in_sub_sections_is_not_content(repo, env):
+    write(index(repo), index(repo).read_text(encoding="utf-8") + (
+        "\n## 使用說明\n\n### 新增記憶體\n1. 在 `memory/` 目錄下創建新檔案\n2. 更新本索引檔案\n\n"
+        "## Usage\n\n### Adding a memory\n- Create the file, then a pointer here.\n\n"
+        "## Known traps\n- The worker leaks a socket.\n"))
+    [found] = findings(health(repo, env), "not-a-pointer")
+    assert "known traps" in found["message"], found
