@@ -914,11 +914,13 @@ def session_log_reason(memory):
     kind = kind.strip().lower()
     if kind in LOG_TYPES:
         return "its frontmatter says `type: %s`" % kind
+    named = name_date(memory.name)
+    if named and names_a_record(memory.name):
+        return "named as the log of its day, %s" % named  # `project_session_2026-03-15.md`
     if kind in CLAIM_TYPES:
         return None
     if patterns()["adr-title"].match(memory.text[BUDGET.frontmatter_end(memory.text):].lstrip()):
         return "an architecture decision record, by its title"
-    named = name_date(memory.name)
     if named:
         return "named by its date, %s" % named
     month = patterns()["name-month"].search(memory.name)
@@ -937,6 +939,15 @@ def session_log_reason(memory):
     if dated >= 2 and dated * 2 >= sections:
         return "its sections are headed by dates"
     return None
+
+
+def names_a_record(name):
+    """Whether a word of the file's name, past its date, names a log (`session`, `journal`,
+    `handoff` …): with a date in the name, the file is that day's log whatever type its
+    frontmatter gives (Claude Code files a session's summary as `type: project`)."""
+    stem = name[:-len(".md")] if name.endswith(".md") else name
+    return any(word in LOG_NAMES or word in ("session", "standup", "meeting")
+               for word in patterns()["name-word"].split(stem.lower()))
 
 
 def dated_at_its_head(memory):

@@ -195,3 +195,19 @@ def test_how_to_use_the_index_in_any_language_and_in_sub_sections_is_not_content
         "## Known traps\n- The worker leaks a socket.\n"))
     [found] = findings(health(repo, env), "not-a-pointer")
     assert "known traps" in found["message"], found
+
+
+def test_a_session_named_by_its_day_is_that_days_log_whatever_its_type(repo, env):
+    """Claude Code files a session's summary as `type: project`; named `project_session_<day>`,
+    it is the log of that day. A project note named by its day is still a claim."""
+    head = "---\nname: {0}\ndescription: {0}\ntype: project\n---\n"
+    write(repo / "memory" / "project_session_2026-08-15.md", head.format("session") +
+          "- `src/worker.py` now retries.\n")
+    write(repo / "memory" / "project_2026-08-15_build.md", head.format("build") +
+          "The worker is `src/worker.py`.\n")
+    commit(repo, "two project notes")
+    delete(repo, "src/worker.py")
+    report = health(repo, env)
+    assert [log["file"] for log in report["session_logs"]] == ["memory/project_session_2026-08-15.md"]
+    assert sorted(f["file"] for f in findings(report, "missing-path")) == [
+        "memory/project_2026-08-15_build.md", "memory/retry.md"]
