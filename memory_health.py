@@ -81,9 +81,11 @@ SEVERITY = {
 SEVERITIES = ("broken", "over", "warning", "advice")
 # Checks that run only when MCP_HEALTH_CHECKS names them. Judged finding by finding on memories
 # nobody had tuned the checks on, a file without a date was most often a runbook, a spec, a
-# template or a generated table, which a reasonable owner leaves undated: the protocol's
-# convention of dating each fact is a choice a team makes, not a defect it has.
-OPT_IN = frozenset(("missing-date",))
+# template or a generated table, which a reasonable owner leaves undated; and a record among the
+# topic files was most often a decisions log kept there on purpose. The protocol's conventions
+# (date each fact, keep logs in a folder of their own) are a choice a team makes, not a defect
+# it has. A record's paths are history either way: that reading does not depend on the advice.
+OPT_IN = frozenset(("missing-date", "session-log"))
 FILE_IGNORE_MARKER = "mcp-health: ignore-file"
 # A topic file is read whole when a task calls for it. Past this estimate each opening costs
 # 5% of a 200,000-token context window (and past 25,000 the harness's Read tool refuses to
@@ -148,6 +150,10 @@ REFUSAL_MARKS_WITHOUT_SPACES = ("不是", "而非", "并非", "並非", "非", "
                                 "ではなく", "じゃなく", "아니라", "아닌")
 # Home paths that are not one machine's (is_placeholder_home, on_a_server).
 PLACEHOLDER_MARKS = ("path/to", "...", "\u2026", "your", "<", "$")
+# The accounts a container image or a CI runner comes with: their homes are the image's, the
+# same on every machine that runs it (`/home/node/.bashrc` in a devcontainer).
+IMAGE_ACCOUNTS = ("node", "vscode", "codespace", "runner", "ubuntu", "ec2-user", "debian",
+                  "jovyan", "gitpod")
 STANDARD_HOME_FOLDERS = ("desktop", "documents", "downloads", "pictures", "music", "videos",
                          "movies", "applications", "projects", "src", "code", "repos")
 SERVER_WORDS = frozenset("server servers vm vms vps host hosts hypervisor droplet container "
@@ -830,7 +836,7 @@ def lint_topics(project, index, topics, findings, tracked, env):
                          "(**Why:**) and how to apply it (**How to apply:**)",
                          "state the lesson, then add the **Why:** and **How to apply:** parts")
     logs = [topic for topic in topics if topic.log and not topic.note]
-    if logs:
+    if logs and "session-log" in opted_in:
         report_session_logs(logs, findings)
     # The index is committed memory too, and the one file every session is shown.
     shared = [m for m in ([index] if index else []) + topics if not m.log]
@@ -915,10 +921,9 @@ def session_log_reason(memory):
     if kind in LOG_TYPES:
         return "its frontmatter says `type: %s`" % kind
     named = name_date(memory.name)
-    if named and names_a_record(memory.name):
-        return "named as the log of its day, %s" % named  # `project_session_2026-03-15.md`
-    if kind in CLAIM_TYPES:
-        return None
+    if kind in CLAIM_TYPES:  # a claim, unless its name says it is a day's log
+        return "named as the log of its day, %s" % named \
+            if named and names_a_record(memory.name) else None  # `project_session_2026-03-15.md`
     if patterns()["adr-title"].match(memory.text[BUDGET.frontmatter_end(memory.text):].lstrip()):
         return "an architecture decision record, by its title"
     if named:
@@ -998,7 +1003,7 @@ def machine_local_paths(project, memory, findings):
         for match in patterns()["machine-path"].finditer(line):
             written = match.group(1)
             path = written.rstrip(".,;:")
-            if line[match.end():match.end() + 1] in ("<", "{", "$"):
+            if line[match.end():match.end() + 1] in ("<", "{", "$", "["):
                 continue  # `C:\Users\me\.claude\projects\<path>\`: a pattern, not a path
             if is_placeholder_home(written) or on_a_server(path, line, match.start(), server_note) \
                     or says_it_changed(line, match.start()) or quotes_an_error(line, match.start()) \
@@ -1026,7 +1031,8 @@ def is_placeholder_home(path):
     parts = lowered.replace("\\", "/").split("/")  # ['', 'home', name, ...] or ['c:', 'users', name, ...]
     user = parts[2] if len(parts) > 2 else ""
     return user.strip("<>{}$") in ("user", "username", "you", "me", "name", "yourname",
-                                   "your-name", "your_name", "someone", "example", "")
+                                   "your-name", "your_name", "someone", "example", "") + \
+        IMAGE_ACCOUNTS
 
 
 def on_a_server(path, line, at, server_note):

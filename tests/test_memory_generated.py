@@ -23,7 +23,7 @@ import pytest
 
 from conftest import make_repo
 from test_memory_citations import delete
-from test_memory_health import commit, health, with_dates, write
+from test_memory_health import commit, health, with_advice, write
 
 SEEDS = int(os.environ.get("MCP_GENERATED_SEEDS", "12"))
 GONE = "old/gone.py"  # held by history, deleted
@@ -185,7 +185,7 @@ def write_memory(project, memory):
 def test_generated_memories_keep_the_rules(project, seed, tmp_path):
     memory = generate(seed)
     write_memory(project, memory)
-    env = with_dates({"HOME": str(tmp_path), "MCP_PROJECTS_DIR": str(tmp_path / "projects")})
+    env = with_advice({"HOME": str(tmp_path), "MCP_PROJECTS_DIR": str(tmp_path / "projects")})
     report = health(project, env)
     logs = set(log["file"] for log in report["session_logs"])
     for finding in report["findings"]:

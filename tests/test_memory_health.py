@@ -300,16 +300,17 @@ def test_a_link_only_inside_a_comment_leaves_the_file_an_orphan(repo, env):
 
 # --- topic and feedback files ---------------------------------------------------------------
 
-def with_dates(env):
-    """The environment with the opt-in `missing-date` check turned on (MCP_HEALTH_CHECKS)."""
-    return dict(env, MCP_HEALTH_CHECKS="missing-date")
+def with_advice(env):
+    """The environment with the opt-in checks turned on (MCP_HEALTH_CHECKS): a date on each
+    fact, and logs kept apart from the topic files."""
+    return dict(env, MCP_HEALTH_CHECKS="missing-date,session-log")
 
 
 def test_a_topic_file_with_no_date_anywhere_gets_advice_when_the_check_is_asked_for(repo, env):
     write(repo / "memory" / "retry.md", "# Retry policy\n<!-- Last updated: YYYY-MM-DD -->\n\n"
           "The worker retries three times.\n")
     assert findings(health(repo, env), "missing-date") == []  # opt-in: a team's choice to date
-    report = health(repo, with_dates(env))
+    report = health(repo, with_advice(env))
     [found] = findings(report, "missing-date")
     assert (found["file"], found["line"], found["severity"]) == ("memory/retry.md", 1, "advice")
     assert report["status"] == "ok" and report["counts"]["advice"] == 1  # advice, not an error
@@ -335,7 +336,7 @@ def test_files_dated_where_people_date_them_or_in_claude_codes_format_need_no_da
     write(repo / "memory" / name, text)
     with open(str(index(repo)), "a", encoding="utf-8") as handle:
         handle.write("- [Extra](%s) — fixture\n" % name)
-    assert findings(health(repo, with_dates(env)), "missing-date") == []
+    assert findings(health(repo, with_advice(env)), "missing-date") == []
 
 
 def test_the_readme_of_the_memory_folder_is_not_a_topic_file(repo, env):
@@ -369,7 +370,7 @@ def test_a_feedback_file_without_labelled_parts_gets_advice(repo, env):
 ])
 def test_feedback_in_any_of_the_formats_people_use_is_valid(repo, env, body):
     write(repo / "memory" / "feedback_verify.md", body)
-    report = health(repo, with_dates(env))
+    report = health(repo, with_advice(env))
     assert findings(report, "feedback-parts") == [] and findings(report, "missing-date") == []
 
 
@@ -758,7 +759,7 @@ def test_the_text_report_groups_by_file_with_the_jsons_counts(repo, env):
     write(repo / "memory" / "lonely.md", "# Lonely\n\n- nothing links this file.\n")
     with open(str(index(repo)), "a", encoding="utf-8") as handle:
         handle.write("- [Deploy](deploy.md) — planned\n")
-    report = health(repo, with_dates(env))
+    report = health(repo, with_advice(env))
     text = HEALTH.format_health(report)
     assert report["counts"] == {"broken": 1, "over": 0, "warning": 1, "advice": 1}
     assert "## Memory health — 1 broken, 1 warning(s), 1 advice" in text

@@ -11,7 +11,7 @@ form, a placeholder line).
 """
 from test_memory_citations import delete, rename
 from test_memory_health import (HEALTH, commit, env, findings, health, index, repo,  # noqa: F401
-                                with_dates, write)
+                                with_advice, write)
 
 LATER = "2026-11-03T09:00:00+00:00"
 
@@ -32,7 +32,7 @@ def test_a_folder_rule_file_beside_the_index_or_in_a_topic_folder_is_not_a_note(
     write(repo / "memory" / "deploy" / "GEMINI.md", rules)
     write(repo / "memory" / "deploy" / "rollout.md", "# Rollout\n\n- 2026-10-01: canary first.\n")
     commit(repo, "memory rules")
-    report = health(repo, with_dates(env))
+    report = health(repo, with_advice(env))
     for shown in ("memory/CLAUDE.md", "memory/AGENTS.md", "memory/deploy/GEMINI.md"):
         assert checks_on(report, shown) == [], report["findings"]
     assert report["topic_files"] == 2 and report["notes"] == 1
@@ -71,7 +71,7 @@ def test_a_file_whose_entries_each_carry_a_date_is_a_file_of_dated_facts(repo, e
     write(repo / "src" / "worker.py", "RETRIES = 5\n")
     commit(repo, "five retries", "2026-10-05T09:00:00+00:00")
     delete(repo, "src/backoff.py")
-    report = health(repo, env)
+    report = health(repo, with_advice(env))
     assert report["session_logs"] == [] and findings(report, "session-log") == []
     mine = [f for f in report["findings"] if f["file"] == "memory/decisions.md"]
     assert [(f["check"], f["lines"], f["message"].split("`")[1]) for f in mine] == [
@@ -83,7 +83,7 @@ def test_a_document_dated_once_at_its_head_is_still_a_record(repo, env):
     write(repo / "memory" / "review.md", ENTRIES.replace("date: 2026-10-20\n", ""))
     commit(repo, "a review")
     delete(repo, "src/worker.py")
-    report = health(repo, env)
+    report = health(repo, with_advice(env))
     assert [log["file"] for log in report["session_logs"]] == ["memory/review.md"]
     assert checks_on(report, "memory/review.md") == ["session-log"]
 
@@ -150,7 +150,7 @@ def test_files_that_hold_no_fact_are_neither_undated_nor_orphans(repo, env):
         write(repo / "memory" / name, text)
     write(repo / "memory" / "bug-7.md", "# Bug 7\n\n- ID: 7\n- Symptom: the digest runs twice\n")
     commit(repo, "shells and a bug")
-    report = health(repo, with_dates(env))
+    report = health(repo, with_advice(env))
     flagged = sorted(set(f["file"] for f in report["findings"]))
     assert flagged == ["memory/bug-7.md"], report["findings"]
     assert checks_on(report, "memory/bug-7.md") == ["missing-date", "orphan"]
@@ -172,7 +172,7 @@ def test_records_named_by_a_compact_date_or_as_an_archive_or_dated_in_their_titl
                                         "pins nothing.\n")
     commit(repo, "records", "2026-10-01T12:00:00+00:00")
     delete(repo, "src/worker.py")
-    report = health(repo, with_dates(env))
+    report = health(repo, with_advice(env))
     assert sorted(log["file"] for log in report["session_logs"]) == [
         "memory/20260622-cleanup.md", "memory/audit.md", "memory/permission-log-archive.md"]
     for shown in ("memory/20260622-cleanup.md", "memory/audit.md", "memory/permission-log-archive.md"):
@@ -211,3 +211,22 @@ def test_a_session_named_by_its_day_is_that_days_log_whatever_its_type(repo, env
     assert [log["file"] for log in report["session_logs"]] == ["memory/project_session_2026-08-15.md"]
     assert sorted(f["file"] for f in findings(report, "missing-path")) == [
         "memory/project_2026-08-15_build.md", "memory/retry.md"]
+
+
+def test_an_image_accounts_home_and_a_path_into_a_bracketed_name_are_no_ones_machine(repo, env):
+    write(repo / "memory" / "devcontainer.md", "# Devcontainer\n\n- 2026-10-01: history goes to "
+          "`/home/node/.bash_history`.\n- 2026-10-01: logs in `~/ws/app/change-logs/LOG-[branch].md`.\n"
+          "- 2026-10-01: the notes vault is `/home/alice/vault/`.\n")
+    commit(repo, "devcontainer")
+    found = findings(health(repo, env), "machine-local-path")
+    assert [f["message"].split("`")[1] for f in found] == ["/home/alice/vault/"]
+
+
+def test_a_record_among_the_topic_files_is_advised_only_when_asked(repo, env):
+    """Most records kept beside the index are a decisions log kept there on purpose: the advice
+    to move them is opt-in; reading them as history is not."""
+    write(repo / "memory" / "2026-08-15.md", "# 2026-08-15\n\n- removed `src/worker.py`.\n")
+    commit(repo, "a day's log")
+    report = health(repo, env)
+    assert findings(report, "session-log") == [] and report["session_logs"] != []
+    assert findings(health(repo, with_advice(env)), "session-log") != []
