@@ -82,6 +82,13 @@ SEVERITY = {
     "not-read": "warning",             # a memory file the hooks would not show: not checked
 }
 SEVERITIES = ("broken", "over", "warning", "advice")
+# Checks that run only when MCP_HEALTH_CHECKS names them. Judged finding by finding on memories
+# nobody had tuned the checks on, a file without a date was most often a runbook, a spec, a
+# template or a generated table, which a reasonable owner leaves undated; and a record among the
+# topic files was most often a decisions log kept there on purpose. The protocol's conventions
+# (date each fact, keep logs in a folder of their own) are a choice a team makes, not a defect
+# it has. A record's paths are history either way: that reading does not depend on the advice.
+OPT_IN = frozenset(("missing-date", "session-log"))
 FILE_IGNORE_MARKER = "mcp-health: ignore-file"
 # A topic file is read whole when a task calls for it. Past this estimate each opening costs
 # 5% of a 200,000-token context window (and past 25,000 the harness's Read tool refuses to
@@ -114,8 +121,21 @@ CHANGE_MARKS_WITHOUT_SPACES = (
     "删除", "删掉", "移除", "重命名", "改名", "迁移", "移到", "移至", "合并到", "合并至",
     "废弃", "弃用", "替换为", "替换成", "已删", "去掉", "下线", "清理", "削除", "廃止", "移動", "移行",
     "名前変更", "置き換", "삭제", "제거", "이동", "이름 변경", "폐기", "대체", "통합", "폐지")
+# A path named only to be turned down (rejects): the word just before it, past a preposition.
+REFUSAL_WORDS = frozenset("not never nor instead nicht nie statt anstatt pas jamais plutôt não "
+                          "nunca no non mai не".split())
+REFUSAL_PHRASES = frozenset((("rather", "than"), ("instead", "of"), ("in", "place"),
+                             ("en", "lugar"), ("em", "vez"), ("au", "lieu")))
+PREPOSITIONS = frozenset("in under into to from at of inside within on unter nach aus en dans "
+                         "sous em de а в во из на под".split())
+REFUSAL_MARKS_WITHOUT_SPACES = ("不是", "而非", "并非", "並非", "非", "不在", "不要", "不用", "而不是",
+                                "ではなく", "じゃなく", "아니라", "아닌")
 # Home paths that are not one machine's (is_placeholder_home, on_a_server).
 PLACEHOLDER_MARKS = ("path/to", "...", "\u2026", "your", "<", "$")
+# The accounts a container image or a CI runner comes with: their homes are the image's, the
+# same on every machine that runs it (`/home/node/.bashrc` in a devcontainer).
+IMAGE_ACCOUNTS = ("node", "vscode", "codespace", "runner", "ubuntu", "ec2-user", "debian",
+                  "jovyan", "gitpod")
 STANDARD_HOME_FOLDERS = ("desktop", "documents", "downloads", "pictures", "music", "videos",
                          "movies", "applications", "projects", "src", "code", "repos")
 SERVER_WORDS = frozenset("server servers vm vms vps host hosts hypervisor droplet container "
@@ -126,6 +146,7 @@ NARRATION_WORDS = frozenset("""
 added fixed updated changed modified created introduced implemented refactored synced wired
 bumped raised lowered reverted rewired recalibrated reworked tweaked patched corrected resolved
 shipped landed was were had crashed broke built called got ran returned caused excluded failed
+done completed finished
 """.split())
 NARRATION_MARKS_WITHOUT_SPACES = ("已执行", "已完成", "已收官", "修复", "已修", "新增", "已更新",
                                   "修正", "完了", "修正済", "추가", "수정")
@@ -143,9 +164,26 @@ COMMANDS_OF_CHANGE = VERDICTS.COMMANDS_OF_CHANGE
 # Words of a stamp's label (is_stamp): when the index was last kept, in the languages memories use.
 STAMP_WORDS = ("updated", "update", "consolidated", "reviewed", "dream", "atualizad", "actualizad",
                "mis à jour", "aktualisiert", "aggiornat", "обновлен", "更新", "업데이트", "갱신")
+# A line that holds no fact yet (is_placeholder): what a placeholder aside says, and the words
+# that stand alone for nothing yet, in the languages memories are kept in.
+PLACEHOLDER_PHRASES = ("none yet", "nothing yet", "empty", "to be filled", "to be added",
+                       "to fill", "fill in", "filled in", "tbd", "todo", "placeholder",
+                       "coming soon", "not yet", "no data", "no entries", "n/a", "populated",
+                       "待补充", "待填", "待定", "暂无", "尚无", "未填", "待記入", "未記入", "なし", "없음",
+                       "미정", "pendiente", "por definir", "a definir", "preencher", "à remplir",
+                       "à définir", "ausstehend", "noch leer")
+PLACEHOLDER_WORDS = frozenset(("tbd", "tba", "todo", "n/a", "na", "none", "none yet", "nothing yet",
+                               "empty", "pending", "placeholder", "暂无", "无", "空", "待补充", "待定",
+                               "なし", "未定", "없음", "미정", "ninguno", "nenhum", "aucun", "keine"))
 # Headings of sections that talk about the index rather than hold memory.
 GUIDANCE_HEADINGS = ("usage", "how to use", "how this works", "conventions", "rules", "format",
-                     "about", "meta", "guidelines", "instructions", "legend", "maintenance")
+                     "about", "meta", "guidelines", "instructions", "legend", "maintenance",
+                     # the same headings in the languages memories are kept in
+                     "使用说明", "使用說明", "使用方法", "用法", "规则", "規則", "约定", "約定", "维护",
+                     "維護", "使い方", "ルール", "規約", "사용법", "규칙", "관리 방법", "uso", "reglas",
+                     "regras", "convenciones", "convenções", "instrucciones", "instruções",
+                     "nutzung", "verwendung", "regeln", "konventionen", "utilisation", "règles",
+                     "правила", "использование")
 # A session log (session_log_reason) is history: its frontmatter type, or a word its name ends in.
 LOG_TYPES = frozenset("log logs session sessions session-log session_log journal diary daily "
                       "daily-log worklog work-log devlog changelog history minutes meeting "
@@ -153,7 +191,7 @@ LOG_TYPES = frozenset("log logs session sessions session-log session_log journal
 CLAIM_TYPES = frozenset(("user", "feedback", "project", "reference"))  # Claude Code's own
 LOG_NAMES = frozenset("log logs journal diary changelog history sessions devlog worklog "
                       "minutes handoff handoffs historico histórico historial historique "
-                      "verlauf".split())
+                      "verlauf archive archives archived".split())
 # Any word of a file's name that makes it a record of its day, wherever it stands in the name
 # (`post-mortem-v4-go-live.md`, `_PROPOSTA-protocolo-v2.md`).
 RECORD_NAME_WORDS = frozenset("postmortem mortem retrospective retro proposal proposta propuesta "
@@ -195,6 +233,8 @@ class MemoryFile(object):
         self.log = None  # why it is a session log (session_log_reason), for a topic file
         self.note = False  # a note in a topic folder beside the index
         self.headings = None  # the heading each line sits under (section_heading)
+        self.entry_dates = None  # {line: date} of its `date:` lines (entry_dates)
+        self.states = None  # whether it states something (states_something)
 
     def line_of(self, offset):
         import bisect
@@ -284,6 +324,7 @@ def patterns():
             "ip-address": re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])"),
             "import": re.compile(r"(?:^|\s)@(\S+)"),
             "name-date": re.compile(r"(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)"),
+            "name-compact-date": re.compile(r"(?<!\d)(?:19|20)\d{2}[01]\d[0-3]\d(?!\d)"),
             "name-month": re.compile(r"(?<!\d)(?:19|20)\d{2}-\d{2}(?!\d)(?!-\d)"),
             "wiki-link": re.compile(r"\[\[([^\]|#\n]+)"),
             "adr-title": re.compile(r"#\s+ADR[-\s]?\d+\b"),
@@ -291,9 +332,12 @@ def patterns():
             "web-host-home": re.compile(r"/public_html(?:/|$)|/domains/[^/\s]+\.[A-Za-z]{2,}(?:/|$)",
                                         re.I),
             "list-item": re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s"),
-            "machine-path": re.compile(
-                r"(?<![\w/.~-])(~/[^\s`'\"()<>\[\]]+|/(?:Users|home)/[^\s`'\"()<>\[\]/]+/[^\s`'\"()<>\[\]]*"
-                r"|[A-Za-z]:[\\/]Users[\\/][^\s`'\"()<>\[\]\\/]+[\\/]?[^\s`'\"()<>\[\]]*)"),
+            "template-value": re.compile(r"^(?:y{4}-m{2}-d{2}|<[^<>]*>|\{\{[^{}]*\}\}|x{3,}|\?+)$"),
+            # a path ends where a space, a quote, a bracket or a CJK punctuation mark begins
+            "machine-path": re.compile((
+                r"(?<![\w/.~-])(~/[^\s`'\"()<>\[\]{cjk}]+|/(?:Users|home)/[^\s`'\"()<>\[\]/{cjk}]+/"
+                r"[^\s`'\"()<>\[\]{cjk}]*|[A-Za-z]:[\\/]Users[\\/][^\s`'\"()<>\[\]\\/{cjk}]+[\\/]?"
+                r"[^\s`'\"()<>\[\]{cjk}]*)").format(cjk="\u3000-\u303f\uff01-\uff0f\uff1a-\uff20")),
         })
     return PATTERNS
 
@@ -310,6 +354,17 @@ class MemoryFolder(object):
         self.topics = []
         self.notes = []
         self.read_in_part = []
+
+
+# The instruction files an agent loads for the folder that holds them: Claude Code's CLAUDE.md
+# and CLAUDE.local.md, Codex CLI's AGENTS.md, Gemini CLI's GEMINI.md. In a memory folder such a
+# file is the folder's rules (how to keep the memory), read by the harness whenever the agent
+# works there: not a note, so never undated, never an orphan, never a note's lint.
+FOLDER_RULE_FILES = frozenset(("claude.md", "claude.local.md", "agents.md", "gemini.md"))
+
+
+def is_folder_rule(name):
+    return name.lower() in FOLDER_RULE_FILES
 
 
 def memory_files(project, env, folder, index_path, findings):
@@ -338,6 +393,8 @@ def memory_files(project, env, folder, index_path, findings):
         if not is_index and (name.startswith(".") or not name.endswith(".md")
                              or name.lower() == "readme.md" or BUDGET.is_real_folder(entry)):
             continue
+        if not is_index and is_folder_rule(name):
+            continue  # the folder's rules for an agent, not a topic file
         record = read_memory_file(project, env, entry.path, findings)
         if record is not None and is_index:
             memory.index = record
@@ -363,6 +420,8 @@ def notes_of_topic_folders(project, env, entries, findings, read_in_part):
         if more:
             read_in_part.append(BUDGET.shown_path(project, entry.path))
         for name in names:
+            if is_folder_rule(name + ".md"):
+                continue  # the folder's rules for an agent, not a note
             note = read_memory_file(project, env, os.path.join(entry.path, name + ".md"), findings)
             if note is not None:
                 note.note = True
@@ -446,6 +505,7 @@ def index_line_kinds(index):
     visible = dict((number, rest) for number, rest, _ in BUDGET.visible_lines(index.text, index.comments))
     kinds = []
     section = ""
+    headings = []  # (level, title) of the open headings, outermost first
     preamble = True  # under the title, before the first section: where an index says what it is
     count = len(index.lines) - (1 if index.lines[-1:] == [""] else 0)
     for number in range(1, count + 1):
@@ -460,12 +520,20 @@ def index_line_kinds(index):
             kind = "blank"
         elif rest.lstrip().startswith("#"):
             kind = "heading"
-            section = rest.strip().lstrip("#").strip().lower()
+            level = heading_level(rest.lstrip()) or 1
+            while headings and headings[-1][0] >= level:
+                headings.pop()
+            headings.append((level, rest.strip().lstrip("#").strip().lower()))
+            # a section under one about the index is about the index too (`## Usage` > `### Adding`)
+            section = next((title for _, title in headings if is_guidance_section(title)),
+                           headings[-1][1])
             preamble = preamble and not rest.lstrip().startswith("##")
         elif is_pointer_line(rest):
             kind = "pointer"
         elif is_table_rule(rest, following):
             kind = "table"
+        elif is_placeholder(rest):
+            kind = "blank"  # a slot kept for a fact: `_(none yet)_`, `- Symptom:`, `| — | — |`
         elif is_stamp(rest) or is_note(rest):
             kind = "prose"
         elif set(rest.strip()) <= set("-*_ ") and len(rest.strip().replace(" ", "")) >= 3:
@@ -497,6 +565,40 @@ def history_comments(index):
             continue
         blocks.append((first, last, " ".join(body.split())))
     return blocks
+
+
+def is_placeholder(text):
+    """A line that holds no fact, only a slot for one: a placeholder wrapped as an aside
+    (`_(none yet)_`, `[To be filled from lessons learned]`, `(empty — populated later)`), a word
+    that stands for nothing yet (`TBD`, `None yet.`, `—`, `暂无`), a form's field with no value
+    (`- Symptom:`, `- 日期：`, `**Cause:**`), or a table row whose cells after the first are all
+    empty or placeholders (`| — | — |`, `| Owner | |`)."""
+    stripped = text.strip()
+    if stripped.startswith("|"):
+        cells = [cell.strip().strip("*_`") for cell in stripped.strip("|").split("|")]
+        return len(cells) > 1 and all(is_empty_value(cell) for cell in cells[1:]) and (
+            is_empty_value(cells[0]) or len(cells[0].split()) <= 4)
+    body = patterns()["list-item"].sub("", text, count=1).strip()
+    body = body[3:].strip() if body[:3].lower() in ("[ ]", "[x]") else body
+    plain = body.strip("*_ ")
+    if not plain:
+        return bool(body)  # a bare list marker, or emphasis around nothing
+    if plain.endswith((":", "：")) and len(plain.split()) <= 6 and "`" not in plain \
+            and "](" not in plain and patterns()["list-item"].match(text):
+        return True  # a form's field, left empty
+    wrapped = plain[:1] in "([<{" and plain[-1:] in ")]>}"
+    lowered = plain.lower()
+    if wrapped and any(phrase in lowered for phrase in PLACEHOLDER_PHRASES):
+        return True
+    return is_empty_value(plain.rstrip(".。"))
+
+
+def is_empty_value(text):
+    """A cell or a line that stands for nothing yet: empty, dashes, `TBD`, `None yet`, `暂无`,
+    an unfilled template's `YYYY-MM-DD`, `<name>` or `{{BODY}}`."""
+    lowered = text.strip().strip("*_`").strip().lower()
+    return lowered in PLACEHOLDER_WORDS or not lowered.strip("-—–…. ") or bool(
+        patterns()["template-value"].match(lowered))
 
 
 def is_note(text):
@@ -544,7 +646,7 @@ def lint_index(project, index, folder, topics, notes, findings):
     # a log nobody will find, as any other topic would be.
     logs_are_indexed = any(t.log for t in topics if t not in unreached)
     for topic in unreached:
-        if not topic.log or logs_are_indexed:
+        if (not topic.log or logs_are_indexed) and states_something(topic):
             findings.add("orphan", topic, 1,
                          "nothing in %s leads to this file, so no session learns it exists"
                          % index.shown,
@@ -643,17 +745,41 @@ def file_date(memory):
     headed = date_at_the_head(memory)
     if headed:
         return headed
-    named = patterns()["name-date"].search(memory.name)
-    return valid_date(named.group(0)) if named else None
+    return name_date(memory.name)
+
+
+def name_date(name):
+    """The day a file's name gives, written `2026-08-15` or `20260815` (a year from 1900 to
+    2099), or None: `2026-08-15.md`, `20260622-runtime-baseline.md`."""
+    for pattern in ("name-date", "name-compact-date"):
+        for found in patterns()[pattern].finditer(name):
+            digits = found.group(0).replace("-", "")
+            date = valid_date("%s-%s-%s" % (digits[:4], digits[4:6], digits[6:8]))
+            if date:
+                return date
+    return None
 
 
 def date_at_the_head(memory):
-    """The date of a `**Date:** 2026-03-03` line in the file's first 30 lines, or None."""
-    for line in memory.lines[:30]:
-        header = patterns()["date-header"].match(line.strip().replace("*", ""))
-        if header and valid_date(header.group(1)):
-            return valid_date(header.group(1))
-    return None
+    """The date of a `**Date:** 2026-03-03` line in the file's first 30 lines, when it is the
+    file's only such line; None otherwise. A file with two is a file of entries, each dated
+    by its own line (entry_dates), not a document dated once."""
+    dated = entry_dates(memory)
+    if len(dated) != 1 or min(dated) > 30:
+        return None
+    return dated[min(dated)]
+
+
+def entry_dates(memory):
+    """{line number: date} of the lines outside fenced code that give their entry's date on a
+    line of its own (`date: 2026-03-03`, `**Date:** 2026-03-03`), worked out once a file."""
+    if memory.entry_dates is None:
+        memory.entry_dates = {}
+        for number, line in enumerate(memory.lines, start=1):
+            header = patterns()["date-header"].match(line.strip().replace("*", ""))
+            if header and valid_date(header.group(1)) and number not in memory.fenced_lines:
+                memory.entry_dates[number] = valid_date(header.group(1))
+    return memory.entry_dates
 
 
 def lint_topics(project, index, topics, findings, tracked, env):
@@ -661,6 +787,7 @@ def lint_topics(project, index, topics, findings, tracked, env):
     them): its size, its date, a feedback file's parts, paths on one machine; and one advice
     for the session logs among the topic files."""
     limit = BUDGET.number_setting(env, "MCP_TOPIC_TOKENS", TOPIC_TOKENS)
+    opted_in = checks_opted_in(env)
     for topic in topics:
         tokens = estimated_tokens(len(topic.text))
         if tokens > limit and not (topic.note and topic.log):  # a record kept where records go
@@ -672,8 +799,9 @@ def lint_topics(project, index, topics, findings, tracked, env):
                          "(`memory/<topic>/<what>.md`), and leave what is history to the git log")
         if topic.log:
             continue
-        if not topic.in_auto_memory_format() and file_date(topic) is None \
-                and not patterns()["date"].search(topic.text) and states_something(topic):
+        if "missing-date" in opted_in and not topic.in_auto_memory_format() \
+                and file_date(topic) is None and not patterns()["date"].search(topic.text) \
+                and states_something(topic):
             findings.add("missing-date", topic, 1,
                          "gives no date anywhere (none on its facts, in its name or in its "
                          "frontmatter), so nothing tells a reader how old a fact is",
@@ -685,7 +813,7 @@ def lint_topics(project, index, topics, findings, tracked, env):
                          "(**Why:**) and how to apply it (**How to apply:**)",
                          "state the lesson, then add the **Why:** and **How to apply:** parts")
     logs = [topic for topic in topics if topic.log and not topic.note]
-    if logs:
+    if logs and "session-log" in opted_in:
         report_session_logs(logs, findings)
     # The index is committed memory too, and the one file every session is shown.
     shared = [m for m in ([index] if index else []) + topics if not m.log]
@@ -695,12 +823,34 @@ def lint_topics(project, index, topics, findings, tracked, env):
         machine_local_paths(project, memory, findings)
 
 
+def checks_opted_in(env):
+    """The opt-in checks (OPT_IN) that MCP_HEALTH_CHECKS names, comma- or space-separated."""
+    named = (env.get("MCP_HEALTH_CHECKS") or "").replace(",", " ").lower().split()
+    return OPT_IN.intersection(named)
+
+
 def states_something(memory):
-    """Whether the file holds a line that says something: not only headings, a table's header
-    rows and comments, as a tracker kept empty until its first entry (`| ID | Title |` under
-    `## Open`). What states nothing has no age to give."""
-    return any(kind not in ("blank", "comment", "heading", "table")
-               for _, kind, _, _ in index_line_kinds(memory))
+    """Whether the file holds a line that says something about the project: not only headings,
+    a table's header rows, comments, placeholders (is_placeholder) and how to use the file, as
+    a tracker kept empty until its first entry (`| ID | Title |` under `## Open`), an unfilled
+    form or an empty journal. In a file that keeps such slots for its entries (a section, a
+    table, a placeholder), the words under its title say what the file is for, not a fact of
+    the project. What states nothing has no age to give, and nothing for a session to find."""
+    if memory.states is None:
+        kinds = index_line_kinds(memory)
+        slots = any(kind in ("heading", "table") or (kind == "blank" and rest.strip())
+                    for number, kind, _, rest in kinds if number > 1)
+        memory.states = any(
+            kind not in ("blank", "comment", "heading", "table") and not is_guidance_section(section)
+            and not (slots and kind == "prose" and before_first_section(memory, number))
+            for number, kind, section, _ in kinds)
+    return memory.states
+
+
+def before_first_section(memory, number):
+    """Whether line `number` lies under the file's title, before its first `##` section."""
+    return not any(heading_level(line) >= 2 for at, line in enumerate(memory.lines[:number - 1], 1)
+                   if at not in memory.fenced_lines)
 
 
 def is_feedback(memory):
@@ -747,13 +897,14 @@ def session_log_reason(memory):
     kind = kind.strip().lower()
     if kind in LOG_TYPES:
         return "its frontmatter says `type: %s`" % kind
-    if kind in CLAIM_TYPES:
-        return None
+    named = name_date(memory.name)
+    if kind in CLAIM_TYPES:  # a claim, unless its name says it is a day's log
+        return "named as the log of its day, %s" % named \
+            if named and names_a_record(memory.name) else None  # `project_session_2026-03-15.md`
     if patterns()["adr-title"].match(memory.text[BUDGET.frontmatter_end(memory.text):].lstrip()):
         return "an architecture decision record, by its title"
-    named = patterns()["name-date"].search(memory.name)
-    if named and valid_date(named.group(0)):
-        return "named by its date, %s" % named.group(0)
+    if named:
+        return "named by its date, %s" % named
     month = patterns()["name-month"].search(memory.name)
     if month and 1 <= int(month.group(0)[5:7]) <= 12:
         return "named by its month, %s" % month.group(0)
@@ -772,11 +923,25 @@ def session_log_reason(memory):
     return None
 
 
+def names_a_record(name):
+    """Whether a word of the file's name, past its date, names a log (`session`, `journal`,
+    `handoff` …): with a date in the name, the file is that day's log whatever type its
+    frontmatter gives (Claude Code files a session's summary as `type: project`)."""
+    stem = name[:-len(".md")] if name.endswith(".md") else name
+    return any(word in LOG_NAMES or word in ("session", "standup", "meeting")
+               for word in patterns()["name-word"].split(stem.lower()))
+
+
 def dated_at_its_head(memory):
-    """The date of a document dated once (`**Date:** 2026-03-03` in its first lines: minutes, a
-    report) that is not kept current (no `Last updated`), or None."""
+    """The date of a document dated once (`**Date:** 2026-03-03` in its first lines, or a title
+    that holds its day, `# Dependency audit — 2026-04-06`: minutes, a report, an audit) that is
+    not kept current (no `Last updated`) and whose entries are not dated apart, or None."""
     if patterns()["last-updated"].search(memory.text):
         return None
+    title = next((line for number, line in enumerate(memory.lines, start=1)
+                  if heading_level(line) and number not in memory.fenced_lines), "")
+    if heading_level(title) == 1 and first_date(title) and not entry_dates(memory):
+        return first_date(title)
     return date_at_the_head(memory)
 
 
@@ -815,6 +980,8 @@ def machine_local_paths(project, memory, findings):
         for match in patterns()["machine-path"].finditer(line):
             written = match.group(1)
             path = written.rstrip(".,;:")
+            if line[match.end():match.end() + 1] in ("<", "{", "$", "["):
+                continue  # `C:\Users\me\.claude\projects\<path>\`: a pattern, not a path
             if is_placeholder_home(written) or on_a_server(path, line, match.start(), server_note) \
                     or says_it_changed(line, match.start()) or quotes_an_error(line, match.start()) \
                     or (path.lower() + "/").startswith(checkout + "/"):
@@ -841,7 +1008,8 @@ def is_placeholder_home(path):
     parts = lowered.replace("\\", "/").split("/")  # ['', 'home', name, ...] or ['c:', 'users', name, ...]
     user = parts[2] if len(parts) > 2 else ""
     return user.strip("<>{}$") in ("user", "username", "you", "me", "name", "yourname",
-                                   "your-name", "your_name", "someone", "example", "")
+                                   "your-name", "your_name", "someone", "example", "") + \
+        IMAGE_ACCOUNTS
 
 
 def on_a_server(path, line, at, server_note):
@@ -979,11 +1147,11 @@ def citations_in(project, memory, is_index):
     by_line = spans_by_line(memory, not is_index)
     parents = list_parents(memory, by_line)
     for number, spans in sorted(by_line.items()):
-        section_date, history = sections.get(number, (None, False))
+        section_date, history, entry_date = sections.get(number, (None, False, None))
         if history:
             continue
         line = memory.lines[number - 1]
-        date = line_date(masked(line, spans))
+        date = line_date(masked(line, spans)) or entry_date
         written_on = date or section_date
         date = date or fallback
         for start, end, kind, text in spans:
@@ -1066,10 +1234,14 @@ def read_sections(memory):
     log (`## Progress log`, `## Changelog`, `## History`), and an entry that opens with its date,
     as a heading (`## 2026-05-29 — Phase 3 done`) or a paragraph in bold (`**2026-05-29 — Phase 3
     done**`), down to the next heading of the same or a higher level (an entry in bold, to the
-    next heading or entry). A list item that opens with a date is a dated fact, not an entry."""
+    next heading or entry). A list item that opens with a date is a dated fact, not an entry.
+    The third part is the date of the entry a line belongs to, given on a line of its own
+    (`date: 2026-03-03`, entry_dates): it dates the lines below it, to the next heading or the
+    next such line, as the date of the facts there."""
     sections = {}
     open_sections = []  # (level, date, history), outermost first
     entry = None
+    dated_entry = None
     for number, line in enumerate(memory.lines, start=1):
         level = 0 if number in memory.fenced_lines else heading_level(line)
         if level:
@@ -1079,13 +1251,14 @@ def read_sections(memory):
             outer = open_sections[-1] if open_sections else (0, None, False)
             open_sections.append((level, first_date(title) or outer[1],
                                   outer[2] or opens_with_date(title) or names_a_log(title)))
-            entry = None
+            entry = dated_entry = None
         elif number not in memory.fenced_lines and line.startswith(("**", "__")) \
                 and opens_with_date(line):
             entry = first_date(line)
-        if entry or open_sections:
+        dated_entry = entry_dates(memory).get(number, dated_entry)
+        if entry or open_sections or dated_entry:
             section = open_sections[-1] if open_sections else (0, None, False)
-            sections[number] = (entry or section[1], bool(entry) or section[2])
+            sections[number] = (entry or section[1], bool(entry) or section[2], dated_entry)
     return sections
 
 
@@ -1159,6 +1332,23 @@ def records_change(citation, existing):
     return succession and any(
         other is not citation and other.line == citation.line and start <= other.span[0] < end
         and other in existing for other in citation.siblings)
+
+
+def rejects(citation):
+    """Whether the line names the path only to turn it down: a word of refusal just before it,
+    after the last comma or other citation (`under `journal/`, not `logs/``, `rather than
+    `logs/``, `而不是 `logs/``). The line claims nothing about that path, so a path gone from
+    history is no finding, and its repair would only repeat the path the line already gives.
+    A refusal with a verb between (`do not edit `x.py``) still sends the reader to the path."""
+    line = masked(citation.memory.lines[citation.line - 1], citation.spans)
+    start = max([0] + [end for at, end, _, _ in citation.spans if end <= citation.span[0]])
+    before = line[start:citation.span[0]]
+    before = before[max(before.rfind(","), before.rfind("，"), before.rfind("、")) + 1:]
+    words = [m.group(0).lower() for m in patterns()["word"].finditer(before)]
+    if words[-1:] and words[-1] in PREPOSITIONS:
+        words = words[:-1]  # `not in `logs/``, `nicht unter `logs/``
+    return bool(words) and (words[-1] in REFUSAL_WORDS or tuple(words[-2:]) in REFUSAL_PHRASES) \
+        or before.rstrip(" *_(「『\"'").endswith(REFUSAL_MARKS_WITHOUT_SPACES)
 
 
 def names_another_place(citation):
@@ -1363,7 +1553,7 @@ def check_citations(project, citations, history, findings):
         elif known:
             candidates.append((citation, known))
     gone = [(citation, known) for citation, known in candidates
-            if not records_change(citation, existing)
+            if not records_change(citation, existing) and not rejects(citation)
             and not (citation.bare and names_another_place(citation))]
     ignored = ignored_paths(project, sorted(set(known for _, known in gone)), history)
     for citation, known in gone:
@@ -1395,7 +1585,7 @@ def check_dated_facts(project, folder, citations, existing, history, findings):
             continue  # a folder is a place: stale when gone or renamed, not when its files change
         if memory_folder and (path + "/").startswith(memory_folder.rstrip("/") + "/"):
             continue  # another memory file: a pointer within the memory
-        if narrates_work(citation) or points_to_a_document(citation) or \
+        if narrates_work(citation) or points_to_a_document(citation) or rejects(citation) or \
                 heading_level(citation.memory.lines[citation.line - 1]):
             continue  # history, a pointer, or a heading: none says what the file holds now
         commits = history.touches.get(path, [])
@@ -1692,12 +1882,11 @@ def injection_part(project, env, findings, installed=True, index=None):
     if cut:
         where = index_cut_line(text, index)
         note = "the index is cut before its line %d" % where if where else None
+    if cut and installed:  # where the protocol is not installed, nothing is cut today: the row says it
         findings.add("injection-cut", "session-start injection", 1,
-                     "the session-start injection %s pass the harness's %s-character limit, so "
-                     "it is cut and the agent sees only part of the memory index%s"
-                     % ("would" if installed else "would, once the protocol is installed,",
-                        format(INJECTION_LIMIT, ","),
-                        " (%s)" % note if note else ""),
+                     "the session-start injection would pass the harness's %s-character limit, "
+                     "so it is cut and the agent sees only part of the memory index%s"
+                     % (format(INJECTION_LIMIT, ","), " (%s)" % note if note else ""),
                      "shrink the memory index with /dream")
     return load_part(part, None, text, env, project, cap, cut, note)
 
@@ -1853,19 +2042,28 @@ def doubled_lines(memory, findings, is_index):
 
 
 def list_items_by_block(memory):
-    """(line number, line, list number) of each list item outside fenced code. A list goes on
-    across blank lines (the team format keeps facts a blank line apart), indented lines and
-    fenced code within it; a heading, or any other line at the margin, ends it."""
+    """(line number, line, list) of each list item outside fenced code, where a list is named by
+    its number in the file and, for a nested item, the line of the item it is nested under: a
+    sub-item belongs to its own item's list, so the same step under two items (two flows of
+    one document) is in two lists. A list goes on across blank lines (the team format keeps
+    facts a blank line apart), indented lines and fenced code within it; a heading, or any other
+    line at the margin, ends it."""
     items = []
     block = 0
+    parents = []  # (indent, line number) of the open items, outermost first
     for number, line in enumerate(memory.lines, start=1):
         indented = line[:1] in (" ", "\t")
         if number in memory.fenced_lines:
             block += 0 if indented else 1
         elif patterns()["list-item"].match(line):
-            items.append((number, line, block))
+            indent = len(line) - len(line.lstrip())
+            while parents and parents[-1][0] >= indent:
+                parents.pop()
+            items.append((number, line, (block, parents[-1][1] if parents else None)))
+            parents.append((indent, number))
         elif line.strip() and not indented:
             block += 1
+            parents = []
     return items
 
 

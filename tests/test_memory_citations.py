@@ -9,7 +9,8 @@ a progress log inside a living plan, decisions dated in their headings, pytest n
 """
 import pytest
 
-from test_memory_health import HEALTH, commit, env, findings, git_here, health, index, repo, write  # noqa: F401
+from test_memory_health import (HEALTH, commit, env, findings, git_here, health, index,  # noqa: F401
+                                repo, with_advice, write)
 
 LATER = "2026-11-03T09:00:00+00:00"
 
@@ -59,7 +60,7 @@ def test_a_daily_log_is_history_one_advice_and_no_finding_per_line(repo, env):
     delete(repo, "scripts/helpers/scan.ts")
     write(repo / "docs" / "adr" / "0001-start.md", "// changed\n")
     commit(repo, "Change the ADR", "2026-11-04T09:00:00+00:00")
-    report = health(repo, env)
+    report = health(repo, with_advice(env))
     [advice] = findings(report, "session-log")
     assert (advice["file"], advice["line"], advice["severity"]) == (
         "memory/2026-10-01.md", 1, "advice")
@@ -74,7 +75,7 @@ def test_a_log_a_day_is_one_advice_for_the_folder_and_each_log_is_listed(repo, e
         write(repo / "memory" / ("%s.md" % day), DAILY_LOG)
     write(repo / "memory" / "meeting-2026-09-15-kickoff.md", "# Kickoff\n- agreed\n")
     commit(repo, "three logs and minutes")
-    report = health(repo, env)
+    report = health(repo, with_advice(env))
     [advice] = findings(report, "session-log")
     assert (advice["file"], advice["line"]) == ("memory/2026-09-29.md", 1)
     assert advice["message"].startswith("2026-09-29.md and 3 more are session logs")
@@ -114,7 +115,7 @@ def test_logs_are_known_by_name_type_dated_head_or_dated_sections(repo, env, nam
     write(repo / "memory" / name, text)
     commit(repo, "log")
     delete(repo, "scripts/build.ts")
-    report = health(repo, env)
+    report = health(repo, with_advice(env))
     [advice] = findings(report, "session-log")
     assert reason in advice["message"]
     assert findings(report, "missing-path") == []
@@ -127,7 +128,7 @@ def test_claude_codes_own_types_are_claims_whatever_the_name(repo, env):
           "The site builds with `scripts/build.ts`.\n")
     commit(repo, "a project memory")
     delete(repo, "scripts/build.ts")
-    report = health(repo, env)
+    report = health(repo, with_advice(env))
     assert findings(report, "session-log") == []
     assert [f["file"] for f in findings(report, "missing-path")] == [
         "memory/project_2026-08-15_build.md"]
@@ -139,7 +140,7 @@ def test_a_living_file_with_a_last_updated_line_is_not_a_dated_record(repo, env)
                                         "**Date:** 2026-03-03\n- `scripts/build.ts` builds it.\n")
     commit(repo, "build notes")
     delete(repo, "scripts/build.ts")
-    report = health(repo, env)
+    report = health(repo, with_advice(env))
     assert findings(report, "session-log") == []
     assert len(findings(report, "missing-path")) == 1
 
@@ -384,6 +385,7 @@ def test_a_bare_name_beside_another_place_is_that_places_file(repo, env, line, r
     ("- 2026-10-01: fixed the retry in `src/worker.py`.", False),
     ("- 2026-10-01: `src/worker.py` was the slow part.", False),
     ("- 2026-10-01: threshold in `src/worker.py` 9.0→7.0.", False),
+    ("1. **Phase 1 DONE (2026-10-01):** `src/worker.py` hook — 5 layers.", False),
     ("- 2026-10-01: moved the retry loop into `src/worker.py`.", True),
     ("- 2026-10-01: the design: see `docs/design.md`.", False),
     ("- 2026-10-01: the open items are recorded in `docs/design.md`.", False),

@@ -111,7 +111,8 @@ def repo(tmp_path):
 
 
 def health(project, env, **options):
-    report = HEALTH.memory_health(str(project), env, preview=options.pop("preview", False))
+    report = HEALTH.memory_health(str(project), env, preview=options.pop("preview", False),
+                                  installed=options.pop("installed", None))
     json.dumps(report)  # the report is for scripts: it must always serialise
     return report
 
@@ -227,7 +228,8 @@ def paper_002_index(project):
         lines.append("Session note %d: the deploy needed a retry." % len(lines))
     write(index(project), "\n".join(lines) + "\n")
     for name in ["deployment"] + ["topic-%02d" % n for n in range(16)]:
-        write(project / "memory" / (name + ".md"), "# %s\n<!-- Last updated: 2026-09-21 -->\n" % name)
+        write(project / "memory" / (name + ".md"), "# %s\n<!-- Last updated: 2026-09-21 -->\n"
+              "- 2026-09-21: what the topic holds.\n" % name)
 
 
 def test_the_539_line_index_with_one_pointer_line(repo, env):
@@ -282,13 +284,15 @@ def test_a_duplicate_pointer_is_named_with_the_first(repo, env):
 
 
 def test_a_topic_file_no_index_line_links_is_an_orphan(repo, env):
-    write(repo / "memory" / "lonely.md", "# Lonely\n<!-- Last updated: 2026-10-01 -->\n")
+    write(repo / "memory" / "lonely.md", "# Lonely\n<!-- Last updated: 2026-10-01 -->\n"
+                                         "- 2026-10-01: nothing links this file.\n")
     [found] = findings(health(repo, env), "orphan")
     assert (found["file"], found["line"], found["severity"]) == ("memory/lonely.md", 1, "warning")
 
 
 def test_a_link_only_inside_a_comment_leaves_the_file_an_orphan(repo, env):
-    write(repo / "memory" / "lonely.md", "# Lonely\n<!-- Last updated: 2026-10-01 -->\n")
+    write(repo / "memory" / "lonely.md", "# Lonely\n<!-- Last updated: 2026-10-01 -->\n"
+                                         "- 2026-10-01: nothing links this file.\n")
     with open(str(index(repo)), "a", encoding="utf-8") as handle:
         handle.write("<!-- - [Lonely](lonely.md) — commented out -->\n")
     assert [f["file"] for f in findings(health(repo, env), "orphan")] == ["memory/lonely.md"]
@@ -296,13 +300,22 @@ def test_a_link_only_inside_a_comment_leaves_the_file_an_orphan(repo, env):
 
 # --- topic and feedback files ---------------------------------------------------------------
 
-def test_a_topic_file_with_no_date_anywhere_gets_advice(repo, env):
+def with_advice(env):
+    """The environment with the opt-in checks turned on (MCP_HEALTH_CHECKS): a date on each
+    fact, and logs kept apart from the topic files."""
+    return dict(env, MCP_HEALTH_CHECKS="missing-date,session-log")
+
+
+def test_a_topic_file_with_no_date_anywhere_gets_advice_when_the_check_is_asked_for(repo, env):
     write(repo / "memory" / "retry.md", "# Retry policy\n<!-- Last updated: YYYY-MM-DD -->\n\n"
           "The worker retries three times.\n")
-    report = health(repo, env)
+    assert findings(health(repo, env), "missing-date") == []  # opt-in: a team's choice to date
+    report = health(repo, with_advice(env))
     [found] = findings(report, "missing-date")
     assert (found["file"], found["line"], found["severity"]) == ("memory/retry.md", 1, "advice")
     assert report["status"] == "ok" and report["counts"]["advice"] == 1  # advice, not an error
+    assert findings(health(repo, dict(env, MCP_HEALTH_CHECKS="orphan, Missing-Date")),
+                    "missing-date") != []
 
 
 @pytest.mark.parametrize("name, text", [
@@ -323,7 +336,7 @@ def test_files_dated_where_people_date_them_or_in_claude_codes_format_need_no_da
     write(repo / "memory" / name, text)
     with open(str(index(repo)), "a", encoding="utf-8") as handle:
         handle.write("- [Extra](%s) — fixture\n" % name)
-    assert findings(health(repo, env), "missing-date") == []
+    assert findings(health(repo, with_advice(env)), "missing-date") == []
 
 
 def test_the_readme_of_the_memory_folder_is_not_a_topic_file(repo, env):
@@ -357,7 +370,7 @@ def test_a_feedback_file_without_labelled_parts_gets_advice(repo, env):
 ])
 def test_feedback_in_any_of_the_formats_people_use_is_valid(repo, env, body):
     write(repo / "memory" / "feedback_verify.md", body)
-    report = health(repo, env)
+    report = health(repo, with_advice(env))
     assert findings(report, "feedback-parts") == [] and findings(report, "missing-date") == []
 
 
@@ -460,7 +473,8 @@ def test_the_ignore_marker_silences_the_findings_on_its_line(repo, env):
     with open(str(repo / "memory" / "retry.md"), "a", encoding="utf-8") as handle:
         handle.write("- `src/old_worker.py` was removed. <!-- mcp-health: ignore -->\n")
     write(repo / "memory" / "lonely.md", "# Lonely <!-- mcp-health: ignore -->\n"
-                                         "<!-- Last updated: 2026-10-01 -->\n")
+                                         "<!-- Last updated: 2026-10-01 -->\n"
+                                         "- 2026-10-01: nothing links this file.\n")
     assert health(repo, env)["findings"] == []
     assert defects(repo, env) == []
 
@@ -468,7 +482,8 @@ def test_the_ignore_marker_silences_the_findings_on_its_line(repo, env):
 def test_without_the_marker_the_same_lines_are_reported(repo, env):
     with open(str(index(repo)), "a", encoding="utf-8") as handle:
         handle.write("- [Deploy](deploy.md) — planned\n")
-    write(repo / "memory" / "lonely.md", "# Lonely\n<!-- Last updated: 2026-10-01 -->\n")
+    write(repo / "memory" / "lonely.md", "# Lonely\n<!-- Last updated: 2026-10-01 -->\n"
+                                         "- 2026-10-01: nothing links this file.\n")
     checks = sorted(f["check"] for f in health(repo, env)["findings"])
     assert checks == ["dead-pointer", "orphan"]
 
@@ -744,7 +759,7 @@ def test_the_text_report_groups_by_file_with_the_jsons_counts(repo, env):
     write(repo / "memory" / "lonely.md", "# Lonely\n\n- nothing links this file.\n")
     with open(str(index(repo)), "a", encoding="utf-8") as handle:
         handle.write("- [Deploy](deploy.md) — planned\n")
-    report = health(repo, env)
+    report = health(repo, with_advice(env))
     text = HEALTH.format_health(report)
     assert report["counts"] == {"broken": 1, "over": 0, "warning": 1, "advice": 1}
     assert "## Memory health — 1 broken, 1 warning(s), 1 advice" in text
@@ -785,7 +800,10 @@ def test_the_load_table_marks_an_injection_the_protocol_would_add(repo, env):
 def test_the_load_table_says_where_the_index_was_cut(repo, env):
     with open(str(index(repo)), "a", encoding="utf-8") as handle:
         handle.write("".join("- [Retry %d](retry.md) — %s\n" % (n, "w" * 150) for n in range(70)))
-    report = health(repo, env, preview=True)
+    hypothetical = health(repo, env, preview=True)  # not installed here: nothing is cut today
+    assert findings(hypothetical, "injection-cut") == []
+    assert [p["over"] for p in hypothetical["load"]["parts"] if "hypothetical" in p["part"]] == [True]
+    report = health(repo, env, preview=True, installed=True)
     [cut] = findings(report, "injection-cut")
     [injection] = [p for p in report["load"]["parts"] if p["part"].startswith("session-start")]
     shown = HOOK_SESSION_START.preview_injection(str(repo)).split("\n")
@@ -1119,8 +1137,8 @@ def test_warnings_are_shown_and_exit_0(installer, repo):
     done = installer.run("--check", repo)
     assert done.returncode == 0, done.stdout
     assert "WARN     memory health: 1 warning(s) (orphan)" in done.stdout
-    # the missing date's advice, and the stamped format's (the fixture's memory)
-    assert "## Memory health — 1 warning(s), 2 advice" in done.stdout
+    # the stamped format's advice (the fixture's memory); a missing date is not asked by default
+    assert "## Memory health — 1 warning(s), 1 advice" in done.stdout
     assert "## Loaded before the first turn" in done.stdout
     assert "session-start injection" in done.stdout
 
@@ -1192,7 +1210,8 @@ def test_check_memory_is_about_the_memory_not_the_installation(installer, repo):
 
 
 def test_check_memory_exits_1_on_broken_memory_and_0_on_warnings(installer, repo):
-    write(repo / "memory" / "lonely.md", "# Lonely\n<!-- Last updated: 2026-10-01 -->\n")
+    write(repo / "memory" / "lonely.md", "# Lonely\n<!-- Last updated: 2026-10-01 -->\n"
+                                         "- 2026-10-01: nothing links this file.\n")
     warned = installer.run("--check", "--memory", repo)
     assert warned.returncode == 0 and "WARN     memory health: 1 warning(s) (orphan)" in warned.stdout
     with open(str(index(repo)), "a", encoding="utf-8") as handle:

@@ -270,6 +270,29 @@ def test_the_same_step_in_two_lists_is_no_doubled_line_but_a_dated_fact_twice_is
     assert leftovers(health(repo, env)) == [("doubled-line", "memory/security/report-guidelines.md", [17])]
 
 
+FLOWS = """\
+# Release flows
+
+- Hotfix: branch from the release tag
+  - Run the full suite before tagging the build
+  - Tag it `vX.Y.Z+1`
+- Feature release: branch from main
+  - Run the full suite before tagging the build
+  - Tag it `vX.Y+1.0`
+"""
+
+
+def test_the_same_step_under_two_items_of_one_list_is_no_doubled_line(tmp_path, env):
+    """A sub-item belongs to its item's own list: the same step of two flows is the document's
+    repetition. Twice under one item, it is what a merge leaves."""
+    repo = team_repo(tmp_path, files={"release/flows.md": FLOWS})
+    assert leftovers(health(repo, env)) == []
+    doubled = FLOWS.replace("  - Tag it `vX.Y.Z+1`\n", "  - Run the full suite before tagging "
+                            "the build\n  - Tag it `vX.Y.Z+1`\n")
+    repo = team_repo(tmp_path / "again", files={"release/flows.md": doubled})
+    assert leftovers(health(repo, env)) == [("doubled-line", "memory/release/flows.md", [5])]
+
+
 def test_a_pointer_twice_in_the_index_is_duplicate_pointer_alone(tmp_path, env):
     repo = team_repo(tmp_path)
     write(repo / "memory" / "MEMORY.md", INDEX + "- [Retry policy](retry.md) — how the worker retries\n")

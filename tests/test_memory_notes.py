@@ -10,7 +10,7 @@ fixtures are shaped like the memories they came from: a team's notes, a folder o
 an archive of retired pages, a compliance report a remediation was appended to.
 """
 from test_memory_citations import delete, rename
-from test_memory_health import HEALTH, commit, env, findings, health, repo, write  # noqa: F401
+from test_memory_health import HEALTH, commit, env, findings, health, repo, with_advice, write  # noqa: F401
 
 LATER = "2026-11-03T09:00:00+00:00"
 NOTE = "# Worker retries\n\n- 2026-10-01: `src/worker.py` retries three times.\n"
@@ -27,17 +27,17 @@ def on(report, check, shown):
 
 def test_a_path_a_note_cites_that_git_deleted_is_missing(repo, env):
     note(repo, "worker/retries.md", NOTE)
-    assert findings(health(repo, env), "missing-path") == []
+    assert findings(health(repo, with_advice(env)), "missing-path") == []
     delete(repo, "src/worker.py")
-    found = on(health(repo, env), "missing-path", "memory/worker/retries.md")
-    assert [f["lines"] for f in found] == [[3]], findings(health(repo, env))
+    found = on(health(repo, with_advice(env)), "missing-path", "memory/worker/retries.md")
+    assert [f["lines"] for f in found] == [[3]], findings(health(repo, with_advice(env)))
 
 
 def test_a_path_a_note_links_that_git_renamed_is_missing(repo, env):
     note(repo, "worker/retries.md", "# Worker retries\n\n- 2026-10-01: the loop is in "
                                     "[the worker](../../src/worker.py).\n")
     rename(repo, "src/worker.py", "src/jobs.py")
-    found = on(health(repo, env), "missing-path", "memory/worker/retries.md")
+    found = on(health(repo, with_advice(env)), "missing-path", "memory/worker/retries.md")
     assert len(found) == 1 and "src/jobs.py" in found[0]["message"]
 
 
@@ -45,7 +45,7 @@ def test_a_fact_in_a_note_dated_before_its_file_changed_is_possibly_stale(repo, 
     note(repo, "worker/retries.md", NOTE)
     write(repo / "src" / "worker.py", "RETRIES = 5\n")
     commit(repo, "five retries", LATER)
-    found = on(health(repo, env), "possibly-stale", "memory/worker/retries.md")
+    found = on(health(repo, with_advice(env)), "possibly-stale", "memory/worker/retries.md")
     assert [f["lines"] for f in found] == [[3]]
 
 
@@ -55,14 +55,14 @@ def test_a_note_past_the_topic_budget_is_oversized_but_a_record_is_not(repo, env
     note(repo, "deployment/rollout.md", "# Rollout\n\n" + body)
     note(repo, "archive/old-rollout.md", "# Old rollout\n\n" + body)
     note(repo, "deployment/rollback.md", "# Rollback\n\n" + "- 2026-10-01: a fact.\n\n" * 10)
-    report = health(repo, env)
+    report = health(repo, with_advice(env))
     assert [f["file"] for f in findings(report, "oversized-topic")] == ["memory/deployment/rollout.md"]
 
 
 def test_a_home_folder_in_a_committed_note_is_one_machines(repo, env):
     note(repo, "tooling/fixtures.md", "# Fixtures\n\n- 2026-10-01: the fixtures live in "
                                       "`/home/alice/data/fixtures/`.\n")
-    found = findings(health(repo, env), "machine-local-path")
+    found = findings(health(repo, with_advice(env)), "machine-local-path")
     assert [(f["file"], f["lines"]) for f in found] == [("memory/tooling/fixtures.md", [3])]
 
 
@@ -73,13 +73,13 @@ def test_a_feedback_note_keeps_the_labelled_parts(repo, env):
                                            "Run it.\n\n**Why:** 2026-10-01, a red build.\n\n"
                                            "**How to apply:** before every claim.\n")
     note(repo, "gotchas/feedback-loop.md", "# The feedback loop\n\n- 2026-10-01: it settles in 3 s.\n")
-    found = findings(health(repo, env), "feedback-parts")
+    found = findings(health(repo, with_advice(env)), "feedback-parts")
     assert [f["file"] for f in found] == ["memory/feedback/quote-the-gate.md"]
 
 
 def test_a_note_without_a_date_is_advised_to_date_its_facts_not_to_carry_a_stamp(repo, env):
     note(repo, "gotchas/ipv6.md", "# Dev server binds IPv6\n\n- use 127.0.0.1, not localhost.\n")
-    found = findings(health(repo, env), "missing-date")
+    found = findings(health(repo, with_advice(env)), "missing-date")
     assert [f["file"] for f in found] == ["memory/gotchas/ipv6.md"]
     assert "YYYY-MM-DD" in found[0]["repair"] and "Last updated" not in found[0]["repair"]
 
@@ -152,10 +152,11 @@ def test_a_tracker_kept_empty_until_its_first_entry_has_no_date_to_give(repo, en
     note(repo, "issues/INDEX.md", "# Issues\n\n## Open\n\n| ID | Title | Severity | Detected |\n"
                                   "|----|-------|----------|----------|\n\n## Resolved\n\n"
                                   "| ID | Title | Fix PR | Resolved |\n|----|-------|--------|----------|\n")
-    assert findings(health(repo, env), "missing-date") == []
+    assert findings(health(repo, with_advice(env)), "missing-date") == []
     note(repo, "issues/INDEX.md", "# Issues\n\n## Open\n\n| ID | Title |\n|----|-------|\n"
                                   "| 7 | the digest runs twice |\n")
-    assert [f["file"] for f in findings(health(repo, env), "missing-date")] == ["memory/issues/INDEX.md"]
+    assert [f["file"] for f in findings(health(repo, with_advice(env)), "missing-date")] == [
+        "memory/issues/INDEX.md"]
 
 
 ADR = """\
