@@ -4,13 +4,12 @@
 Four measurements, on a 1,000-file repository built at run time (clean, no worktrees):
 
 1. compile  - each hook's source compiled in a fresh interpreter. A script run as
-               `python -I -S hook.py` is compiled on every run; a module loaded by path with
-               SourceFileLoader (as session-start.py loads its siblings) comes from __pycache__.
+               `python -I -S hook.py` is compiled on every run, which is why the two wired files
+               are small; the two they load come from the user's code cache (stop-handoff.py's
+               loader), compiled only when their source changed.
 2. imports  - the modules each hook imports beyond the bare interpreter (`-X importtime`).
-3. split    - the wired hooks as they are, against the same code behind a small entry script
-               that answers the throttled Stop with builtin modules only and otherwise loads
-               the unchanged hook file as a module (bytecode from __pycache__) and runs it.
-               The entry scripts are written to a temporary folder; the hooks are not changed.
+3. wired    - the wired hooks against their floors, interleaved (median ms), and what loading
+               one library from the code cache costs in-process.
 4. worktree walk - context-budget's disk_usage() per entry, on one real worktree.
 
 Usage: python3 bench/profile.py [--python PATH] [--runs N]
@@ -26,61 +25,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run as bench  # noqa: E402  (bench/run.py: fixtures, runner, interpreter resolution)
-
-ENTRY_START = '''\
-import sys
-try:
-    from importlib.machinery import SourceFileLoader
-    body = __file__[:max(__file__.rfind("/"), __file__.rfind("\\\\")) + 1] + "session-start.py"
-    module = type(sys)("mcp_session_start")
-    module.__file__ = body
-    SourceFileLoader("mcp_session_start", body).exec_module(module)
-    module.main()
-except BaseException:
-    pass
-sys.exit(0)
-'''
-
-ENTRY_STOP = '''\
-import sys
-import time
-
-
-def handoff_is_fresh():
-    """The throttle with builtin modules only: `os` alone costs more than a millisecond."""
-    import posix
-    environ = posix.environ
-    project = environ.get(b"CLAUDE_PROJECT_DIR") or posix.getcwd().encode()
-    state = environ.get(b"MCP_SESSION_STATE") or b".claude/session-state.md"
-    path = state if state.startswith(b"/") else project + b"/" + state
-    limit = (environ.get(b"MCP_THROTTLE_MIN") or b"").strip()
-    limit = int(limit) if limit.isdigit() else 45
-    info = posix.stat(path)
-    return (info.st_mode & 0o170000) == 0o100000 and (time.time() - info.st_mtime) // 60 < limit
-
-
-try:
-    fresh = handoff_is_fresh()
-except Exception:
-    fresh = False
-if fresh:
-    sys.exit(0)
-code = 0
-try:
-    from importlib.machinery import SourceFileLoader
-    body = __file__[:max(__file__.rfind("/"), __file__.rfind("\\\\")) + 1] + "stop-handoff.py"
-    module = type(sys)("mcp_stop_handoff")
-    module.__file__ = body
-    SourceFileLoader("mcp_stop_handoff", body).exec_module(module)
-    code = module.main()
-except BaseException:
-    code = 0
-sys.exit(code)
-'''
 
 COMPILE_PROBE = '''\
 import sys, time
@@ -132,38 +79,31 @@ def measure_imports(python, argv, env, cwd, stdin):
     return {name: us for name, us in imported(argv).items() if name not in bare}
 
 
-def measure_split(python, repo, runner, runs, proto):
-    """Interleaved timings: floors, the hooks as wired, and the same code behind entry scripts."""
+def measure_wired(python, repo, runner, runs):
+    """Interleaved timings: the floors and the hooks as wired."""
     hooks = os.path.join(repo.path, ".claude", "hooks")
-    for name in bench.HOOK_FILES:
-        shutil.copyfile(os.path.join(hooks, name), os.path.join(proto, name))
-    with open(os.path.join(proto, "entry-session-start.py"), "w", encoding="utf-8") as stream:
-        stream.write(ENTRY_START)
-    with open(os.path.join(proto, "entry-stop-handoff.py"), "w", encoding="utf-8") as stream:
-        stream.write(ENTRY_STOP)
     env = dict(repo.ws.env, CLAUDE_PROJECT_DIR=repo.path)
     start_in = json.dumps({"session_id": "profile", "source": "startup", "cwd": repo.path,
                            "hook_event_name": "SessionStart",
                            "transcript_path": repo.ws.transcripts["1KB"]}).encode()
     stop_in = json.dumps({"session_id": "profile-stop", "cwd": repo.path,
                           "hook_event_name": "Stop", "stop_hook_active": False}).encode()
-    runner.run([python, "-I", "-S", os.path.join(proto, "session-start.py")], env, repo.path,
+    runner.run([python, "-I", "-S", os.path.join(hooks, "session-start.py")], env, repo.path,
                start_in.replace(b'"profile"', b'"profile-stop"'))
 
     def hook(name):
-        return [python, "-I", "-S", os.path.join(proto, name)]
+        return [python, "-I", "-S", os.path.join(hooks, name)]
 
     cases = [
         ("floor (python)", [([python, "-I", "-S", "-c", "pass"], b"")], True),
+        ("floor (python+git status)", [([python, "-I", "-S", "-c", "pass"], b""),
+                                       (["git", "status", "--porcelain"], b"")], True),
         ("floor (python+git)", [([python, "-I", "-S", "-c", "pass"], b""),
                                 (["git", "status", "--porcelain"], b""),
                                 (["git", "log", "-5"], b"")], True),
-        ("session-start as wired", [(hook("session-start.py"), start_in)], True),
-        ("session-start behind an entry", [(hook("entry-session-start.py"), start_in)], True),
-        ("stop-handoff git, as wired", [(hook("stop-handoff.py"), stop_in)], True),
-        ("stop-handoff git, behind an entry", [(hook("entry-stop-handoff.py"), stop_in)], True),
-        ("stop-handoff throttled, as wired", [(hook("stop-handoff.py"), stop_in)], False),
-        ("stop-handoff throttled, behind an entry", [(hook("entry-stop-handoff.py"), stop_in)], False),
+        ("session-start", [(hook("session-start.py"), start_in)], True),
+        ("stop-handoff, nothing changed", [(hook("stop-handoff.py"), stop_in)], True),
+        ("stop-handoff, throttled", [(hook("stop-handoff.py"), stop_in)], False),
     ]
     samples = {label: [] for label, _, _ in cases}
     order = list(cases)
@@ -177,6 +117,31 @@ def measure_split(python, repo, runner, runs, proto):
                 samples[label].append(total)
     bench.set_state_age(repo, True)
     return [(label, median_of(samples[label])) for label, _, _ in cases]
+
+
+LOAD_PROBE = '''\
+import os, sys, time
+path = sys.argv[1]
+namespace = {"__name__": "loader", "__file__": path}
+exec(compile(open(path, "rb").read(), path, "exec"), namespace)
+for name in ("context-budget.py", "prune-worktrees.py"):
+    started = time.perf_counter()
+    namespace["load_sibling"](name)
+    sys.stdout.write("%s %.4f\\n" % (name, (time.perf_counter() - started) * 1000.0))
+'''
+
+
+def measure_loading(python, repo):
+    """Milliseconds to load each library through the loader, from a warm code cache."""
+    loader = os.path.join(repo.path, ".claude", "hooks", "stop-handoff.py")
+    samples = {}
+    for _ in range(9):
+        done = subprocess.run([python, "-I", "-S", "-c", LOAD_PROBE, loader],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        for line in done.stdout.decode("ascii", "replace").splitlines():
+            name, _, ms = line.partition(" ")
+            samples.setdefault(name, []).append(float(ms))
+    return {name: median_of(values) for name, values in samples.items()}
 
 
 WALK_PROBE = '''\
@@ -237,16 +202,16 @@ def main(argv=None):
             print("   %-24s %s" % (label, shown or "(none)"))
         bench.set_state_age(repo, True)
 
-        print("\n3. the wired hooks against the same code behind an entry script (median ms, %d runs)"
-              % args.runs)
-        proto = os.path.join(root, "proto")
-        os.makedirs(proto)
-        results = measure_split(python, repo, runner, args.runs, proto)
+        print("\n3. the wired hooks against their floors (median ms, %d runs)" % args.runs)
+        results = measure_wired(python, repo, runner, args.runs)
         floors = dict(results)
         for label, ms in results:
-            floor = floors["floor (python+git)"] if "git" in label or "session-start" in label \
-                else floors["floor (python)"]
+            floor = floors["floor (python+git)"] if label == "session-start" else \
+                floors["floor (python+git status)"] if "nothing changed" in label else \
+                floors["floor (python)"]
             print("   %-40s %6.2f ms  x%.2f" % (label, ms, ms / floor))
+        for name, ms in measure_loading(python, repo).items():
+            print("   %-40s %6.2f ms  (in-process, from the code cache)" % ("loading " + name, ms))
 
         print("\n4. context-budget disk_usage() over one worktree")
         entries, ms = measure_walk(python, repo)
