@@ -470,7 +470,7 @@ def test_project_folder_that_is_a_file(estate):
 def test_corrupt_code_cache(estate):
     """Every compiled sibling in the user's code cache cut short, or garbage after its start."""
     launch(estate, "session-start.py", stdin=estate.standard_input(session_id="warm-up"))
-    entries = sorted(code_cache().iterdir())
+    entries = sorted(code_cache().glob("*.code"))
     assert entries
     for number, path in enumerate(entries):
         data = path.read_bytes()
