@@ -296,8 +296,19 @@ def installer(tmp_path):
 
 
 @pytest.fixture
-def project(tmp_path):
+def project(tmp_path, installer):
+    """A new git repository with nothing committed: install.py refuses a folder outside git
+    unless --allow-no-git (outside_git is that folder)."""
     path = tmp_path / "a project"
+    path.mkdir()
+    git(str(path), "init", "-q", "-b", "main", env=installer.env)
+    return str(path)
+
+
+@pytest.fixture
+def outside_git(tmp_path):
+    """A folder in no git repository."""
+    path = tmp_path / "a folder"
     path.mkdir()
     return str(path)
 
