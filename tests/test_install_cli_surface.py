@@ -235,8 +235,16 @@ def test_a_settings_file_with_comments_is_named_as_such(installer, repo, text, m
         mark, line), "which JSON does not allow")
 
 
+@pytest.mark.parametrize("text, place", [('{"hooks": {}, }\n', "line 1, column 15"),
+                                         ('{"permissions": {"allow": ["x",\n]}}', "line 2, column 1")])
+def test_a_comma_after_the_last_entry_is_named_as_such(installer, repo, text, place):
+    write(path_in(repo, ".claude/settings.json"), text)
+    assert_refused_in_one_line(installer.run("--project", repo), "has a comma after its last "
+                               "entry (before {})".format(place))
+
+
 def test_other_invalid_json_is_still_named_by_its_place(installer, repo):
-    write(path_in(repo, ".claude/settings.json"), '{"hooks": {}, }\n')
+    write(path_in(repo, ".claude/settings.json"), '{"hooks": {} "permissions": {}}\n')
     assert_refused_in_one_line(installer.run("--project", repo), "is not valid JSON at line 1")
 
 
