@@ -14,7 +14,7 @@ import os
 import shlex
 
 from .git import git
-from .protocol import HOOK_DIR, HOOKS, MEMORY_INDEX, RECORD
+from .protocol import HOOK_DIR, HOOKS, RECORD
 from .repository import repository_top
 from .project import EDIT_COPY
 
@@ -35,12 +35,13 @@ AGENT_STEPS = {
 
 def paths_of(plan):
     """The project-relative paths a plan writes, keeps or removes, in its order, once each, and
-    the record of what the protocol added and the memory index, which a run may not name; not
-    the copies of the user's edits --force kept, which are for the user to read, not to share."""
-    paths = [rel for rel in (RECORD, MEMORY_INDEX) if os.path.lexists(plan.path(rel))]
+    the record of what the protocol added, which a run that changes nothing does not name; not
+    a file of the user's under one of the protocol's names, which the run leaves alone, nor the
+    copies of the user's edits --force kept, which are for the user to read, not to share."""
+    paths = [RECORD] if os.path.lexists(plan.path(RECORD)) else []
     for step in plan.steps:
         if step.verb not in NOT_A_PATH and step.shown not in paths and " " not in step.shown \
-                and EDIT_COPY not in step.shown:
+                and EDIT_COPY not in step.shown and step.shown not in plan.clashes:
             paths.append(step.shown)
     return paths
 

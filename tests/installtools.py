@@ -330,6 +330,11 @@ def forget_the_record(project):
             os.remove(path_in(project, rel))
 
 
+def entries(folder):
+    """The names in folder, git's own folder aside: what a run may have written there."""
+    return sorted(name for name in os.listdir(folder) if name != ".git")
+
+
 def path_in(root, rel):
     return os.path.join(root, *rel.split("/"))
 
