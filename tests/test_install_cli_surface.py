@@ -17,7 +17,7 @@ import time
 import pytest
 
 from installtools import (  # noqa: F401  (fixtures are used by name)
-    HOOKS, REPO, git, index_mode, installer, invoked, make_repo, outside_git, path_in, project,
+    HOOKS, git, index_mode, installer, invoked, outside_git, path_in,
     read, repo, snapshot, write,
 )
 
