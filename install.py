@@ -189,7 +189,9 @@ def stop_at_once(signum, frame):
     _exit(130)
 
 
-if __name__ == "__main__":  # first: what follows takes most of the start-up time
+# First, as what follows takes most of the start-up time; an interrupt the parent made this process
+# ignore (a job started with `&` by a script, nohup) stays ignored, as Python itself leaves it.
+if __name__ == "__main__" and signal.getsignal(signal.SIGINT) != signal.SIG_IGN:
     signal.signal(signal.SIGINT, stop_at_once)
 
 if sys.version_info < (3, 8):

@@ -34,7 +34,7 @@ def stop_at_once(signum, frame):
     _exit(130)
 
 
-if __name__ == "__main__":
+if __name__ == "__main__" and signal.getsignal(signal.SIGINT) != signal.SIG_IGN:
     signal.signal(signal.SIGINT, stop_at_once)
 
 if sys.version_info < (3, 8):

@@ -410,7 +410,7 @@ def test_commands_name_the_interpreter_the_project_was_installed_with(installer,
 
 def test_update_with_another_python_brings_the_commands_along(installer, repo):
     installed_project(installer, repo, "--python", "py -3", "--allow-missing-python")
-    done = installer.ok("--update", repo, "--python", "python")
+    done = installer.ok("--update", repo, "--python", "python", "--allow-missing-python")
     assert "  replaced .claude/commands/dream.md (was an older version)" in done.stdout
     assert "Bash(python .claude/hooks/context-budget.py)" in command_text(repo, "dream.md")
     assert "edited by you" not in done.stdout
@@ -420,7 +420,7 @@ def test_update_with_another_python_brings_the_commands_along(installer, repo):
 def test_project_with_another_python_keeps_the_wired_interpreter_in_the_commands(installer,
                                                                                project):
     installed_project(installer, project, "--python", "py -3", "--allow-missing-python")
-    done = installer.ok("--project", project, "--python", "python")
+    done = installer.ok("--project", project, "--python", "python", "--allow-missing-python")
     assert "Bash(py -3 .claude/hooks/context-budget.py)" in command_text(project, "dream.md")
     assert "--update --python python changes that" in done.stdout
 

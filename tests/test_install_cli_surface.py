@@ -290,3 +290,18 @@ def test_ctrl_c_at_any_moment_is_one_line_and_exit_130(installer, repo):
             (delay, err)
         if "Traceback" not in err:
             assert (code, err) == (130, "install.py: interrupted\n"), delay
+
+
+@pytest.mark.skipif(os.name != "posix", reason="SIGINT to a child is POSIX")
+def test_an_interrupt_the_parent_ignores_stays_ignored(installer, repo):
+    """A run a script started with `&` or nohup ignores SIGINT from the start, as Python leaves
+    it: install.py does not take it back."""
+    process = subprocess.Popen([sys.executable, installer.script, "--check", repo],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=installer.env,
+                               universal_newlines=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 1 and err == ""  # not installed: the check ran to its end
+    assert "protocol not installed" in out

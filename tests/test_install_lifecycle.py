@@ -100,7 +100,7 @@ def test_update_brings_a_matcher_an_earlier_release_wrote_to_this_versions(insta
 
 def test_update_with_python_switches_the_interpreter(installer, project):
     installer.ok("--project", project)
-    installer.ok("--update", project, "--python", "python")
+    installer.ok("--update", project, "--python", "python", "--allow-missing-python")
     assert settings_of(project) == expected_settings("python")
 
 
