@@ -162,9 +162,37 @@ imported by its path, so the working folder, sys.path and `python3 -I -S`
 change nothing.
 """
 
-from __future__ import print_function  # so Python 2 reads this file as far as the check below
-
+# Python 2 reads this file as far as the version check below: nothing above it needs Python 3.
 import sys
+
+# Built-in modules, ready at once: the signal module imports enum (4 ms during which Ctrl-C
+# would still give a traceback), and os may be half imported when the interrupt lands.
+try:
+    import _signal as signal
+except ImportError:  # an interpreter without CPython's module
+    import signal
+try:
+    from posix import _exit, write
+except ImportError:
+    from nt import _exit, write
+
+
+def stop_at_once(signum, frame):
+    """Ctrl-C while nothing is being changed (loading, planning, checking, printing): the run
+    ends there, with one line and exit 130, never a traceback, wherever the interrupt lands.
+    While the changes are made, the plan holds Ctrl-C until the last one (plan.HeldInterrupts)."""
+    try:
+        sys.stdout.flush()
+    except Exception:  # an interrupted write, a reader gone: the line below matters more
+        pass
+    write(2, b"install.py: interrupted\n")
+    _exit(130)
+
+
+# First, as what follows takes most of the start-up time; an interrupt the parent made this process
+# ignore (a job started with `&` by a script, nohup) stays ignored, as Python itself leaves it.
+if __name__ == "__main__" and signal.getsignal(signal.SIGINT) != signal.SIG_IGN:
+    signal.signal(signal.SIGINT, stop_at_once)
 
 if sys.version_info < (3, 8):
     # One line, not a traceback: everything below needs Python 3.8.

@@ -8,8 +8,8 @@ commands/, templates/ or install.py they would drift; this script rebuilds them 
 
 How: copy the example into a temporary folder (outside any git repository, so install.py's
 git steps are skipped), remove the installed files there (and the protocol's lines from
-.gitignore), run `install.py --project` on the copy, then copy its installed files over the
-example's. memory/, CLAUDE.md, the skill and the project's own files are never touched.
+.gitignore), run `install.py --project --allow-no-git` on the copy, then copy its installed files
+over the example's. memory/, CLAUDE.md, the skill and the project's own files are never touched.
 
 Usage:
   python3 examples/refresh.py           rewrite the installed files that differ
@@ -77,7 +77,8 @@ def fresh_install(example, workdir, python=sys.executable):
     env = {key: value for key, value in os.environ.items()
            if not key.startswith(("MCP_", "CLAUDE_", "GIT_"))}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    done = subprocess.run([python, os.path.join(REPO, "install.py"), "--project", copy],
+    done = subprocess.run([python, os.path.join(REPO, "install.py"), "--project", copy,
+                           "--allow-no-git"],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           universal_newlines=True, env=env)
     if done.returncode != 0:

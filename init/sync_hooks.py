@@ -23,6 +23,11 @@ Sources:
   built by install.py's own functions (never typed out here);
 - a SHA-256 list of the hooks and commands, so an agent can prove its copies.
 
+It also writes the prompt's size where the prompt is offered: the paragraph that starts with
+SIZE_LABEL, before the outer fence, states in tokens (characters / 4, as `install.py --check`
+counts them) what pasting the prompt costs, how much of it is instructions and how much the
+copies, and what share of a 200,000-token context that is.
+
 Usage:
   python3 init/sync_hooks.py            rewrite the prompt if a copy differs
   python3 init/sync_hooks.py --check    report drift and exit 1; change nothing
@@ -43,6 +48,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.realpath(os.path.abspath(__file__
 PROMPT = os.path.join("init", "claude-context-init.md")
 OUTER_FENCE_LENGTH = 5
 DIGEST_INTRO = "SHA-256 of the hooks and commands above:"
+SIZE_LABEL = "**Its size.**"
+CONTEXT_TOKENS = 200000
 
 EXIT_OK, EXIT_DRIFT, EXIT_MALFORMED = 0, 1, 2
 
@@ -199,7 +206,7 @@ def outer_fence_length(lines):
 
 
 def render(text, blocks):
-    """The prompt with every embedded block rewritten from its source."""
+    """The prompt with every embedded block rewritten from its source, and its size stated."""
     lines = split_lines(text)
     outer = outer_fence_length(lines)
     if outer < OUTER_FENCE_LENGTH:
@@ -213,6 +220,48 @@ def render(text, blocks):
         opener, closer = locate(lines, block.intro)
         lines[opener:closer + 1] = ([fence + block.info + "\n"] + split_lines(block.content)
                                     + [fence + "\n"])
+    return with_size_stated(lines, blocks)
+
+
+def tokens(characters):
+    """Tokens as install.py --check estimates them: characters / 4, rounded up."""
+    return -(-characters // 4)
+
+
+def pasted_part(lines):
+    """(index of the outer fence's opening line, of its closing line)."""
+    fence = "`" * outer_fence_length(lines)
+    opener = next(index for index, line in enumerate(lines) if line.startswith(fence))
+    for closer in range(opener + 1, len(lines)):
+        if closes(lines[closer], fence):
+            return opener, closer
+    raise Malformed("the prompt's outer fence is never closed")
+
+
+def size_paragraph(pasted, copies):
+    """What pasting the prompt costs, in tokens, rounded to the hundred."""
+    def about(characters):
+        return "{:,}".format(int(round(tokens(characters), -2)))
+    share = int(round(100.0 * tokens(pasted) / CONTEXT_TOKENS))
+    return ("{} Pasted, it is about {} tokens (characters / 4), {}% of a {:,}-token context "
+            "before the agent reads a file: {} of instructions and {} of the exact copies of "
+            "the files it installs. `python3 install.py --project .` installs the same files "
+            "for no tokens at all; the prompt also writes the project's `CLAUDE.md`, module "
+            "files and skills.\n".format(SIZE_LABEL, about(pasted), share, CONTEXT_TOKENS,
+                                          about(pasted - copies), about(copies)))
+
+
+def with_size_stated(lines, blocks):
+    """The prompt's lines, joined, with its size paragraph rewritten (it must be there, once,
+    before the outer fence)."""
+    opener, closer = pasted_part(lines)
+    at = [index for index, line in enumerate(lines[:opener]) if line.startswith(SIZE_LABEL)]
+    if len(at) != 1:
+        raise Malformed("expected one paragraph starting with {} before the prompt's outer "
+                        "fence, found {}".format(SIZE_LABEL, len(at)))
+    pasted = len("".join(lines[opener + 1:closer]))
+    copies = sum(len(block.content) for block in blocks)
+    lines[at[0]] = size_paragraph(pasted, copies)
     return "".join(lines)
 
 
@@ -248,7 +297,8 @@ def sync(prompt_path, root=ROOT, check=False, out=print):
         out("init prompt already in sync")
         return EXIT_OK
     if check:
-        out("init prompt out of sync with: " + ", ".join(drifted(text, blocks) or ["its fences"]))
+        out("init prompt out of sync with: " + ", ".join(
+            drifted(text, blocks) or ["its fences or its size paragraph"]))
         out("fix: python3 init/sync_hooks.py")
         return EXIT_DRIFT
     installer.files.write_atomically(prompt_path, new_text.encode("utf-8"),

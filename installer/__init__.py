@@ -34,6 +34,7 @@ The modules, from the ground up (each imports only modules above it in this list
   record.py          what the protocol owns in a project, written down (shared and local)
   uninstall.py       --uninstall (Claude Code's parts and the other agents')
   project.py         --project and --update
+  next_steps.py      what the user does after a run: the git add line, the agent step
   global_section.py  --global and --uninstall --global
   findings.py        what --check finds, one function per kind of finding
   check.py           --check, --check --memory and --check --recursive: gathering and printing

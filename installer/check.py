@@ -14,7 +14,7 @@ import sys
 
 from .errors import EXIT_FINDINGS, EXIT_OK, Refusal
 from .settings import session_environment
-from .findings import Finding, fix_rank, hook_findings
+from .findings import Finding, hook_findings
 
 # Folders --check --recursive never descends into.
 SKIPPED_FOLDERS = frozenset((
@@ -74,7 +74,8 @@ def inspect_project(source, budget, project, env):
     except Exception as error:  # one unreadable project must not stop a whole estate
         return findings + [Finding("broken", "budget check failed: {}".format(error))], []
     if points:
-        findings.insert(0, Finding("over", "over budget on {} point(s)".format(len(points))))
+        findings.insert(0, Finding("over", "over budget on {} point(s)".format(len(points)),
+                                   "the repair on each line of the budget report below"))
     return findings, points
 
 
@@ -86,7 +87,8 @@ def session_start_defects(budget, project, env):
         return [Finding("broken", "memory check failed: {}".format(error))]
     if not defects:
         return []
-    return [Finding("broken", "memory: {} defect(s) found at session start".format(len(defects)))]
+    return [Finding("broken", "memory: {} defect(s) found at session start".format(len(defects)),
+                    "--check --memory names each defect with its repair")]
 
 
 def inspect_memory(health, project, env):
@@ -101,7 +103,8 @@ def inspect_memory(health, project, env):
         if found:
             checks = sorted(set(item["check"] for item in found))
             findings.append(Finding(kind, "memory health: {} {} ({})".format(
-                len(found), "warning(s)" if kind == "warn" else severity, ", ".join(checks))))
+                len(found), "warning(s)" if kind == "warn" else severity, ", ".join(checks)),
+                "the repair on each line of the memory report below (/dream makes most)"))
     return findings, report
 
 
@@ -118,7 +121,8 @@ def check_one(source, project, out, as_json=False):
     if as_json:
         out(json.dumps({
             "project": project, "status": SUMMARY_WORDS[worst_kind(findings)], "exit": code,
-            "findings": [{"kind": finding.kind, "text": finding.text} for finding in findings],
+            "findings": [{"kind": finding.kind, "text": finding.text,
+                          "fix": repair_of(finding, project)} for finding in findings],
             "budget_points": points, "memory_health": health,
         }, indent=2, ensure_ascii=False))
         return code
@@ -131,9 +135,6 @@ def check_one(source, project, out, as_json=False):
         out(budget.format_report(points).rstrip("\n"))
     if health:
         out(health_module.format_health(health).rstrip("\n"))
-    fixes = [finding.fix for finding in findings if finding.fix]
-    if fixes:
-        out("fix: {} {} {}".format(invocation(), max(fixes, key=fix_rank), shlex.quote(project)))
     return code
 
 
@@ -157,9 +158,29 @@ def check_memory(source, project, out, as_json=False):
 
 
 def print_findings(out, project, findings):
+    """One line per finding, and under it the finding's own repair, where it has one: each
+    repairs its finding alone, and none throws away an edit of the user's."""
     out("{} - {} finding(s):".format(project, len(findings)))
     for finding in findings:
         out("  {:<8} {}".format(LABELS[finding.kind], finding.text))
+        repair = repair_of(finding, project)
+        if repair:
+            out("  {:<8} fix: {}".format("", repair))
+
+
+# What --force does with a file the user edited, said where the check offers it.
+KEEPS_THE_EDIT = " (keeps each edited file beside it as <file>.mine)"
+
+
+def repair_of(finding, project):
+    """The finding's repair as a line to run or to follow; None when its text says it (a clash,
+    a setting to change by hand). An install.py option becomes the command, as it was typed."""
+    if not finding.fix:
+        return None
+    if not finding.fix.startswith("--"):
+        return finding.fix
+    return "{} {} {}{}".format(invocation(), finding.fix, shlex.quote(project),
+                               KEEPS_THE_EDIT if "--force" in finding.fix else "")
 
 
 def invocation():

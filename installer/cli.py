@@ -8,14 +8,17 @@ complete.
 
 import argparse
 import os
+import shlex
 import sys
 
 from .errors import EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, Refusal, UsageError
 from .protocol import DEFAULT_PYTHON, Source
-from .releases import RELEASE_DATE, VERSION
+from .releases import RELEASE_DATE, UNRELEASED, VERSION
 from .plan import HeldInterrupts
 from .settings import is_user_config_dir, user_config_dir
-from .interpreter import check_interpreter, refuse_a_python_that_cannot_run_the_hooks
+from .interpreter import (
+    check_interpreter, refuse_a_python_that_cannot_run_the_hooks, why_the_interpreter_is_missing,
+)
 from .wiring import protocol_is_installed
 from .bash_edition import bash_edition_wiring
 from .repository import repository_top
@@ -25,62 +28,104 @@ from .project import Options, plan_install
 from .global_section import plan_global, plan_global_removal
 from .findings import sharing_findings
 from .check import check_memory, check_one, check_recursively
+from .next_steps import next_steps
 
 
+# What --help prints: one screen (30 lines at most, none over 100 columns). The rest is in
+# HELP_ALL, behind --help-all.
 HELP = """\
-usage: install.py MODE [options]
+usage: install.py MODE [DIR] [options]
 
-Install, check, update or remove the Memory Context Protocol in a project.
+Put the Memory Context Protocol into a git repository, check it, update it, or take it out.
 
 modes (exactly one):
-  --project DIR        install the hooks, commands, settings entries, memory
-                       index, .claudeignore and .gitignore lines into DIR
-  --update DIR         bring an installed DIR up to this version, or move it
-                       from the bash edition
+  --project DIR     install into the repository whose top folder is DIR
+  --check [DIR]     is it installed and working, within budget, its memory healthy? (default: .)
+  --update DIR      bring an install up to this version (or over from the bash edition)
+  --uninstall DIR   take out what --project added; memory/ and the handoff stay
+  --global          add the protocol section to ~/.claude/CLAUDE.md (--uninstall --global: remove)
+
+options:
+  --dry-run         print what would change; change nothing
+  --python CMD      the interpreter the hooks run with (default: python3; e.g. "py -3" on Windows)
+  --agents LIST     wire Codex CLI and Gemini CLI too: --agents claude,codex,gemini
+  --force           also replace protocol files you edited (yours kept as <file>.mine)
+  --help-all        every option (--json, --memory, --recursive, the --allow-* overrides)
+  --version         the version
+
+example:
+  python3 install.py --project .    then run the git add line it prints, commit, start
+                                    Claude Code there and accept its trust prompt once
+
+exit codes: 0 ok; 1 a finding, or a step refused or failed; 2 usage error; 130 interrupted
+"""
+
+HELP_ALL = """\
+usage: install.py MODE [DIR] [options]
+
+modes (exactly one):
+  --project DIR        install the hooks, commands, settings entries, memory index,
+                       .claudeignore and the .gitignore and .gitattributes lines into DIR,
+                       the top folder of a git repository
+  --update DIR         bring an installed DIR up to this version, or move it from the
+                       bash edition
   --uninstall DIR      remove what --project added (never memory/ or the handoff)
   --global             add the protocol section to ~/.claude/CLAUDE.md
                        ($CLAUDE_CONFIG_DIR/CLAUDE.md when that is set)
-  --uninstall --global remove that section (and the line break --global set
-                       it off with), giving the file back as it was
-  --check [DIR]        report budgets, memory health, what loads before the
-                       first turn, and whether the hooks are installed, wired
-                       and current in DIR (default: .)
+  --uninstall --global remove that section (and the line break --global set it off
+                       with), giving the file back as it was
+  --check [DIR]        report budgets, memory health, what loads before the first turn,
+                       and whether the hooks are installed, wired and current in DIR
+                       (default: .), with the repair of each finding
 
 options:
   --recursive          with --check: every git repository under DIR, worst first
   --json               with --check DIR: the whole report as JSON
-  --memory             with --check DIR: the memory's health alone, whether or
-                       not the hooks are installed; the exit code is about the
-                       memory only (for repositories and CI without the hooks)
+  --memory             with --check DIR: the memory's health alone, whether or not the
+                       hooks are installed; the exit code is about the memory only
   --dry-run            print what would change; change nothing
-  --force              with --project/--update: replace the protocol's commands
-                       that differ, including ones you edited; with --update,
-                       also its hooks you edited; with --global, a protocol
-                       section you edited, and with --uninstall --global
-                       removes one (never a command or hook of your own under
-                       one of the protocol's names, memory/, your settings or
+  --force              with --project/--update: replace the protocol's commands that
+                       differ, including ones you edited; with --update, also its hooks
+                       you edited (each edited file is kept beside it as <file>.mine);
+                       with --global, a protocol section you edited, and with
+                       --uninstall --global removes one (never a command or hook of your
+                       own under one of the protocol's names, memory/, your settings or
                        your .gitignore lines)
-  --python CMD         interpreter in the hook commands and the commands'
-                       text (default: python3;
-                       e.g. python, or "py -3" on Windows; a path with spaces
-                       or backslashes goes in single quotes)
-  --agents LIST        with --project/--update: the agents to wire, comma-
-                       separated, claude always among them (default: claude):
-                       codex wires .codex/hooks.json, gemini .gemini/settings.json,
-                       and both get /handoff, /dream and /catchup as skills in
-                       .agents/skills/; agents-md adds the protocol's steps to
-                       AGENTS.md for agents with no hooks (what was added
-                       before stays; --uninstall takes out every agent's)
-  -h, --help           show this help and exit
+  --python CMD         interpreter in the hook commands and the commands' text (default:
+                       python3; e.g. python, or "py -3" on Windows; a path with spaces or
+                       backslashes goes in single quotes)
+  --agents LIST        with --project/--update: the agents to wire, comma-separated,
+                       claude always among them (default: claude): codex wires
+                       .codex/hooks.json, gemini .gemini/settings.json, and both get
+                       /handoff, /dream and /catchup as skills in .agents/skills/;
+                       agents-md adds the protocol's steps to AGENTS.md for agents with
+                       no hooks (what was added before stays; --uninstall takes out every
+                       agent's)
+
+overrides (each lets one refused mistake through, for when you mean it):
+  --allow-no-git       with --project: install into a folder outside git (the Stop hook's
+                       save check and the worktree pruner need git; nothing is shared)
+  --allow-missing-python
+                       with --project/--update: wire a --python this machine does not
+                       have (for teammates' machines that do)
+  --allow-subfolder    with --project: install into a folder below the repository's top
+                       (Claude Code then finds it only when started in that folder)
+
+  -h, --help           a one-screen summary
+  --help-all           this list
   --version            show the version and exit
 
-exit codes: 0 ok; 1 the check found something, or a step was refused or
-failed; 2 usage error; 130 interrupted (Ctrl-C). Broken memory (a dead pointer, an unclosed comment,
-auto memory past the harness's cap, a cited path that no longer exists) and
-anything over budget exit 1; memory-health warnings (possibly stale facts,
-orphans, duplicates, history in comments, missing dates or feedback parts)
-are printed but exit 0.
+exit codes: 0 ok; 1 the check found something, or a step was refused or failed;
+2 usage error; 130 interrupted (Ctrl-C). Broken memory (a dead pointer, an unclosed
+comment, auto memory past the harness's cap, a cited path that no longer exists) and
+anything over budget exit 1; memory-health warnings (possibly stale facts, orphans,
+duplicates, history in comments, missing dates or feedback parts) are printed but exit 0.
 """
+
+# The overrides of the three refused mistakes, with the modes they go with.
+OVERRIDES = (("allow_no_git", "--allow-no-git", ("project",)),
+             ("allow_missing_python", "--allow-missing-python", ("project", "update")),
+             ("allow_subfolder", "--allow-subfolder", ("project",)))
 
 
 class Parser(argparse.ArgumentParser):
@@ -100,7 +145,8 @@ class StoreOnce(argparse.Action):
 def parse_arguments(argv):
     parser = Parser(prog="install.py", add_help=False, allow_abbrev=False)
     for flag in ("--project", "--update", "--uninstall", "--global", "--check",
-                 "--recursive", "--json", "--memory", "--dry-run", "--force", "--version"):
+                 "--recursive", "--json", "--memory", "--dry-run", "--force", "--version",
+                 "--help-all") + tuple(flag for _, flag, _ in OVERRIDES):
         parser.add_argument(flag, action="store_true")
     parser.add_argument("-h", "--help", action="store_true")
     parser.add_argument("--python", action=StoreOnce)
@@ -114,12 +160,13 @@ def parse_arguments(argv):
              if getattr(args, flag)]
     if modes == ["uninstall", "global"]:  # one mode: take out what --global put in
         modes = ["global"]
-    if args.help or args.version:
+    answers = [flag for flag, asked in (("--help", args.help), ("--help-all", args.help_all),
+                                        ("--version", args.version)) if asked]
+    if answers:
         # Asked for beside anything else, they would silently drop the rest of the line.
-        given = [arg for arg in argv if arg not in ("-h", "--help", "--version")]
-        if given or (args.help and args.version):
-            raise UsageError("{} takes nothing else: got {}".format(
-                "--help" if args.help else "--version", " ".join(argv)))
+        given = [arg for arg in argv if arg not in ("-h", "--help", "--help-all", "--version")]
+        if given or len(answers) > 1:
+            raise UsageError("{} takes nothing else: got {}".format(answers[0], " ".join(argv)))
         return args
     if len(modes) > 1:  # before the directories: --project A --update A is two modes
         raise UsageError("one mode at a time: got --" + " and --".join(modes))
@@ -148,6 +195,11 @@ def parse_arguments(argv):
     if args.force and args.mode not in ("project", "update", "global"):
         raise UsageError("--force works only with --project, --update or --global "
                          "(also --uninstall --global)")
+    for dest, flag, modes_taking_it in OVERRIDES:
+        if getattr(args, dest) and args.mode not in modes_taking_it:
+            raise UsageError("{} works only with --{}".format(flag, " or --".join(modes_taking_it)))
+    if args.allow_missing_python and args.python is None:
+        raise UsageError("--allow-missing-python goes with the --python it lets through")
     if args.python is not None:
         check_interpreter(args.python)
         args.python = args.python.strip()
@@ -203,11 +255,11 @@ def project_of(folder):
 
 def run(argv, out=print):
     args = parse_arguments(argv)
-    if args.help:
-        out(HELP.rstrip("\n"))
+    if args.help or args.help_all:
+        out((HELP if args.help else HELP_ALL).rstrip("\n"))
         return EXIT_OK
     if args.version:
-        out("install.py (memory-context-protocol) {} ({})".format(VERSION, RELEASE_DATE))
+        out("install.py (memory-context-protocol) " + version_line())
         return EXIT_OK
     source = Source.beside_this_script()
     if args.mode == "check":
@@ -224,6 +276,10 @@ def run(argv, out=print):
     with HeldInterrupts():
         out(("dry run: " if args.dry_run else "") + heading)
         changes = plan.carry_out(args.dry_run, out)
+        if not args.dry_run and args.mode != "global":
+            for step in next_steps(plan, args.target, args.mode, changes,
+                                   [agent.name for agent in plan.agents]):
+                out("  {:<8} {}".format("next", step))
         out(closing_line(changes, args.dry_run, plan))
     plan.owners.refuse_if_any_lost()
     return EXIT_OK
@@ -244,6 +300,7 @@ def make_plan(source, args):
         return plan, "uninstalling from {}".format(args.target)
     update = args.mode == "update"
     installed = protocol_is_installed(args.target)
+    refuse_the_silent_mistakes(args, installed)
     if update and not installed and not bash_edition_wiring(args.target):
         raise Refusal("the protocol is not installed in {}; use --project".format(args.target))
     # a move from the bash edition wires an interpreter as --project does
@@ -253,6 +310,40 @@ def make_plan(source, args):
     plan = plan_install(source, args.target, Options(args.force, update, args.python, args.agents))
     plan_sharing_notes(plan, args.target, plan.agents)
     return plan, "{} {}".format("updating" if update else "installing into", args.target)
+
+
+def version_line():
+    """This version as CHANGELOG.md tells it: a release, or the last one and the changes listed
+    under [Unreleased] since."""
+    if UNRELEASED:
+        return "{}+unreleased (release {} of {}, and the changes CHANGELOG.md lists under " \
+            "[Unreleased])".format(VERSION, VERSION, RELEASE_DATE)
+    return "{} ({})".format(VERSION, RELEASE_DATE)
+
+
+def refuse_the_silent_mistakes(args, installed):
+    """Three installs that would succeed and not work, each refused before anything is written,
+    with the override for a user who means it: a folder outside git (the Stop hook and the
+    pruner need git; nothing reaches teammates), a --python this machine does not have (the
+    hooks fail wherever it is missing), and a folder below the repository's top, where Claude
+    Code started at the top never looks (and --check of the top says not installed)."""
+    top = repository_top(args.target)
+    if args.mode == "project" and not installed and not args.allow_no_git and top is None:
+        raise Refusal("{} is not in a git repository: the Stop hook's save check and the "
+                      "worktree pruner need git, and nothing reaches teammates; run git init "
+                      "there first, or pass --allow-no-git".format(args.target))
+    if args.python is not None and not args.allow_missing_python:
+        missing = why_the_interpreter_is_missing(args.python)
+        if missing:
+            raise Refusal("--python {}: {}, so the hooks would fail at every session; pass "
+                          "--allow-missing-python if it is for another machine".format(
+                              args.python, missing))
+    if args.mode == "project" and not installed and not args.allow_subfolder \
+            and top is not None and not os.path.samefile(top, args.target):
+        raise Refusal("{} is a folder inside the git repository {}: Claude Code reads a "
+                      "project's settings where it is started, usually the top; install "
+                      "there (--project {}), or pass --allow-subfolder".format(
+                          args.target, top, shlex.quote(top)))
 
 
 def plan_sharing_notes(plan, project, agents):

@@ -39,16 +39,10 @@ from .record import Ownership
 from .project import Options, plan_install
 
 
-# The install.py options that fix a finding, the one that fixes the most last.
-FIXES = ("--project", "--update", "--update --force")
-
-
-def fix_rank(fix):
-    """A fix outside FIXES (one naming an interpreter) does everything --update does, and more."""
-    return FIXES.index(fix) if fix in FIXES else len(FIXES)
-
-
 class Finding(object):
+    """One thing wrong, and its own repair (fix): an install.py option that makes it (--check
+    prints the command), or what to do, in words."""
+
     def __init__(self, kind, text, fix=None):
         self.kind = kind
         self.text = text

@@ -211,8 +211,8 @@ def refuse_a_python_that_cannot_run_the_hooks(python, given):
     """An interpreter that is on this machine but cannot run the hooks is
     refused before anything is written; so is the default when it is missing
     (the hooks would fail with exit 127 at every session). A --python that is
-    not on this machine at all may be for another one: plan_interpreter_note
-    says so instead."""
+    not on this machine at all is refused by the command line unless it is allowed (it may be
+    for another machine); plan_interpreter_note then says so."""
     program = interpreter_program(python)
     if given and shutil.which(os.path.expanduser(program)) is None:
         return
@@ -220,6 +220,16 @@ def refuse_a_python_that_cannot_run_the_hooks(python, given):
     if problem:
         raise Refusal("{} {} {}, so the hooks would not run; {}".format(
             "--python" if given else "the default interpreter", python, problem, instead()))
+
+
+def why_the_interpreter_is_missing(python):
+    """Why the program an interpreter command starts is not on this machine, as a clause naming
+    it; None when it is there."""
+    program = interpreter_program(python)
+    if shutil.which(os.path.expanduser(program)) is not None:
+        return None
+    return "{} {}".format(program, "does not exist on this machine" if re.search(r"[/\\]", program)
+                          else "is not on this machine's PATH")
 
 
 def interpreter_program(python):

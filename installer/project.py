@@ -12,8 +12,6 @@ anything else.
 
 import copy
 import os
-import re
-import shutil
 
 from .errors import Refusal
 from .files import (
@@ -22,14 +20,14 @@ from .files import (
 )
 from .protocol import (
     CLAUDEIGNORE, COMMANDS, COMMAND_DIR, DEFAULT_PYTHON, HOOKS, HOOK_DIR,
-    MARKED_BLOCKS, MEMORY_INDEX, OLD_SESSION_STATE, RECORD, SESSION_STATE, SETTINGS,
+    MARKED_BLOCKS, MEMORY_INDEX, OLD_SESSION_STATE, SESSION_STATE, SETTINGS,
     SKILL_PERMISSIONS, TEMPLATE_CLAUDEIGNORE, TEMPLATE_MEMORY, command_for, skill_rule,
     wirings_of,
 )
 from .releases import RETIRED_COMMANDS
 from .plan import Plan, Step
 from .settings import SettingsError, load_settings, settings_bytes
-from .interpreter import interpreter_in, interpreter_program
+from .interpreter import interpreter_in, why_the_interpreter_is_missing
 from .permissions import deny_rule_lines, grant, revoke
 from .wiring import installed_interpreters, is_on_a_released_matcher, our_handlers, wire
 from .blocks import with_block, with_final_newline_as
@@ -38,7 +36,7 @@ from .bash_edition import (
     the_bash_edition_is_here,
 )
 from .repository import (
-    ignoring_lines, index_entries, mark_executable_in_index, why_index_cannot_change,
+    index_entries, mark_executable_in_index, why_index_cannot_change,
 )
 from .memory_move import plan_memory_format_move
 from .agents import (
@@ -218,7 +216,9 @@ def plan_owned_file(plan, owned, rel, data, options, hook, pythons=(DEFAULT_PYTH
         return True
     if owned.wrote(rel):
         if forced:
-            plan.write("replace", rel, data, "--force", executable=hook, whole=True)
+            kept = plan_copy_of_the_edit(plan, rel, existing)
+            plan.write("replace", rel, data, "--force; your edit is kept in " + kept,
+                       executable=hook, whole=True)
             owned.own(rel, data)
         else:
             plan.hold(rel, "edited by you; {} replaces it".format(
@@ -231,12 +231,35 @@ def plan_owned_file(plan, owned, rel, data, options, hook, pythons=(DEFAULT_PYTH
     return False
 
 
+# What a copy of an edited file --force replaces is named: the file's name with this after it,
+# which no agent loads as a command, skill or hook.
+EDIT_COPY = ".mine"
+
+
+def plan_copy_of_the_edit(plan, rel, existing):
+    """Keep the user's edited version of a protocol file --force is about to replace, beside it
+    (rel.mine, or rel.mine-2 and on when that holds something else): --force brings the file up
+    to date, never throws an edit away. Returns the copy's path. The copy is the user's: no mode
+    removes it."""
+    number = 1
+    while True:
+        copy = rel + EDIT_COPY + ("" if number == 1 else "-{}".format(number))
+        there = read_bytes(plan.path(copy), copy)
+        if there is None and not os.path.lexists(plan.path(copy)):
+            plan.write("write", copy, existing, "your edited version, before --force")
+            return copy
+        if there is not None and there == existing:
+            plan.keep(copy, "your edited version, already kept")
+            return copy
+        number += 1
+
+
 def plan_git_index(plan, project, ours):
     """Mark the installer's tracked hooks 100755 in git's index; never stage
     new files or content, nor touch the mode of a hook of the user's or of an
     entry that is no plain file (a symbolic link, a conflict)."""
     rels = [HOOK_DIR + "/" + name for name in HOOKS]
-    entries = index_entries(project, rels + [RECORD])
+    entries = index_entries(project, rels)
     if entries is None:
         return
     tracked = [entries.get(HOOK_DIR + "/" + name) for name in ours]
@@ -249,24 +272,14 @@ def plan_git_index(plan, project, ours):
         plan.steps.append(Step("index", ", ".join(
             os.path.basename(entry.top_path) for entry in to_mark),
             "mode 100755 in git's index", lambda: mark_executable_in_index(project, to_mark)))
-    # named one by one: a glob would set the bit on the user's own hooks beside them too
-    untracked = [HOOK_DIR + "/" + name for name in ours if HOOK_DIR + "/" + name not in entries]
-    record = "" if RECORD in entries else "; git add " + RECORD
-    if untracked:  # git add refuses an ignored path: then the sharing note comes first
-        plan.note("the hooks are not in git yet; {}add them with: git add --chmod=+x {}{}".format(
-            "once .gitignore no longer ignores them, " if ignoring_lines(project, untracked)
-            else "", " ".join(untracked), record))
-    elif record:
-        plan.note("the record of what the protocol added is not in git yet, so a teammate's "
-                  "--update and --uninstall cannot read it: git add " + RECORD)
+    # What is not in git yet (the new hooks, the record) is named after the changes, in the
+    # one git add line of the run's next steps (next_steps.py).
 
 
 def plan_interpreter_note(plan, python):
-    program = interpreter_program(python)
-    if shutil.which(os.path.expanduser(program)) is None:
-        where = "does not exist on this machine" if re.search(r"[/\\]", program) \
-            else "is not on this machine's PATH"
-        plan.note("{} {}; the hooks fail wherever it is missing".format(program, where))
+    missing = why_the_interpreter_is_missing(python)
+    if missing:
+        plan.note("{}; the hooks fail wherever it is missing".format(missing))
 
 
 def plan_memory_index(plan, owned, data):

@@ -11,8 +11,13 @@ import hashlib
 from .files import lf_endings, same_content
 from .protocol import DEFAULT_PYTHON, HOOK_DIR, command_for
 
+# The last release, as CHANGELOG.md heads it, and whether changes listed under its
+# [Unreleased] heading came since (then --version says so). A release sets VERSION and
+# RELEASE_DATE to its own and UNRELEASED to False; tests/test_install_version.py holds the three
+# to CHANGELOG.md.
 VERSION = "0.1.0"
 RELEASE_DATE = "2026-11-29"
+UNRELEASED = True
 
 # Commands an earlier release installed under a name this version no longer
 # uses, with the command that took over. /status shadowed the CLI's built-in

@@ -59,6 +59,15 @@ def parse_settings(text, shown, claude=True):
         data = json.loads(text, object_pairs_hook=unique_keys, parse_constant=no_constant,
                           parse_float=finite)
     except json.JSONDecodeError as error:
+        if text[error.pos:error.pos + 2] in ("//", "/*"):  # the usual cause, named as such
+            raise SettingsError("{} has comments ({} at line {}, column {}), which JSON does not "
+                                "allow (nor does Claude Code); remove them".format(
+                                    shown, text[error.pos:error.pos + 2], error.lineno,
+                                    error.colno))
+        if text[error.pos:error.pos + 1] in ("}", "]") and text[:error.pos].rstrip().endswith(","):
+            raise SettingsError("{} has a comma after its last entry (before line {}, column "
+                                "{}), which JSON does not allow; remove it".format(
+                                    shown, error.lineno, error.colno))
         raise SettingsError("{} is not valid JSON at line {}, column {} ({})".format(
             shown, error.lineno, error.colno, error.msg))
     except RecursionError:

@@ -297,8 +297,19 @@ def installer(tmp_path):
 
 
 @pytest.fixture
-def project(tmp_path):
+def project(tmp_path, installer):
+    """A new git repository with nothing committed: install.py refuses a folder outside git
+    unless --allow-no-git (outside_git is that folder)."""
     path = tmp_path / "a project"
+    path.mkdir()
+    git(str(path), "init", "-q", "-b", "main", env=installer.env)
+    return str(path)
+
+
+@pytest.fixture
+def outside_git(tmp_path):
+    """A folder in no git repository."""
+    path = tmp_path / "a folder"
     path.mkdir()
     return str(path)
 
@@ -318,6 +329,11 @@ def forget_the_record(project):
     for rel in (".claude/memory-context-protocol.json", ".claude/hooks/.before-install.json"):
         if os.path.lexists(path_in(project, rel)):
             os.remove(path_in(project, rel))
+
+
+def entries(folder):
+    """The names in folder, git's own folder aside: what a run may have written there."""
+    return sorted(name for name in os.listdir(folder) if name != ".git")
 
 
 def path_in(root, rel):

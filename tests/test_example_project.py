@@ -68,7 +68,7 @@ def test_installed_files_equal_a_fresh_install(tmp_path):
     with open(path_in(copy, ".gitignore"), "wb") as handle:
         handle.write(gitignore[:-len(block)])
 
-    done = run([sys.executable, os.path.join(REPO, "install.py"), "--project", copy],
+    done = run([sys.executable, os.path.join(REPO, "install.py"), "--project", copy, "--allow-no-git"],
                sealed_env(str(tmp_path / "home")))
     assert done.returncode == 0, done.stdout + done.stderr
 

@@ -133,7 +133,8 @@ def test_gitignore_and_claudeignore_lists_equal_the_templates():
 def test_settings_shown_equal_what_install_writes(tmp_path):
     project = tmp_path / "fresh"
     project.mkdir()
-    done = subprocess.run([sys.executable, os.path.join(REPO, "install.py"), "--project", str(project)],
+    done = subprocess.run([sys.executable, os.path.join(REPO, "install.py"), "--project", str(project),
+                           "--allow-no-git"],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           env=sealed_env(str(tmp_path / "home")))
     assert done.returncode == 0, done.stderr

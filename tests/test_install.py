@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from installtools import (  # noqa: F401  (fixtures are used by name)
-    fix_line,
+    entries, fix_line,
     invoked,
     COMMANDS, GITIGNORE_BLOCK, HOOKS, REPO, expected_settings, git, index_mode, installer,
     installer_modules,
@@ -137,7 +137,7 @@ def test_a_missing_module_of_the_package_is_one_line_exit_1(installer, project):
     assert line.startswith("install.py: error: incomplete installer: cannot load {}: ".format(
         installer.source_file("installer")))
     assert "plan" in line
-    assert os.listdir(project) == []
+    assert entries(project) == []
 
 
 def test_an_incomplete_source_tree_is_one_line_exit_1(installer, project):
@@ -146,7 +146,7 @@ def test_an_incomplete_source_tree_is_one_line_exit_1(installer, project):
     assert done.returncode == 1
     assert len(done.stderr.splitlines()) == 1
     assert "dream.md" in done.stderr
-    assert os.listdir(project) == []
+    assert entries(project) == []
 
 
 @pytest.mark.parametrize("minor", range(8, 14), ids=lambda minor: "3.%d" % minor)
@@ -223,7 +223,7 @@ def test_project_twice_changes_nothing(installer, repo):
     done = installer.ok("--project", repo)
     assert snapshot(repo) == before
     assert done.stdout.splitlines()[-1] == "nothing to do: already up to date"
-    assert all(line.startswith(("installing", "  keep", "  note", "nothing"))
+    assert all(line.startswith(("installing", "  keep", "  note", "  next", "nothing"))
                for line in done.stdout.splitlines()), done.stdout
 
 
@@ -239,7 +239,7 @@ def test_python_option_chooses_the_interpreter(installer, project):
     "/home/jos\u00e9/venv/bin/python",
 ])
 def test_an_accepted_interpreter_reaches_sh_word_for_word(installer, project, python):
-    installer.ok("--project", project, "--python", python)
+    installer.ok("--project", project, "--python", python, "--allow-missing-python")
     for group in settings_of(project)["hooks"].values():
         command = group[0]["hooks"][0]["command"]
         hook = command.rsplit("/", 1)[1].rstrip('"')
@@ -264,8 +264,10 @@ def test_an_interpreter_path_with_spaces_runs_when_single_quoted(installer, proj
     assert done.returncode == 0, done.stderr
 
 
-def test_a_missing_interpreter_is_noted_not_fatal(installer, project):
-    done = installer.ok("--project", project, "--python", "py -3")
+def test_a_missing_interpreter_is_refused_unless_allowed_then_noted(installer, project):
+    refused = installer.run("--project", project, "--python", "py -3")
+    assert refused.returncode == 1 and "py is not on this machine's PATH" in refused.stderr
+    done = installer.ok("--project", project, "--python", "py -3", "--allow-missing-python")
     assert "py is not on this machine's PATH" in done.stdout
     command = settings_of(project)["hooks"]["Stop"][0]["hooks"][0]["command"]
     assert command.startswith('py -3 -I -S "${CLAUDE_PROJECT_DIR}/')
@@ -297,10 +299,12 @@ def test_user_memory_and_claudeignore_survive_force(installer, project):
 @pytest.mark.parametrize("mode, rel, kept, replaced", [
     ("--update", ".claude/hooks/stop-handoff.py",
      "  keep     .claude/hooks/stop-handoff.py (edited by you; --update --force replaces it)",
-     "  replaced .claude/hooks/stop-handoff.py (--force)"),
+     "  replaced .claude/hooks/stop-handoff.py (--force; your edit is kept in "
+     ".claude/hooks/stop-handoff.py.mine)"),
     ("--update", ".claude/commands/dream.md",
      "  keep     .claude/commands/dream.md (edited by you; --force replaces it)",
-     "  replaced .claude/commands/dream.md (--force)"),
+     "  replaced .claude/commands/dream.md (--force; your edit is kept in "
+     ".claude/commands/dream.md.mine)"),
 ])
 def test_an_edited_hook_or_command_is_kept_and_named_unless_force(installer, project, mode, rel,
                                                                   kept, replaced):
@@ -313,6 +317,7 @@ def test_an_edited_hook_or_command_is_kept_and_named_unless_force(installer, pro
     done = installer.ok(mode, project, "--force")
     assert read(path) == read(installer.source_file(rel[len(".claude/"):]))
     assert replaced in done.stdout
+    assert read(path + ".mine") == b"# my own version\n"
 
 
 def test_a_hook_that_lost_its_executable_bit_gets_it_back(installer, project):
@@ -407,20 +412,22 @@ def test_entries_recognised_by_the_command_path_whatever_the_interpreter(install
     assert settings_of(project) == data
 
 
-@pytest.mark.parametrize("text, where", [
-    ('{\n  "hooks": {\n    "Stop": []\n  },\n}\n', "line 5, column 1"),
-    ('{"permissions": {"allow": ["x",]}}', "line 1, column 32"),
-    ("not json", "line 1, column 1"),
+@pytest.mark.parametrize("text, what", [
+    ('{\n  "hooks": {\n    "Stop": []\n  },\n}\n',
+     "has a comma after its last entry (before line 5, column 1)"),
+    ('{"permissions": {"allow": ["x",]}}',
+     "has a comma after its last entry (before line 1, column 32)"),
+    ("not json", "is not valid JSON at line 1, column 1"),
 ])
-def test_invalid_settings_are_reported_and_nothing_is_installed(installer, project, text, where):
+def test_invalid_settings_are_reported_and_nothing_is_installed(installer, project, text, what):
     write_settings(project, text)
     done = installer.run("--project", project)
     assert done.returncode == 1
     assert done.stdout == ""
     assert len(done.stderr.splitlines()) == 1
-    assert ".claude/settings.json is not valid JSON at " + where in done.stderr
+    assert ".claude/settings.json " + what in done.stderr
     assert "nothing was changed" in done.stderr
-    assert sorted(os.listdir(project)) == [".claude"]
+    assert entries(project) == [".claude"]
     assert os.listdir(path_in(project, ".claude")) == ["settings.json"]
     assert read(path_in(project, ".claude/settings.json")).decode("utf-8") == text
 
@@ -646,25 +653,24 @@ def test_the_block_lists_every_local_only_file(installer):
 
 # ------------------------------------------------------------------ git index
 
-def test_new_hooks_are_not_staged_and_a_note_says_how(installer, repo):
+def test_new_hooks_are_not_staged_and_the_next_step_says_how(installer, repo):
     done = installer.ok("--project", repo)
     assert git(repo, "diff", "--cached", "--name-only", env=installer.env) == ""
     [line] = [line for line in done.stdout.splitlines() if "git add --chmod=+x" in line]
-    assert line.endswith("add them with: git add --chmod=+x " + " ".join(
-        ".claude/hooks/" + name for name in HOOKS) + "; git add "
-        ".claude/memory-context-protocol.json")
+    assert line.startswith("  next     cd {} && git add --chmod=+x {} && git add ".format(
+        shlex.quote(repo), " ".join(".claude/hooks/" + name for name in HOOKS)))
 
 
 def test_the_line_that_adds_the_hooks_leaves_the_users_own_hooks_alone(installer, repo):
-    """A hook of the user's, committed without the executable bit: the line the note gives,
+    """A hook of the user's, committed without the executable bit: the line the run gives,
     run as printed, marks the protocol's hooks executable and not theirs."""
     write(path_in(repo, ".claude/hooks/lint.py"), "print('lint')\n")
     git(repo, "add", "--", ".claude/hooks/lint.py", env=installer.env)
     git(repo, "commit", "-q", "-m", "a hook of ours", env=installer.env)
     done = installer.ok("--project", repo)
     [line] = [line for line in done.stdout.splitlines() if "git add --chmod=+x" in line]
-    subprocess.run(line.split("add them with: ", 1)[1], shell=True, cwd=repo, check=True,
-                   env=installer.env)
+    subprocess.run(line.split("next     ", 1)[1].split(" (then commit")[0], shell=True, cwd=repo,
+                   check=True, env=installer.env)
     assert index_mode(repo, installer.env, ".claude/hooks/lint.py") == "100644"
     assert all(index_mode(repo, installer.env, ".claude/hooks/" + name) == "100755"
                for name in HOOKS)
@@ -680,7 +686,11 @@ def test_tracked_hooks_are_marked_executable_in_the_index(installer, repo):
     for name in HOOKS:
         assert index_mode(repo, env, ".claude/hooks/" + name) == "100755"
     assert "  git +x   " + ", ".join(HOOKS) + " (mode 100755 in git's index)" in done.stdout
-    assert "git add --chmod" not in done.stdout
+    # the mode changed in the index is what is left to commit
+    [line] = [line for line in done.stdout.splitlines() if line.startswith("  next     ")
+              and "git add" in line]
+    assert "git add --chmod=+x " + " ".join(".claude/hooks/" + name for name in HOOKS) + " && " \
+        in line
     again = installer.ok("--project", repo)
     assert "git +x" not in again.stdout
 

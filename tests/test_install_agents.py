@@ -16,7 +16,7 @@ import sys
 import pytest
 
 from installtools import (  # noqa: F401  (fixtures are used by name)
-    git, installer, make_repo, path_in, project, read, repo, snapshot, template_text, write,
+    entries, git, installer, make_repo, path_in, project, read, repo, snapshot, template_text, write,
 )
 
 ALL = "claude,codex,gemini"
@@ -56,7 +56,7 @@ def without_the_memory_the_install_wrote(installer, before, after):
 def test_an_agents_list_that_cannot_be_installed_is_a_usage_error(installer, project, value, message):
     done = installer.run("--project", project, "--agents", value)
     assert done.returncode == 2 and message in done.stderr and len(done.stderr.splitlines()) == 1
-    assert os.listdir(project) == []
+    assert entries(project) == []
 
 
 @pytest.mark.parametrize("mode", [["--check"], ["--uninstall"]])
@@ -207,7 +207,7 @@ def test_empty_folders_the_user_had_stay(installer, project, folders):
 def test_what_the_install_created_goes(installer, project):
     installer.ok("--project", project, "--agents", ALL)
     done = installer.ok("--uninstall", project)
-    assert os.listdir(project) == []
+    assert entries(project) == []
     assert "  removed  .codex/hooks.json (held only the protocol's entries)" in done.stdout
     assert "  removed  .agents (now empty)" in done.stdout
 
@@ -332,8 +332,8 @@ def test_a_hooks_file_that_is_not_json_is_refused_only_when_its_agent_is_asked_f
     commented = b'{\n  // the team theme\n  "theme": "GitHub"\n}\n'
     write(path_in(project, ".gemini/settings.json"), commented)
     refused = installer.run("--project", project, "--agents", ALL)
-    assert refused.returncode == 1 and ".gemini/settings.json is not valid JSON" in refused.stderr
-    assert sorted(os.listdir(project)) == [".gemini"]
+    assert refused.returncode == 1 and ".gemini/settings.json has comments" in refused.stderr
+    assert entries(project) == [".gemini"]
     installer.ok("--project", project)
     installer.ok("--uninstall", project)
     assert read(path_in(project, ".gemini/settings.json")) == commented

@@ -395,7 +395,7 @@ def command_text(project, name):
 
 
 def test_commands_name_the_interpreter_the_project_was_installed_with(installer, project):
-    installed_project(installer, project, "--python", "py -3")
+    installed_project(installer, project, "--python", "py -3", "--allow-missing-python")
     dream = command_text(project, "dream.md")
     assert "Bash(py -3 .claude/hooks/context-budget.py)" in dream.splitlines()[2]
     assert "Run `py -3 .claude/hooks/context-budget.py`" in dream
@@ -403,14 +403,14 @@ def test_commands_name_the_interpreter_the_project_was_installed_with(installer,
     for name in COMMANDS:
         assert "python3" not in command_text(project, name), name
     before = snapshot(project)
-    again = installer.ok("--project", project, "--python", "py -3")
+    again = installer.ok("--project", project, "--python", "py -3", "--allow-missing-python")
     assert snapshot(project) == before
     assert "  keep     .claude/commands/dream.md (up to date)" in again.stdout
 
 
 def test_update_with_another_python_brings_the_commands_along(installer, repo):
-    installed_project(installer, repo, "--python", "py -3")
-    done = installer.ok("--update", repo, "--python", "python")
+    installed_project(installer, repo, "--python", "py -3", "--allow-missing-python")
+    done = installer.ok("--update", repo, "--python", "python", "--allow-missing-python")
     assert "  replaced .claude/commands/dream.md (was an older version)" in done.stdout
     assert "Bash(python .claude/hooks/context-budget.py)" in command_text(repo, "dream.md")
     assert "edited by you" not in done.stdout
@@ -419,14 +419,14 @@ def test_update_with_another_python_brings_the_commands_along(installer, repo):
 
 def test_project_with_another_python_keeps_the_wired_interpreter_in_the_commands(installer,
                                                                                project):
-    installed_project(installer, project, "--python", "py -3")
-    done = installer.ok("--project", project, "--python", "python")
+    installed_project(installer, project, "--python", "py -3", "--allow-missing-python")
+    done = installer.ok("--project", project, "--python", "python", "--allow-missing-python")
     assert "Bash(py -3 .claude/hooks/context-budget.py)" in command_text(project, "dream.md")
     assert "--update --python python changes that" in done.stdout
 
 
 def test_uninstall_recognises_commands_rendered_for_the_projects_python(installer, project):
-    installed_project(installer, project, "--python", "py -3")
+    installed_project(installer, project, "--python", "py -3", "--allow-missing-python")
     done = installer.ok("--uninstall", project)
     assert "edited by you" not in done.stdout
     assert not os.path.exists(path_in(project, ".claude/commands"))
@@ -434,7 +434,7 @@ def test_uninstall_recognises_commands_rendered_for_the_projects_python(installe
 
 
 def test_an_edited_command_stays_in_a_project_of_another_python(installer, project):
-    installed_project(installer, project, "--python", "py -3")
+    installed_project(installer, project, "--python", "py -3", "--allow-missing-python")
     path = path_in(project, ".claude/commands/dream.md")
     write(path, read(path) + b"My own step.\n")
     done = installer.ok("--update", project)
@@ -443,7 +443,7 @@ def test_an_edited_command_stays_in_a_project_of_another_python(installer, proje
 
 def test_the_released_dream_command_counts_as_unedited_in_a_project_of_another_python(
         installer, project):
-    installed_before_the_record(installer, project, "--python", "py -3")
+    installed_before_the_record(installer, project, "--python", "py -3", "--allow-missing-python")
     write(path_in(project, ".claude/commands/dream.md"), released_file("commands/dream.md"))
     done = installer.ok("--update", project)
     assert "  replaced .claude/commands/dream.md (was an older version)" in done.stdout

@@ -10,7 +10,9 @@ import sys
 
 import pytest
 
-from installtools import COMMANDS, HOOKS, installer, path_in, project, repo, snapshot, write  # noqa: F401
+from installtools import (  # noqa: F401
+    COMMANDS, HOOKS, entries, installer, path_in, project, repo, snapshot, write,
+)
 
 # Runs install.py's main() with one of its functions patched, to make a fault happen at an
 # exact point: argv[1] is the script, argv[2] the patch (Python, given `patch` and `calls`),
@@ -61,7 +63,8 @@ ALL_FILES = len(HOOKS) + len(COMMANDS) + 5 + 1  # and the record of what the ins
 
 def installed_files(project):
     return sorted(os.path.relpath(os.path.join(folder, name), project)
-                  for folder, _, names in os.walk(project) for name in names)
+                  for folder, _, names in os.walk(project) for name in names
+                  if not os.path.relpath(folder, project).split(os.sep)[0] == ".git")
 
 
 # ------------------------------------------------------------------ read-only targets
@@ -140,7 +143,7 @@ def test_a_read_only_file_system_stops_the_install_before_any_change(installer, 
     finally:
         subprocess.run(["umount", project], check=True)
     assert_refused(done, "cannot write in " + project)
-    assert os.listdir(project) == []
+    assert entries(project) == []
 
 
 # ------------------------------------------------------------------ a write that fails half way
@@ -164,7 +167,7 @@ def test_a_first_write_that_fails_changed_nothing(installer, project):
                        "--project", project)
     assert done.returncode == 1
     assert done.stderr.endswith(": Permission denied; nothing was changed\n")
-    assert os.listdir(project) == []
+    assert entries(project) == []
 
 
 # ------------------------------------------------------------------ Ctrl-C
@@ -202,7 +205,7 @@ patch("read_bytes", patched)
     done = run_patched(installer, patch, "--project", project)
     assert done.returncode == 130
     assert done.stderr == "install.py: interrupted\n" and done.stdout == ""
-    assert os.listdir(project) == []
+    assert entries(project) == []
 
 
 # ------------------------------------------------------------------ a stdout nobody reads

@@ -188,7 +188,7 @@ def test_a_settings_file_the_user_had_outside_git_is_kept(installer, project, tm
 
 def test_a_settings_file_the_installer_created_with_another_python_is_removed(
         installer, project, tmp_path):
-    installer.ok("--project", project, "--python", "py -3")
+    installer.ok("--project", project, "--python", "py -3", "--allow-missing-python")
     installer.ok("--uninstall", project, env=without_git(tmp_path))
     assert not os.path.exists(path_in(project, ".claude/settings.json"))
 

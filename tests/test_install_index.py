@@ -56,7 +56,7 @@ def test_hooks_of_a_project_in_a_subfolder_of_the_repository(installer, tmp_path
     repo = make_repo(str(tmp_path / "monorepo"), env, {"README.md": "top\n"})
     project = path_in(repo, "services/api")
     os.makedirs(project)
-    installer.ok("--project", project)
+    installer.ok("--project", project, "--allow-subfolder")
     commit_the_hooks_without_their_bit(project, env)
     installer.ok("--update", project)
     for name in HOOKS:

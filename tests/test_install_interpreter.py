@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from installtools import (  # noqa: F401
-    fix_line,
+    entries, fix_line,
     installer, invoked, path_in, project, read, settings_of, write,
 )
 
@@ -56,7 +56,7 @@ def test_install_py_under_an_old_python_is_one_line(installer, project, version)
         assert done.stdout == ""
         assert done.stderr == ("install.py: error: this is Python {}; install.py needs Python "
                                "3.8 or newer: run it with python3\n".format(version))
-    assert os.listdir(project) == []
+    assert entries(project) == []
 
 
 def test_no_python3_but_python_on_path_refuses_and_names_python(installer, project, tmp_path):
@@ -65,7 +65,7 @@ def test_no_python3_but_python_on_path_refuses_and_names_python(installer, proje
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr == ("install.py: error: the default interpreter python3 is not found, so "
                            "the hooks would not run; pass --python python; nothing was changed\n")
-    assert os.listdir(project) == []
+    assert entries(project) == []
     installer.ok("--project", project, "--python", "python", env={"PATH": path},
                  python=sys.executable)
     command = settings_of(project)["hooks"]["Stop"][0]["hooks"][0]["command"]
@@ -97,12 +97,12 @@ def test_an_old_python_as_python3_or_as_python_is_refused(installer, project, tm
     old = an_old_python(version, tmp_path)
     path = a_path_of(str(tmp_path / "bin"), python3=old)
     done = installer.run("--project", project, env={"PATH": path}, python=sys.executable)
-    assert done.returncode == 1 and os.listdir(project) == []
+    assert done.returncode == 1 and entries(project) == []
     assert done.stderr.startswith("install.py: error: the default interpreter python3 ")
     assert done.stderr.endswith(", so the hooks would not run; install Python 3.8 or newer and "
                                 "pass it with --python; nothing was changed\n")
     done = installer.run("--project", project, "--python", old)
-    assert done.returncode == 1 and os.listdir(project) == []
+    assert done.returncode == 1 and entries(project) == []
     why = "fails with exit 2 (Unknown option: -I)" if version == "2.7" else \
         "is Python 3.6; the hooks need 3.8 or newer"
     assert done.stderr.startswith("install.py: error: --python {} {}, so the hooks would not "

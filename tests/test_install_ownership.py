@@ -231,7 +231,7 @@ def test_run_as_the_projects_owner_tries_no_chown(tmp_path):
             os.setgid(USER[1])
             os.setuid(USER[0])
 
-        done = user.run("--project", project, preexec_fn=as_the_user,
+        done = user.run("--project", project, "--allow-no-git", preexec_fn=as_the_user,
                         python=shutil.which("python3", path=env["PATH"]))
         assert (done.returncode, done.stderr) == (0, ""), (done.stdout, done.stderr)
         # the rename made the .gitignore the user's group's, as any editor's rename would
@@ -394,7 +394,9 @@ def test_a_replaced_command_leaves_its_other_name_as_it_was(installer, project, 
     done = installer.ok("--project", project, "--force")
     assert read(path_in(project, rel)) == read(installer.source_file("commands/handoff.md"))
     assert read(other) == b"# my own handoff\n"
-    assert "  replaced {} (--force; its other name keeps the old bytes)".format(rel) in done.stdout
+    assert "  replaced {0} (--force; your edit is kept in {0}.mine; its other name keeps the old " \
+        "bytes)".format(rel) in done.stdout
+    assert read(path_in(project, rel + ".mine")) == b"# my own handoff\n"
 
 
 def test_a_replaced_hook_leaves_its_other_name_for_that_projects_update(installer, project,

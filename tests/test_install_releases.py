@@ -143,10 +143,10 @@ def test_update_keeps_a_command_whose_interpreter_it_cannot_read(installer, proj
     write(path_in(project, ".claude/settings.json"), json.dumps(data, indent=2) + "\n")
     installer.ok("--update", project)
     assert settings_of(project) == data
-    done = installer.ok("--project", project, "--python", "py -3")
+    done = installer.ok("--project", project, "--python", "py -3", "--allow-missing-python")
     assert ("  note     the hooks stay wired to python3 and a command of your own; "
             '--update --python "py -3" changes that') in done.stdout
-    installer.ok("--update", project, "--python", "py -3")
+    installer.ok("--update", project, "--python", "py -3", "--allow-missing-python")
     assert settings_of(project) == expected_settings("py -3")
 
 

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from installtools import (  # noqa: F401  (fixtures are used by name)
-    HOOKS, git, installer, make_repo, path_in, project, read, repo, write,
+    HOOKS, git, installer, make_repo, outside_git, path_in, project, read, repo, write,
 )
 
 
@@ -23,21 +23,17 @@ UNFINISHED = (", but the protocol cannot work fully or reach teammates until the
 
 
 def test_an_install_in_a_repository_that_shares_everything_just_says_done(installer, repo):
-    done = installer.ok("--project", repo)
+    done = installer.ok("--project", repo, cwd=repo)
     assert done.stdout.splitlines()[-1].startswith("done: ")
-    assert ("  note     the hooks are not in git yet; add them with: git add --chmod=+x "
-            + ADD_HOOKS + "; git add .claude/memory-context-protocol.json"
-            ) in done.stdout.splitlines()
-    hooks = path_in(repo, ".claude/hooks")
-    added = subprocess.run(["git", "add", "--chmod=+x", "."], cwd=hooks, env=installer.env)
-    assert added.returncode == 0
+    assert UNFINISHED not in done.stdout and "  note " not in done.stdout
+    [add] = [line for line in done.stdout.splitlines() if line.startswith("  next     git add")]
+    assert add.startswith("  next     git add --chmod=+x " + ADD_HOOKS +
+                          " && git add .claude/memory-context-protocol.json ")
+    subprocess.run(add[len("  next     "):].split(" (then commit")[0], shell=True, cwd=repo,
+                   env=installer.env, check=True)
+    git(repo, "commit", "-q", "-m", "protocol", env=installer.env)
     again = installer.ok("--project", repo).stdout
-    assert UNFINISHED not in again
-    assert ("  note     the record of what the protocol added is not in git yet, so a teammate's "
-            "--update and --uninstall cannot read it: git add "
-            ".claude/memory-context-protocol.json") in again.splitlines()
-    git(repo, "add", ".claude/memory-context-protocol.json", env=installer.env)
-    assert "not in git yet" not in installer.ok("--project", repo).stdout
+    assert UNFINISHED not in again and "  next " not in again
 
 
 def test_a_gitignore_that_ignores_the_claude_folder_is_named_at_install_and_in_check(
@@ -49,10 +45,10 @@ def test_a_gitignore_that_ignores_the_claude_folder_is_named_at_install_and_in_c
             ".claude/), so teammates never get them; remove or narrow that line")
     assert "  note     " + line in done.stdout.splitlines()
     assert done.stdout.splitlines()[-1].endswith(UNFINISHED)
-    # git add refuses an ignored path: the line to run comes with the condition it needs
-    assert ("  note     the hooks are not in git yet; once .gitignore no longer ignores them, add "
-            "them with: git add --chmod=+x " + ADD_HOOKS + "; git add "
-            ".claude/memory-context-protocol.json") in done.stdout.splitlines()
+    # git add refuses an ignored path: the line to run leaves them out, the note names them
+    [add] = [line for line in done.stdout.splitlines() if line.startswith("  next     ")
+             and "git add" in line]
+    assert ".claude/" not in add and "memory/MEMORY.md" in add
     check = installer.run("--check", repo)
     assert check.returncode == 1
     assert "  UNSHARED " + line in check.stdout.splitlines()
@@ -87,10 +83,11 @@ def test_a_negated_line_is_no_ignoring_line(installer, repo):
     assert "UNSHARED" not in installer.run("--check", repo).stdout
 
 
-def test_a_folder_outside_git_is_said_to_be_one(installer, project):
+def test_a_folder_outside_git_is_said_to_be_one(installer, outside_git):
+    project = outside_git
     said = ("not a git repository: the Stop hook's save check and the worktree pruner need git, "
             "and nothing is shared; run git init")
-    done = installer.ok("--project", project)
+    done = installer.ok("--project", project, "--allow-no-git")
     assert "  note     " + said in done.stdout.splitlines()
     assert done.stdout.splitlines()[-1].startswith("done: ")
     assert done.stdout.splitlines()[-1].endswith(UNFINISHED)
@@ -113,7 +110,7 @@ def test_check_from_inside_a_project_checks_the_project(installer, repo):
 def test_a_nested_project_with_its_own_claude_folder_is_checked_itself(installer, repo):
     nested = path_in(repo, "packages/web")
     os.makedirs(nested)
-    installer.ok("--project", nested)
+    installer.ok("--project", nested, "--allow-subfolder")
     done = installer.run("--check", nested)
     assert done.stdout.startswith(nested + " - ") or done.stdout.startswith("ok: " + nested)
 

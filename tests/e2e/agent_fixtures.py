@@ -24,13 +24,13 @@ MEMORY_COMMIT = "memory: the report feature writes plain text"
 
 
 @pytest.fixture(scope="session")
-def codex_binary():
-    return binary_of(npm_cli.CODEX, "Codex CLI")
+def codex_binary(pytestconfig):
+    return binary_of(npm_cli.CODEX, "Codex CLI", pytestconfig)
 
 
 @pytest.fixture(scope="session")
-def gemini_binary():
-    return binary_of(npm_cli.GEMINI, "Gemini CLI")
+def gemini_binary(pytestconfig):
+    return binary_of(npm_cli.GEMINI, "Gemini CLI", pytestconfig)
 
 
 @pytest.fixture(scope="session")

@@ -24,8 +24,19 @@ from mock_api import MockApi
 INSTALL_PY = os.path.join(REPO, "install.py")
 
 
-def binary_of(pinned, name):
-    binary, reason = pinned.find()
+def on_the_terminal(config):
+    """say(line): a line on the terminal past pytest's capture, for work that takes minutes."""
+    capture = config.pluginmanager.getplugin("capturemanager")
+
+    def say(text):
+        with capture.global_and_fixture_disabled():
+            sys.stderr.write("\n" + text + "\n")
+            sys.stderr.flush()
+    return say
+
+
+def binary_of(pinned, name, config):
+    binary, reason = pinned.find(on_the_terminal(config))
     if binary:
         return binary
     if os.environ.get("E2E_REQUIRE_CLI") == "1":
@@ -34,8 +45,8 @@ def binary_of(pinned, name):
 
 
 @pytest.fixture(scope="session")
-def claude_binary():
-    return binary_of(npm_cli.CLAUDE, "Claude Code CLI")
+def claude_binary(pytestconfig):
+    return binary_of(npm_cli.CLAUDE, "Claude Code CLI", pytestconfig)
 
 
 @pytest.fixture(scope="session")
