@@ -31,15 +31,17 @@ SHEBANG = b"#!/usr/bin/env python3\n"
 # A fixed date for every entry, so that the build depends on the sources alone.
 DATE = (1980, 1, 1, 0, 0, 0)
 
-# What install.py reads, as paths from the repository's top: single files, and folders taken
-# whole (their files, in sorted order, without bytecode).
-FILES = ("install.py", "memory_health.py", "memory_format.py", "LICENSE", "NOTICE")
+# What install.py reads, as paths from the repository's top: every Python module beside it (the
+# ones install.py and memory_health.py load by path), the licences, and folders taken whole
+# (their files, in sorted order, without bytecode).
+FILES = ("LICENSE", "NOTICE")
 FOLDERS = ("installer", "hooks", "commands", "templates")
 
 
 def sources(root=ROOT):
     """[(path in the archive, path on disk)] in the archive's order."""
-    found = [(rel, os.path.join(root, rel)) for rel in FILES]
+    modules = sorted(name for name in os.listdir(root) if name.endswith(".py"))
+    found = [(rel, os.path.join(root, rel)) for rel in modules + list(FILES)]
     for folder in FOLDERS:
         for here, folders, names in os.walk(os.path.join(root, folder)):
             folders[:] = sorted(name for name in folders if name != "__pycache__")
