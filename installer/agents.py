@@ -40,7 +40,7 @@ from .protocol import (
     HOOK_TIMEOUT_SECONDS, SKILL_DIR, TEMPLATE_AGENTS_SECTION, Wiring, command_for,
 )
 from .settings import SettingsError, load_settings, settings_bytes, settings_text
-from .wiring import drop_handlers, our_handlers, wire
+from .wiring import drop_handlers, our_handlers, unwire, wire, withheld_entries
 from .blocks import section_span, with_section
 
 
@@ -163,10 +163,12 @@ def is_wired_for(project, agent):
 def agents_for(project, asked, recorded):
     """The agents with hooks a run installs or updates: those asked for, those already wired,
     and those the record (recorded: {hooks file: [event]}) says the protocol wired, whose hooks
-    file may since have gone, been emptied or stopped being JSON."""
+    file may since have been emptied or stopped being JSON. One whose hooks file the user
+    deleted is one they took out: it comes back only when asked for again."""
     return [agent for agent in OTHER_AGENTS
-            if agent.name in (asked or ()) or recorded.get(agent.settings)
-            or is_wired_for(project, agent)]
+            if agent.name in (asked or ()) or is_wired_for(project, agent)
+            or (recorded.get(agent.settings) and
+                os.path.lexists(os.path.join(project, *agent.settings.split("/"))))]
 
 
 def shared_parts_of(agents):
@@ -199,37 +201,53 @@ def interpreters_wired_for(project):
     return [python for python in dict.fromkeys(found) if python is not None]
 
 
-def plan_agent_wiring(plan, owned, agent, python, update):
-    """Add the agent's missing entries to its hooks file (created when absent), each written in
-    the record (owned) as the protocol's. With update, bring an entry in the form this installer
-    writes to this version's, for python, and drop copies the agent would run twice; an entry in
-    a form of the user's stays as written."""
+def plan_agent_wiring(plan, owned, agent, python, update, hooks):
+    """Add the agent's missing entries to its hooks file (created when absent) for the hooks
+    Claude Code's entries run (hooks: the same decision for every agent), each written in the
+    record (owned) as the protocol's, and take out a recorded one for a hook not among them.
+    With update, bring an entry in the form this installer writes to this version's, for python,
+    and drop copies the agent would run twice; an entry in a form of the user's stays as
+    written."""
     try:
         settings, original = settings_of(plan.root, agent)
     except SettingsError as error:
         plan.refuse(str(error))
         return
-    changed = wire(settings, python, False, agent.wirings)
-    owned.after.wired.setdefault(agent.settings, [])
-    owned.after.wired[agent.settings] += changed
+    wirings = [wiring for wiring in agent.wirings if wiring.hook in hooks]
+    taken_back = unwire(settings, withheld_entries(settings, owned, wirings, agent.wirings,
+                                                   agent.settings))
+    if not wirings and not taken_back:
+        plan.keep(agent.settings, "not wired for {}: the protocol's session start and Stop "
+                  "guard are not wired here (see --check)".format(agent.shown))
+        return
+    changed = wire(settings, python, False, wirings)
+    owned.after.wired[agent.settings] = [
+        wiring.event for wiring in wirings
+        if wiring.event in owned.after.wired.get(agent.settings, []) + changed]
     if original is None:
         owned.after.created.append(agent.settings)
     if update:
-        changed += [event for event in update_agent_entries(settings, agent, python)
+        changed += [event for event in update_agent_entries(settings, wirings, python)
                     if event not in changed]
+    changed += taken_back
     if not changed:
         plan.keep(agent.settings, "hooks already wired for " + agent.shown)
         return
+    added = [event for event in changed if event not in taken_back]
+    notes = ["wired {} for {}".format(" and ".join(added), agent.shown)] if added else []
+    if taken_back:
+        notes.append("took back the protocol's {} entry for {}: session start and the Stop "
+                     "guard go together, and one of them is not the protocol's here".format(
+                         " and ".join(taken_back), agent.shown))
     plan.write("write" if original is None else "merge", agent.settings,
-               settings_bytes(settings, original), "wired {} for {}".format(
-                   " and ".join(changed), agent.shown))
+               settings_bytes(settings, original), "; ".join(notes))
     if agent.review:
         plan.note(agent.review)
 
 
-def update_agent_entries(settings, agent, python):
+def update_agent_entries(settings, wirings, python):
     changed = []
-    for wiring in agent.wirings:
+    for wiring in wirings:
         found = our_handlers(settings, wiring)
         if not found:
             continue

@@ -86,7 +86,9 @@ def hook_findings(source, project, env):
             ", ".join(drifted), " (edited by you)" if edited else ""),
             "--update --force" if edited else "--update"))
     findings += clash_findings(project, plan.clashes)
-    theirs = [wiring.event for wiring in WIRINGS if HOOK_DIR + "/" + wiring.hook in clashes]
+    # session start and the Stop guard are wired together or not at all (wired_together)
+    theirs = [wiring.event for wiring in WIRINGS] if any(
+        HOOK_DIR + "/" + wiring.hook in clashes for wiring in WIRINGS) else []
     unwired = [wiring.event for wiring in WIRINGS
                if wiring.event not in wired and wiring.event not in theirs]
     if unwired:
@@ -135,8 +137,10 @@ def clash_findings(project, clashes):
         name = os.path.basename(rel)
         if rel.startswith(HOOK_DIR + "/"):
             events = [wiring.event for wiring in WIRINGS if wiring.hook == name]
-            stops = ("its {} entry is not wired, so the protocol does not run then".format(
-                events[0]) if events else "session start runs it in place of the protocol's")
+            stops = ("neither the protocol's session start nor its Stop guard is wired for "
+                     "any agent (they work only together): no memory is loaded and no save is "
+                     "asked for" if events else "session start runs it in place of the "
+                     "protocol's")
             what = "your own file, not the protocol's {}: {}".format(name, stops)
         elif name == "SKILL.md":
             skill = rel.split("/")[-2]
@@ -206,7 +210,9 @@ def permission_findings(project, owned, plan):
     rules = {key: shared[key] + local[key] for key in shared}
     commands = [name for name in COMMANDS if COMMAND_DIR + "/" + name not in plan.clashes]
     skills = [rule for rule in SKILL_PERMISSIONS if rule in map(skill_rule, commands)]
-    missing = [rule for rule in skills if rule not in rules["allow"]]
+    # what --update would grant: the rules the user removed or moved to "ask" stay so
+    missing = [rule for rule in skills if rule not in rules["allow"]
+               and rule in plan.grantable]
     if missing:
         findings.append(Finding("unwired", "not allowed in settings.json: {} (the CLI asks "
                                 "before the model runs that command)".format(", ".join(missing)),
@@ -219,7 +225,7 @@ def permission_findings(project, owned, plan):
     denied = rules["deny"]
     unenforced = [rule for rule in wanted if rule not in denied]
     local_only = [rule for rule in skills if rule in rules["allow"]
-                  and rule not in shared["allow"]] + \
+                  and rule not in shared["allow"] and rule in plan.grantable] + \
         [rule for rule in wanted if rule in denied and rule not in shared["deny"]]
     if local_only:
         findings.append(Finding("unshared", "only in {}, which teammates do not get: {}; "

@@ -87,6 +87,17 @@ def is_on_a_released_matcher(group, wiring):
     return group.get("matcher") in RELEASED_MATCHERS.get(wiring.event, ())
 
 
+def withheld_entries(settings, owned, wirings, every, rel=SETTINGS):
+    """The protocol's entries in a hooks file (settings, rel) that the install no longer wires
+    (every: the file's wirings; wirings: those it wires): a Stop guard without the protocol's
+    session start, or an entry the record says the protocol added for a hook that is the
+    user's. An entry an install made before the record may have had is taken for the
+    protocol's only where it runs the protocol's hook (wirings name them all, or none)."""
+    return [wiring for wiring in every if wiring not in wirings
+            and owned.owns_event(wiring.event, rel) and our_handlers(settings, wiring)
+            and (owned.record is not None or wiring.hook in owned.hooks_owned)]
+
+
 def unwire(settings, wirings):
     """Remove the wirings' entries, then whatever they leave empty. Returns the
     events changed."""
@@ -139,12 +150,12 @@ def new_settings(python, wirings, deny):
     return settings
 
 
-def installed_interpreters(plan):
+def installed_interpreters(project):
     """The interpreters the protocol's wired hooks name in the project's
     settings, first found first; an unreadable file names none (the settings
     step refuses it)."""
     try:
-        settings, _ = load_settings(plan.path(SETTINGS), SETTINGS)
+        settings, _ = load_settings(os.path.join(project, *SETTINGS.split("/")), SETTINGS)
     except SettingsError:
         return []
     found = [interpreter_in(str(handler.get("command", "")))

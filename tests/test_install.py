@@ -717,7 +717,7 @@ def test_a_hook_of_the_users_is_kept_with_its_index_mode(installer, repo_with_my
     assert ("  keep     .claude/hooks/session-start.py (your own hook, not the protocol's: it "
             "stays, and the protocol's session-start.py is not installed (see --check))"
             ) in done.stdout
-    assert "SessionStart" not in settings_of(repo)["hooks"]
+    assert "hooks" not in settings_of(repo)  # nor the Stop guard, which needs the protocol's start
 
 
 def test_a_hook_of_the_users_is_a_clash_no_mode_takes_over(installer, repo_with_my_hook):
