@@ -162,13 +162,13 @@ def is_wired_for(project, agent):
 
 def agents_for(project, asked, recorded):
     """The agents with hooks a run installs or updates: those asked for, those already wired,
-    and those the record (recorded: {hooks file: [event]}) says the protocol wired, whose hooks
-    file may since have been emptied or stopped being JSON. One whose hooks file the user
-    deleted is one they took out: it comes back only when asked for again."""
+    and those the record (recorded: {hooks file: [event]}) names: wired, whose hooks file may
+    since have been emptied or stopped being JSON, or asked for with nothing wired yet. One whose
+    hooks file the user deleted is one they took out: it comes back only when asked for again."""
     return [agent for agent in OTHER_AGENTS
             if agent.name in (asked or ()) or is_wired_for(project, agent)
-            or (recorded.get(agent.settings) and
-                os.path.lexists(os.path.join(project, *agent.settings.split("/"))))]
+            or (agent.settings in recorded and (not recorded[agent.settings] or os.path.lexists(
+                os.path.join(project, *agent.settings.split("/")))))]
 
 
 def shared_parts_of(agents):
@@ -217,6 +217,7 @@ def plan_agent_wiring(plan, owned, agent, python, update, hooks):
     taken_back = unwire(settings, withheld_entries(settings, owned, wirings, agent.wirings,
                                                    agent.settings))
     if not wirings and not taken_back:
+        owned.after.wired.setdefault(agent.settings, [])
         plan.keep(agent.settings, "not wired for {}: the protocol's session start and Stop "
                   "guard are not wired here (see --check)".format(agent.shown))
         return

@@ -46,6 +46,7 @@ class Claims(object):
         self.files, self.deny, self.wired = {}, {}, {}
         self.hooks, self.allow, self.created, self.containers = set(), set(), set(), set()
         self.whole = True
+        self.conflicted = False  # git's conflict markers were in it
 
     def take(self, found):
         """Add the claims of one parsed record (a dict); what is not a claim is left out, and
@@ -84,7 +85,8 @@ def read_claims(data, record_format):
     text = text.lstrip("\ufeff")
     sides = sides_of(text)
     claims = Claims()
-    claims.whole = len(sides) == 1
+    claims.conflicted = len(sides) > 1
+    claims.whole = not claims.conflicted
     read_any = False
     for side in sides:
         found, mended = parsed(side)

@@ -94,6 +94,7 @@ def hook_findings(source, project, env):
     if unwired:
         findings.append(Finding("unwired", "not wired in settings.json: " + ", ".join(unwired),
                                 "--update"))
+    findings += record_findings(owned)
     findings += local_only_wiring_findings(project, wired)
     findings += double_wiring_findings(project)
     findings += repair_findings(plan) + silenced_findings(project, wired) + \
@@ -146,6 +147,12 @@ def clash_findings(project, clashes):
             skill = rel.split("/")[-2]
             what = "your own skill, so the protocol's {} skill is not installed: Codex CLI and " \
                 "Gemini CLI run yours when the hooks ask for {}".format(skill, skill)
+            # an agent finds a skill by its folder's SKILL.md and calls it by the name inside
+            findings.append(Finding("clash", "{} is {}; move its folder (e.g. to {}/) and give "
+                                    "it that name inside (name: {}), then --update installs "
+                                    "the protocol's".format(rel, what, own_name(rel.rsplit(
+                                        "/", 1)[0]), skill + "-own")))
+            continue
         else:
             rule = skill_rule(name)
             what = "your own command, so the protocol's /{} is not installed: {}".format(
@@ -163,6 +170,22 @@ def own_name(rel):
     """A name for the user's file that the protocol does not use: -own before the extension."""
     stem, extension = os.path.splitext(rel)
     return stem + "-own" + extension
+
+
+def record_findings(owned):
+    """What the shared record says that is not believed (claims.py), and a record git left in
+    conflict: both are read, and --update writes the record whole again."""
+    findings = []
+    if owned.record_conflicted:
+        findings.append(Finding("drift", "{} holds git's conflict markers: both sides' claims "
+                                "are read; --update writes it whole, then commit it".format(
+                                    RECORD), "--update"))
+    if owned.unbelieved:
+        findings.append(Finding("drift", "{} claims what the installer could not have made: {}; "
+                                "none of it is taken for the protocol's, and --update writes the "
+                                "record without it".format(RECORD, some_of(owned.unbelieved)),
+                                "--update"))
+    return findings
 
 
 def local_only_wiring_findings(project, wired):

@@ -115,8 +115,9 @@ class Record(object):
             "allow": sorted(set(self.allow), key=SKILL_PERMISSIONS.index),
             "deny": self.deny,
             "created": sorted(set(self.created)),
-            "wired": dict((rel, sorted(set(events))) for rel, events in self.wired.items()
-                          if events),
+            # an agent asked for with nothing wired yet (its hooks are not the protocol's) is
+            # kept, with no events, so a later run wires it once they are
+            "wired": dict((rel, sorted(set(events))) for rel, events in self.wired.items()),
             "containers": sorted(set(self.containers)),
         }
 
@@ -181,7 +182,9 @@ class Ownership(object):
         self.record = self.believed(claims) if claims is not None else None
         # whether the record's bytes are one whole record of believed claims: else the next
         # writing run writes it anew
-        self.record_is_whole = claims is not None and claims.whole and not self.unbelieved
+        self.record_is_whole = claims is not None and claims.whole and not self.unbelieved \
+            and not self.adopt_unclaimed_agents()
+        self.record_conflicted = claims is not None and claims.conflicted
         self.adopted = None
         self.bash_edition = None  # whether the bash edition is here, once asked
         self.hooks_owned = []  # the hooks that are the protocol's after the run, once decided
@@ -236,6 +239,22 @@ class Ownership(object):
         record.containers = sorted(path for path in claims.containers
                                    if path in CONTAINERS and path not in had["containers"])
         return record
+
+    def adopt_unclaimed_agents(self):
+        """Take for the protocol's an agent's hooks file that the record says nothing of but
+        that wires the protocol's hooks, as an install made before the record is adopted (its
+        entries, and the file when it is exactly what the installer writes into a new one): a
+        record merged with one side of a conflict kept lacks the other side's agent. Returns
+        whether any was."""
+        if self.record is None:
+            return False
+        wired, created = adopted_wiring(self.project)
+        unclaimed = [rel for rel in wired if not self.record.wired.get(rel)]
+        for rel in unclaimed:
+            self.record.wired[rel] = wired[rel]
+            if rel in created and rel not in self.record.created:
+                self.record.created.append(rel)
+        return bool(unclaimed)
 
     def rules_before(self):
         """{"allow": rules, "deny": rules, "containers": paths} of the settings.json the local
