@@ -40,7 +40,9 @@ from .protocol import (
     HOOK_TIMEOUT_SECONDS, SKILL_DIR, TEMPLATE_AGENTS_SECTION, Wiring, command_for,
 )
 from .settings import SettingsError, load_settings, settings_bytes, settings_text
-from .wiring import drop_handlers, our_handlers, unwire, wire, withheld_entries
+from .wiring import (
+    drop_handlers, our_handlers, unwire, why_entries_cannot_go_in, wire, withheld_entries,
+)
 from .blocks import section_span, with_section
 
 
@@ -214,6 +216,10 @@ def plan_agent_wiring(plan, owned, agent, python, update, hooks):
         plan.refuse(str(error))
         return
     wirings = [wiring for wiring in agent.wirings if wiring.hook in hooks]
+    problem = why_entries_cannot_go_in(settings, wirings, agent.settings)
+    if problem:
+        plan.refuse(problem)
+        return
     taken_back = unwire(settings, withheld_entries(settings, owned, wirings, agent.wirings,
                                                    agent.settings))
     if not wirings and not taken_back:

@@ -22,7 +22,7 @@ from .protocol import (
 )
 from .releases import RETIRED_COMMANDS
 from .plan import VERBS
-from .settings import harness_settings, is_managed, project_settings
+from .settings import harness_settings, is_managed, project_settings, skipped_entries
 from .interpreter import (
     NOT_RUN, a_working_python, instead, interpreter_and_flags, shell_word,
     why_interpreter_fails, why_the_settings_path_lacks_it,
@@ -94,7 +94,7 @@ def hook_findings(source, project, env):
     if unwired:
         findings.append(Finding("unwired", "not wired in settings.json: " + ", ".join(unwired),
                                 "--update"))
-    findings += record_findings(owned)
+    findings += record_findings(owned) + skipped_entry_findings(project)
     findings += local_only_wiring_findings(project, wired)
     findings += double_wiring_findings(project)
     findings += repair_findings(plan) + silenced_findings(project, wired) + \
@@ -170,6 +170,19 @@ def own_name(rel):
     """A name for the user's file that the protocol does not use: -own before the extension."""
     stem, extension = os.path.splitext(rel)
     return stem + "-own" + extension
+
+
+def skipped_entry_findings(project):
+    """The hook entries of the project's settings files that Claude Code skips while it applies
+    the rest, named as its debug log names them: a warning, for they cost the protocol nothing,
+    and every mode leaves them as they are."""
+    try:
+        files = project_settings(project)
+    except Refusal:
+        return []  # a file that cannot be read is named on its own
+    return [Finding("warn", "{}: {}: {} (Claude Code skips it and applies the rest of the file; "
+                    "install.py leaves it as it is)".format(rel, where, why))
+            for rel, settings in files for where, why in skipped_entries(settings)]
 
 
 def record_findings(owned):

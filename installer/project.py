@@ -33,7 +33,7 @@ from .interpreter import interpreter_in, interpreter_program
 from .permissions import deny_rule_lines, grant, revoke, rules_of
 from .wiring import (
     installed_interpreters, is_on_a_released_matcher, our_handlers, unwire, wire,
-    withheld_entries,
+    why_entries_cannot_go_in, withheld_entries,
 )
 from .blocks import with_block, with_final_newline_as
 from .bash_edition import (
@@ -312,6 +312,10 @@ def plan_settings_wiring(plan, owned, options, wirings, commands, ignore_text):
         settings, original = load_settings(path, SETTINGS)
     except SettingsError as error:
         plan.refuse(str(error))
+        return
+    problem = why_entries_cannot_go_in(settings, wirings, SETTINGS)
+    if problem:
+        plan.refuse(problem)
         return
     read = copy.deepcopy(settings)
     if options.python is not None and not options.update:
