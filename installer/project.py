@@ -23,7 +23,7 @@ from .files import (
 from .protocol import (
     CLAUDEIGNORE, COMMANDS, COMMAND_DIR, DEFAULT_PYTHON, HOOKS, HOOK_DIR, LOCAL_SETTINGS,
     MARKED_BLOCKS, MEMORY_INDEX, OLD_SESSION_STATE, RECORD, SESSION_STATE, SETTINGS,
-    SKILL_PERMISSIONS, TEMPLATE_CLAUDEIGNORE, TEMPLATE_MEMORY, WIRINGS, command_for,
+    SKILL_PERMISSIONS, TEMPLATE_CLAUDEIGNORE, WIRINGS, command_for,
     skill_rule, wired_together,
 )
 from .releases import RETIRED_COMMANDS
@@ -44,6 +44,7 @@ from .repository import (
     ignoring_lines, index_entries, mark_executable_in_index, why_index_cannot_change,
 )
 from .memory_move import plan_memory_format_move
+from .memory_index import index_for
 from .agents import (
     OTHER_AGENTS, agent_files, agents_for, interpreters_wired_for, plan_agent_wiring, plan_agents_md,
 )
@@ -75,7 +76,7 @@ def plan_install(source, project, options):
                                    pythons=known + [python, DEFAULT_PYTHON])]
     plan_retired_commands(plan, owned, options)
     if not options.update:
-        plan_memory_index(plan, owned, source.bytes_of(TEMPLATE_MEMORY))
+        plan_memory_index(plan, owned, index_for(source, project))
     ignore_text = plan_claudeignore(plan, owned, source, options)
     for rel, template, lines_are in MARKED_BLOCKS:
         plan_marked_block(plan, owned, rel, source.marked_template(template), lines_are)
@@ -280,8 +281,8 @@ def plan_interpreter_note(plan, python):
 
 
 def plan_memory_index(plan, owned, data):
-    """The memory index from the template where there is none; one that is there is the
-    user's memory, never overwritten."""
+    """The memory index where there is none: the template, with a pointer to each note already
+    beside it (memory_index.py); one that is there is the user's memory, never overwritten."""
     if os.path.lexists(plan.path(MEMORY_INDEX)):
         plan.keep(MEMORY_INDEX, "exists; never overwritten")
     else:
