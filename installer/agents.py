@@ -32,8 +32,10 @@ what the record says it wrote; one the user edited is kept, as .claude/commands/
 import json
 import os
 import re
+import shlex
 
 from .errors import Refusal, UsageError
+from .git import repository_top
 from .files import encode_text, read_text, same_content
 from .protocol import (
     AGENTS, AGENTS_MD, AGENT_COMMANDS, CODEX_HOOKS, GEMINI_SETTINGS, HOOK_DIR,
@@ -48,35 +50,70 @@ from .blocks import section_span, with_section
 
 class AgentWiring(Wiring):
     """An entry of the protocol's in another agent's hooks file. Codex starts hooks where it was
-    started, so its command first goes to the top of the work tree; Gemini starts them in the
-    project folder."""
+    started, so its command first goes to the top of the work tree, then to the project's folder
+    in it (within: the path from the top, "" for the top itself, as in_folder sets it); Gemini
+    starts them in the project folder."""
 
-    def __init__(self, event, hook, timeout, from_the_top):
+    def __init__(self, event, hook, timeout, from_the_top, within=""):
         Wiring.__init__(self, event, hook, None, None, None)
         self.timeout = timeout
         self.from_the_top = from_the_top
+        self.within = within
 
     def handler(self, python):
-        return {"type": "command", "command": hook_command(python, self.hook, self.from_the_top),
-                "timeout": self.timeout}
+        return {"type": "command", "command": hook_command(
+            python, self.hook, self.from_the_top, self.within), "timeout": self.timeout}
+
+    def in_folder(self, within):
+        """This entry for a project at within (a path from the top of its work tree)."""
+        return AgentWiring(self.event, self.hook, self.timeout, self.from_the_top, within)
 
 
 TO_THE_TOP = 'cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)" && '
 
 
-def hook_command(python, hook, from_the_top):
-    run = "test -f {0} && {1} -I -S {0}".format(HOOK_DIR + "/" + hook, python)
+def hook_command(python, hook, from_the_top, within=""):
+    """The command that runs the hook where its file is, and does nothing where it is not (a
+    Python that cannot open its script exits 2, which both agents read as a block). A project in
+    a folder of its work tree (a package of a monorepo) is gone to from the top."""
+    rel = HOOK_DIR + "/" + hook
+    if from_the_top and within:
+        folder = shlex.quote(within)
+        return TO_THE_TOP + "test -f {0}/{1} && cd {0} && {2} -I -S {1}".format(folder, rel, python)
+    run = "test -f {0} && {1} -I -S {0}".format(rel, python)
     return TO_THE_TOP + run if from_the_top else run
 
 
-WRITTEN_FORM = re.compile(r"(?:{})?test -f (\S+) && (.+?) -I -S \1\Z".format(re.escape(TO_THE_TOP)))
+WRITTEN_FORM = re.compile(r"(?P<top>{})?test -f (?:(?P<within>'[^']*'|\S+)/)?(?P<hook>{}/\S+) "
+                          r"&& (?:cd (?P=within) && )?(?P<python>.+?) -I -S (?P=hook)\Z".format(
+                              re.escape(TO_THE_TOP), re.escape(HOOK_DIR)))
+
+
+def written_form(handler):
+    """The match of an entry in the form hook_command writes; None for any other form, which is
+    the user's, kept as written."""
+    match = WRITTEN_FORM.match(str(handler.get("command", "")))
+    return match if match and "args" not in handler else None
 
 
 def interpreter_of(handler):
-    """The interpreter of an entry in the form hook_command writes; None for any other form,
-    which is the user's, kept as written."""
-    match = WRITTEN_FORM.match(str(handler.get("command", "")))
-    return match.group(2) if match and "args" not in handler else None
+    """The interpreter of an entry in the form hook_command writes; None for any other form."""
+    match = written_form(handler)
+    return match.group("python") if match else None
+
+
+def folder_within(project):
+    """The project's path from the top of its work tree, with /; "" at the top or outside git."""
+    top = repository_top(project)
+    if top is None or os.path.normcase(os.path.abspath(project)) == os.path.normcase(top):
+        return ""
+    return os.path.relpath(os.path.abspath(project), top).replace(os.sep, "/")
+
+
+def wirings_for(agent, project):
+    """The agent's entries as the installer writes them in this project."""
+    within = folder_within(project)
+    return [wiring.in_folder(within) for wiring in agent.wirings]
 
 
 class Agent(object):
@@ -215,7 +252,7 @@ def plan_agent_wiring(plan, owned, agent, python, update, hooks):
     except SettingsError as error:
         plan.refuse(str(error))
         return
-    wirings = [wiring for wiring in agent.wirings if wiring.hook in hooks]
+    wirings = [wiring for wiring in wirings_for(agent, plan.root) if wiring.hook in hooks]
     problem = why_entries_cannot_go_in(settings, wirings, agent.settings)
     if problem:
         plan.refuse(problem)
@@ -284,12 +321,12 @@ def adopted_wiring(project):
         events = [wiring.event for wiring in agent.wirings if our_handlers(settings, wiring)]
         if events:
             wired[agent.settings] = events
-        if text is not None and is_as_the_installer_creates_it(text, settings, agent):
+        if text is not None and is_as_the_installer_creates_it(text, settings, agent, project):
             created.append(agent.settings)
     return wired, created
 
 
-def is_as_the_installer_creates_it(text, settings, agent):
+def is_as_the_installer_creates_it(text, settings, agent, project):
     """Whether the hooks file's text is exactly what the installer writes where there was
     none, with the interpreter its entries name."""
     pythons = set(interpreter_of(handler) for wiring in agent.wirings
@@ -297,7 +334,7 @@ def is_as_the_installer_creates_it(text, settings, agent):
     if len(pythons) != 1 or None in pythons:
         return False
     fresh = {}
-    wire(fresh, pythons.pop(), False, agent.wirings)
+    wire(fresh, pythons.pop(), False, wirings_for(agent, project))
     return text == settings_text(fresh, None)
 
 

@@ -12,11 +12,12 @@ disagree.
 import json
 import os
 import re
+import shlex
 
 from .errors import Refusal
 from .files import read_bytes, same_content
 from .protocol import (
-    BASELINE_PREFIX, COMMANDS, COMMAND_DIR, DEFAULT_PYTHON, HOOKS, HOOK_DIR, LOCAL_SETTINGS,
+    CLAUDEIGNORE, GITATTRIBUTES, BASELINE_PREFIX, COMMANDS, COMMAND_DIR, DEFAULT_PYTHON, HOOKS, HOOK_DIR, LOCAL_SETTINGS,
     MEMORY_INDEX,
     RECORD, SESSION_STATE, SETTINGS, SKILL_PERMISSIONS, WIRINGS, is_exec_form, skill_rule,
 )
@@ -31,9 +32,13 @@ from .permissions import claudeignore_text, deny_rules, rules_in_force
 from .wiring import handlers_where, our_handlers, wired_events
 from .bash_edition import bash_edition_wiring, the_bash_edition_is_here
 from .repository import (
-    ignoring_lines, is_in_a_repository, tracked_files_under, why_git_gives_no_answer,
+    ignoring_lines, index_entries, is_in_a_repository, tracked_files_under, why_git_gives_no_answer,
 )
-from .agents import CODEX, shared_parts_of
+from .agents import (
+    CODEX, GEMINI, is_wired_for, settings_of as agent_settings_of, shared_parts_of, written_form,
+)
+from .gemini_trust import verdict_for
+from .git import repository_top
 from .codex_review import review_of
 from .record import Ownership
 from .project import Options, plan_install
@@ -98,7 +103,8 @@ def hook_findings(source, project, env):
     findings += local_only_wiring_findings(project, wired)
     findings += double_wiring_findings(project)
     findings += repair_findings(plan) + silenced_findings(project, wired) + \
-        codex_review_findings(project) + \
+        codex_review_findings(project) + gemini_findings(project, plan.agents) + \
+        codex_folder_findings(project, plan.agents) + untracked_hook_findings(project, plan.agents) + \
         interpreter_findings(project, env) + sharing_findings(project, plan.agents) + \
         committed_local_files_findings(project) + unattended_save_findings(project, env)
     if unwired:  # --update writes the permissions with the entries; one finding says so
@@ -287,7 +293,7 @@ def some_of(rules, shown=4):
 
 # The protocol's parts that a teammate's clone needs.
 SHARED_PARTS = (SETTINGS, HOOK_DIR + "/" + HOOKS[0], COMMAND_DIR + "/" + COMMANDS[0], MEMORY_INDEX,
-                RECORD)
+                RECORD, GITATTRIBUTES, CLAUDEIGNORE)
 
 
 def sharing_findings(project, agents):
@@ -505,6 +511,73 @@ def codex_review_findings(project):
             "them" if len(review.off) > 1 else "it"))
     return [Finding("unwired", "Codex CLI will not run the {} hook{} for you: {}; {}".format(
         " and ".join(events), "s" if len(events) > 1 else "", "; ".join(why), "; ".join(todo)))]
+
+
+def gemini_findings(project, agents):
+    """Gemini CLI's switches and trust, which can keep it from running any of the project's
+    hooks (gemini_trust.py); said only for a project the protocol wired for it."""
+    if GEMINI not in agents or not is_wired_for(project, GEMINI):
+        return []
+    verdict = verdict_for(project)
+    if verdict.unread:
+        return [Finding("warn", "Gemini CLI: {}, so whether it runs the protocol's hooks for you "
+                        "is not checked".format(verdict.unread))]
+    return [Finding("unwired", verdict.reason)] if verdict.reason else []
+
+
+def codex_folder_findings(project, agents):
+    """Codex CLI's entries in the form the installer writes go to the top of the work tree, then
+    to the project's folder in it: one written for another folder (the project is a package of a
+    monorepo, or moved) looks for a hook where there is none, and never runs it."""
+    if CODEX not in agents:
+        return []
+    try:
+        settings, _ = agent_settings_of(project, CODEX)
+    except Refusal:
+        return []
+    top = repository_top(project) or project
+    findings = []
+    for wiring in CODEX.wirings:
+        for _, handler in our_handlers(settings, wiring):
+            match = written_form(handler)
+            if match is None or not match.group("top"):
+                continue
+            within = match.group("within") or ""
+            folder = os.path.join(top, *shlex.split(within)) if within else top
+            if not os.path.isfile(os.path.join(folder, *match.group("hook").split("/"))):
+                findings.append(Finding("unwired", "Codex CLI's {} entry in {} runs {} from {}, "
+                                        "where there is none, so it never runs; --update writes "
+                                        "it for this folder".format(
+                                            wiring.event, CODEX.settings, match.group("hook"),
+                                            os.path.relpath(folder, project)), "--update"))
+    return findings
+
+
+def untracked_hook_findings(project, agents):
+    """A hooks file git tracks that runs hooks git does not: every other clone gets the entries
+    without their files, and a hook Python cannot open fails (exit 2: a Stop guard that blocks
+    and blocks again)."""
+    files = [SETTINGS] + [agent.settings for agent in agents]
+    hooks = [HOOK_DIR + "/" + name for name in HOOKS
+             if os.path.isfile(os.path.join(project, HOOK_DIR, name))]
+    entries = index_entries(project, files + hooks)
+    if not entries:
+        return []
+    untracked = [rel for rel in hooks if rel not in entries]
+    try:
+        wiring = [rel for rel in files if rel in entries and (
+            wired_events(project, (rel,)) if rel == SETTINGS else
+            is_wired_for(project, next(agent for agent in agents if agent.settings == rel)))]
+    except Refusal:
+        return []  # a settings file that cannot be read is named on its own
+    if not untracked or not wiring:
+        return []
+    return [Finding("broken", "git tracks {}, which run{} the protocol's hooks, but not {}: every "
+                    "other clone gets the entries without the files, and those hooks fail at "
+                    "every session; git add --chmod=+x {}".format(
+                        " and ".join(wiring), "" if len(wiring) > 1 else "s",
+                        ", ".join(os.path.basename(rel) for rel in untracked),
+                        " ".join(untracked)))]
 
 
 def managed_policy_finding(files):

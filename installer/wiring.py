@@ -111,7 +111,8 @@ def withheld_entries(settings, owned, wirings, every, rel=SETTINGS):
     session start, or an entry the record says the protocol added for a hook that is the
     user's. An entry an install made before the record may have had is taken for the
     protocol's only where it runs the protocol's hook (wirings name them all, or none)."""
-    return [wiring for wiring in every if wiring not in wirings
+    wired = [wiring.event for wiring in wirings]
+    return [wiring for wiring in every if wiring.event not in wired
             and owned.owns_event(wiring.event, rel) and our_handlers(settings, wiring)
             and (owned.record is not None or wiring.hook in owned.hooks_owned)]
 
