@@ -104,7 +104,8 @@ def hook_findings(source, project, env):
     findings += double_wiring_findings(project)
     findings += repair_findings(plan) + silenced_findings(project, wired) + \
         codex_review_findings(project) + gemini_findings(project, plan.agents) + \
-        codex_folder_findings(project, plan.agents) + untracked_hook_findings(project, plan.agents) + \
+        codex_folder_findings(project, plan.agents) + untracked_hook_findings(
+            project, plan.agents, plan.clashes) + \
         interpreter_findings(project, env) + sharing_findings(project, plan.agents) + \
         committed_local_files_findings(project) + unattended_save_findings(project, env)
     if unwired:  # --update writes the permissions with the entries; one finding says so
@@ -553,24 +554,28 @@ def codex_folder_findings(project, agents):
     return findings
 
 
-def untracked_hook_findings(project, agents):
-    """A hooks file git tracks that runs hooks git does not: every other clone gets the entries
-    without their files, and a hook Python cannot open fails (exit 2: a Stop guard that blocks
-    and blocks again)."""
+def untracked_hook_findings(project, agents, clashes):
+    """A hooks file git tracks whose protocol entries run hooks git does not: every other clone
+    gets the entries without their files, and a hook Python cannot open fails (exit 2: a Stop
+    guard that blocks and blocks again). The protocol's session start loads its two siblings, so
+    they count with it; a hook of the user's under a protocol name is theirs to commit."""
     files = [SETTINGS] + [agent.settings for agent in agents]
-    hooks = [HOOK_DIR + "/" + name for name in HOOKS
-             if os.path.isfile(os.path.join(project, HOOK_DIR, name))]
-    entries = index_entries(project, files + hooks)
+    present = [name for name in HOOKS if os.path.isfile(os.path.join(project, HOOK_DIR, name))]
+    entries = index_entries(project, files + [HOOK_DIR + "/" + name for name in present])
     if not entries:
         return []
-    untracked = [rel for rel in hooks if rel not in entries]
-    try:
-        wiring = [rel for rel in files if rel in entries and (
-            wired_events(project, (rel,)) if rel == SETTINGS else
-            is_wired_for(project, next(agent for agent in agents if agent.settings == rel)))]
-    except Refusal:
-        return []  # a settings file that cannot be read is named on its own
-    if not untracked or not wiring:
+    wiring, needed = [], []
+    for rel in [rel for rel in files if rel in entries]:
+        run = hooks_run_by(project, rel, agents)
+        if run:
+            wiring.append(rel)
+            needed += [name for name in run if name not in needed]
+    if HOOKS[0] in needed and HOOK_DIR + "/" + HOOKS[0] not in clashes:
+        needed += [name for name in HOOKS[1:3] if name not in needed]
+    untracked = [HOOK_DIR + "/" + name for name in HOOKS
+                 if name in needed and name in present and HOOK_DIR + "/" + name not in entries
+                 and HOOK_DIR + "/" + name not in clashes]
+    if not untracked:
         return []
     return [Finding("broken", "git tracks {}, which run{} the protocol's hooks, but not {}: every "
                     "other clone gets the entries without the files, and those hooks fail at "
@@ -578,6 +583,22 @@ def untracked_hook_findings(project, agents):
                         " and ".join(wiring), "" if len(wiring) > 1 else "s",
                         ", ".join(os.path.basename(rel) for rel in untracked),
                         " ".join(untracked)))]
+
+
+def hooks_run_by(project, rel, agents):
+    """The protocol's hooks the entries of the hooks file at rel run; [] for one that cannot be
+    read (it is named on its own)."""
+    try:
+        if rel == SETTINGS:
+            [(_, settings)] = project_settings(project, (SETTINGS,))
+            wirings = WIRINGS
+        else:
+            agent = next(agent for agent in agents if agent.settings == rel)
+            settings, _ = agent_settings_of(project, agent)
+            wirings = agent.wirings
+    except Refusal:
+        return []
+    return [wiring.hook for wiring in wirings if our_handlers(settings, wiring)]
 
 
 def managed_policy_finding(files):

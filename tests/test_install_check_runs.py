@@ -50,6 +50,19 @@ def test_hooks_files_git_does_not_track_either_are_no_such_gap(installer, repo):
     assert "git tracks" not in done.stdout
 
 
+def test_entries_that_run_the_users_own_hooks_are_no_such_gap(installer, repo):
+    """The project's own session start, wired and committed: the protocol wires nothing beside
+    it, so the protocol's other hooks, untracked, are run by no committed entry."""
+    write(path_in(repo, ".claude/hooks/session-start.py"), "print('ours')\n")
+    write(path_in(repo, ".claude/settings.json"), json.dumps({"hooks": {"SessionStart": [{
+        "hooks": [{"type": "command", "command": "python3 .claude/hooks/session-start.py"}]}]}}))
+    git(repo, "add", "-A", env=installer.env)
+    git(repo, "commit", "-q", "-m", "our own start", env=installer.env)
+    installer.ok("--project", repo)
+    done = installer.run("--check", repo)
+    assert "git tracks" not in done.stdout and "CLASH" in done.stdout
+
+
 # ------------------------------------------------------------------ Gemini CLI's switch and trust
 
 def gemini_user_file(installer, name, data):
