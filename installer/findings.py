@@ -578,8 +578,8 @@ def untracked_hook_findings(project, agents, clashes):
     if not untracked:
         return []
     return [Finding("broken", "git tracks {}, which run{} the protocol's hooks, but not {}: every "
-                    "other clone gets the entries without the files, and those hooks fail at "
-                    "every session; git add --chmod=+x {}".format(
+                    "other clone gets the entries without the files, so no hook of the protocol's "
+                    "runs there (Claude Code's fail at every session); git add --chmod=+x {}".format(
                         " and ".join(wiring), "" if len(wiring) > 1 else "s",
                         ", ".join(os.path.basename(rel) for rel in untracked),
                         " ".join(untracked)))]
