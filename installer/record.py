@@ -236,8 +236,8 @@ class Ownership(object):
                       for agent in OTHER_AGENTS)
         record.wired = dict((rel, [event for event in events[rel] if event in wired])
                             for rel, wired in sorted(claims.wired.items()) if rel in events)
-        record.containers = sorted(path for path in claims.containers
-                                   if path in CONTAINERS and path not in had["containers"])
+        # a container claimed wrongly only decides whether an emptied one comes back, empty
+        record.containers = sorted(path for path in claims.containers if path in CONTAINERS)
         return record
 
     def adopt_unclaimed_agents(self):
@@ -257,8 +257,8 @@ class Ownership(object):
         return bool(unclaimed)
 
     def rules_before(self):
-        """{"allow": rules, "deny": rules, "containers": paths} of the settings.json the local
-        record holds from before the first install here (all empty when it holds none)."""
+        """{"allow": rules, "deny": rules} of the settings.json the local record holds from
+        before the first install here (both empty when it holds none)."""
         text = self.before_text(SETTINGS)
         try:
             settings = json.loads(text.lstrip("\ufeff")) if text and text.strip() else {}
@@ -266,8 +266,7 @@ class Ownership(object):
             settings = {}
         if not isinstance(settings, dict):
             settings = {}
-        return {"allow": rules_of(settings, "allow"), "deny": rules_of(settings, "deny"),
-                "containers": containers_of(settings)}
+        return {"allow": rules_of(settings, "allow"), "deny": rules_of(settings, "deny")}
 
     def writable_digests(self, rel):
         """The digests of every version of the file at rel that the installer writes: this
