@@ -24,8 +24,30 @@ What it promises:
 - Running it on its own output changes nothing.
 - Standard library only; Python 3.8 or newer.
 """
+import importlib.util
 import os
 import re
+import sys
+
+
+def load_budget_hook():
+    """hooks/context-budget.py beside this file, imported by its path (writing no bytecode): its
+    reading of Markdown's structure (fenced code, comments) is the one the hooks and the memory
+    report use, so the move reads a memory as they do."""
+    path = os.path.join(os.path.dirname(os.path.realpath(os.path.abspath(__file__))),
+                        "hooks", "context-budget.py")
+    spec = importlib.util.spec_from_file_location("mcp_context_budget_for_format", path)
+    module = importlib.util.module_from_spec(spec)
+    written = sys.dont_write_bytecode
+    sys.dont_write_bytecode = True
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.dont_write_bytecode = written
+    return module
+
+
+BUDGET = load_budget_hook()
 
 # The lines a committed .gitattributes needs for git's built-in union merge of the memory: no
 # driver to register, so plain git honours it in every clone, with no setup (spec §4.5).
@@ -40,7 +62,6 @@ STAMP_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})")
 DATED_FACT = re.compile(r"^[-*+] \d{4}-\d{2}-\d{2}\b")
 ACTIVE_CONTEXT = re.compile(r"^##\s+active context\s*$", re.I)
 SECTION_HEADING = re.compile(r"^#{1,2}\s")  # what ends a `##` section; its `###` parts are its own
-FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 # The guidance comments earlier releases' index template carried, and the one this release's
 # carries: only a comment that is exactly one of the earlier ones is replaced.
 EARLIER_GUIDANCE = (
@@ -63,7 +84,8 @@ def is_stamp(line):
 
 def changes(folder, index_name, today):
     """{file name (relative to `folder`, with `/`): new text} of every memory file the move
-    changes or creates. Files that cannot be read as UTF-8 are left alone."""
+    changes or creates. Files that cannot be read as UTF-8 are left alone, and no new file takes
+    the name of anything in the folder, read or not."""
     files = {}
     for name in memory_file_names(folder):
         try:
@@ -71,7 +93,11 @@ def changes(folder, index_name, today):
                 files[name] = stream.read()
         except (OSError, UnicodeDecodeError):
             continue
-    moved = migrated(files, index_name, today)
+    try:
+        taken = os.listdir(folder)
+    except OSError:
+        return {}
+    moved = migrated(files, index_name, today, taken)
     return dict((name, text) for name, text in moved.items() if files.get(name) != text)
 
 
@@ -99,13 +125,14 @@ def memory_file_names(folder):
     return names
 
 
-def migrated(files, index_name, today):
+def migrated(files, index_name, today, taken=()):
     """The memory `files` ({name: text}) in the team format: every file, changed or not, plus
-    the file that takes the index's Active Context when it had one."""
+    the file that takes the index's Active Context when it had one, under a name neither in
+    `files` nor among the `taken` ones (what the folder holds that was not read)."""
     out = {}
     for name, text in files.items():
         if name == index_name:
-            moved_to = work_in_progress_name(files)
+            moved_to = work_in_progress_name(list(files) + list(taken))
             index, context, date = migrated_index(text, moved_to, today)
             out[name] = index
             if context:
@@ -120,16 +147,24 @@ def migrated_index(text, moved_to, today):
     the Active Context's lines; the date they were written: the last consolidation's, else
     `today`)."""
     newline = "\r\n" if "\r\n" in text else "\n"
-    stamps = [STAMP_DATE.search(line) for line in text.split(newline)
-              if STAMP.match(line) and "dream" in line.lower()]
+    read = readable_lines(text, newline)
+    stamps = [STAMP_DATE.search(line) for line, shown in zip(text.split(newline), read)
+              if shown and STAMP.match(line) and "dream" in line.lower()]
     date = next((found.group(1) for found in stamps if found), today)
-    lines = [line for line in text.split(newline) if not STAMP.match(line)]
-    start = next((n for n, line in enumerate(lines) if ACTIVE_CONTEXT.match(line)), None)
+    kept = [(line, shown) for line, shown in zip(text.split(newline), read)
+            if not (shown and STAMP.match(line))]
+    lines = [line for line, _ in kept]
+    read = [shown for _, shown in kept]
+    start = next((n for n, line in enumerate(lines) if read[n] and ACTIVE_CONTEXT.match(line)),
+                 None)
     context = []
     if start is not None:
         end = start + 1
-        while end < len(lines) and not SECTION_HEADING.match(lines[end]):
+        while end < len(lines) and not (read[end] and SECTION_HEADING.match(lines[end])):
             end += 1
+        if not fully_read(newline.join(lines[start:end])):
+            start = None  # a fence or comment that never closes: what it holds is not moved
+    if start is not None:
         context = lines[start + 1:end]
         while context and not context[0].strip():
             context.pop(0)
@@ -141,10 +176,12 @@ def migrated_index(text, moved_to, today):
     return newline.join(lines), context, date
 
 
-def work_in_progress_name(files):
+def work_in_progress_name(names):
+    """A file name for the Active Context that no name in `names` has, in any case."""
+    taken = set(name.lower() for name in names)
     name = WORK_IN_PROGRESS + ".md"
     number = 2
-    while name in files:
+    while name.lower() in taken:
         name = "%s-%d.md" % (WORK_IN_PROGRESS, number)
         number += 1
     return name
@@ -156,22 +193,56 @@ def work_in_progress(context, date):
 
 
 def without_stamps(text):
+    """The text without its stamp lines; a line in fenced code or inside a longer comment is a
+    sample or a note, never a stamp, and stays."""
     newline = "\r\n" if "\r\n" in text else "\n"
-    return newline.join(line for line in text.split(newline) if not STAMP.match(line))
+    read = readable_lines(text, newline)
+    return newline.join(line for line, shown in zip(text.split(newline), read)
+                        if not (shown and STAMP.match(line)))
 
 
 def spaced_facts(text):
-    """A blank line between two dated facts on adjacent lines, outside fenced code."""
+    """A blank line between two dated facts on adjacent lines, outside fenced code and comments."""
     newline = "\r\n" if "\r\n" in text else "\n"
     out = []
-    fence = None
-    for line in text.split(newline):
-        opening = FENCE.match(line)
-        if opening and fence is None:
-            fence = opening.group(1)[0]
-        elif opening and line.strip()[:1] == fence:
-            fence = None
-        elif fence is None and DATED_FACT.match(line) and out and DATED_FACT.match(out[-1]):
+    previous_was_fact = False
+    for line, shown in zip(text.split(newline), readable_lines(text, newline)):
+        fact = shown and bool(DATED_FACT.match(line))
+        if fact and previous_was_fact:
             out.append("")
         out.append(line)
+        previous_was_fact = fact
     return newline.join(out)
+
+
+def readable_lines(text, newline="\n"):
+    """For each line of text, whether Markdown reads it as written: not in fenced code, and not
+    inside a comment opened on an earlier line (nor after one that never closes). A comment
+    that starts the line, as a stamp does, is the line's own."""
+    comments, _, unclosed = BUDGET.hidden_spans(text)
+    fences = BUDGET.fenced_blocks(text)
+    states = []
+    offset = 0
+    for line in text.split(newline):
+        inside = any(start <= offset < end for start, end in fences) or \
+            any(start < offset < end for start, end in comments) or \
+            (unclosed is not None and unclosed < offset)
+        states.append(not inside)
+        offset += len(line) + len(newline)
+    return states
+
+
+def fully_read(text):
+    """Whether every fence and comment the text opens also closes in it."""
+    _, _, unclosed = BUDGET.hidden_spans(text)
+    if unclosed is not None:
+        return False
+    for start, end in BUDGET.fenced_blocks(text):
+        block = text[start:end].rstrip("\r\n").split("\n")
+        opening = block[0].strip()
+        mark = opening[:1]
+        run = len(opening) - len(opening.lstrip(mark))
+        closing = block[-1].strip()
+        if len(block) < 2 or not closing or set(closing) != {mark} or len(closing) < run:
+            return False
+    return True

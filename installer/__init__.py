@@ -29,8 +29,11 @@ The modules, from the ground up (each imports only modules above it in this list
   bash_edition.py    moving a project from the bash edition
   repository.py      what the installer asks git about a project
   memory_move.py     --update's move of a memory in the stamped format to the team format
+  memory_index.py    the index --project writes where there is none, reaching the memory there
   agents.py          the agents besides Claude Code: their hooks files, skills and commands
   codex_review.py    whether Codex CLI runs the protocol's hooks for this user (its review)
+  gemini_trust.py    whether Gemini CLI runs them for this user (its switch, its trusted folders)
+  claims.py          the shared record read as claims, however git merged it
   record.py          what the protocol owns in a project, written down (shared and local)
   uninstall.py       --uninstall (Claude Code's parts and the other agents')
   project.py         --project and --update

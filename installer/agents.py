@@ -32,49 +32,88 @@ what the record says it wrote; one the user edited is kept, as .claude/commands/
 import json
 import os
 import re
+import shlex
 
 from .errors import Refusal, UsageError
+from .git import repository_top
 from .files import encode_text, read_text, same_content
 from .protocol import (
     AGENTS, AGENTS_MD, AGENT_COMMANDS, CODEX_HOOKS, GEMINI_SETTINGS, HOOK_DIR,
     HOOK_TIMEOUT_SECONDS, SKILL_DIR, TEMPLATE_AGENTS_SECTION, Wiring, command_for,
 )
 from .settings import SettingsError, load_settings, settings_bytes, settings_text
-from .wiring import drop_handlers, our_handlers, wire
+from .wiring import (
+    drop_handlers, our_handlers, unwire, why_entries_cannot_go_in, wire, withheld_entries,
+)
 from .blocks import section_span, with_section
 
 
 class AgentWiring(Wiring):
     """An entry of the protocol's in another agent's hooks file. Codex starts hooks where it was
-    started, so its command first goes to the top of the work tree; Gemini starts them in the
-    project folder."""
+    started, so its command first goes to the top of the work tree, then to the project's folder
+    in it (within: the path from the top, "" for the top itself, as in_folder sets it); Gemini
+    starts them in the project folder."""
 
-    def __init__(self, event, hook, timeout, from_the_top):
+    def __init__(self, event, hook, timeout, from_the_top, within=""):
         Wiring.__init__(self, event, hook, None, None, None)
         self.timeout = timeout
         self.from_the_top = from_the_top
+        self.within = within
 
     def handler(self, python):
-        return {"type": "command", "command": hook_command(python, self.hook, self.from_the_top),
-                "timeout": self.timeout}
+        return {"type": "command", "command": hook_command(
+            python, self.hook, self.from_the_top, self.within), "timeout": self.timeout}
+
+    def in_folder(self, within):
+        """This entry for a project at within (a path from the top of its work tree)."""
+        return AgentWiring(self.event, self.hook, self.timeout, self.from_the_top, within)
 
 
 TO_THE_TOP = 'cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)" && '
 
 
-def hook_command(python, hook, from_the_top):
-    run = "test -f {0} && {1} -I -S {0}".format(HOOK_DIR + "/" + hook, python)
+def hook_command(python, hook, from_the_top, within=""):
+    """The command that runs the hook where its file is, and does nothing where it is not (a
+    Python that cannot open its script exits 2, which both agents read as a block). A project in
+    a folder of its work tree (a package of a monorepo) is gone to from the top."""
+    rel = HOOK_DIR + "/" + hook
+    if from_the_top and within:
+        folder = shlex.quote(within)
+        return TO_THE_TOP + "test -f {0}/{1} && cd {0} && {2} -I -S {1}".format(folder, rel, python)
+    run = "test -f {0} && {1} -I -S {0}".format(rel, python)
     return TO_THE_TOP + run if from_the_top else run
 
 
-WRITTEN_FORM = re.compile(r"(?:{})?test -f (\S+) && (.+?) -I -S \1\Z".format(re.escape(TO_THE_TOP)))
+WRITTEN_FORM = re.compile(r"(?P<top>{})?test -f (?:(?P<within>'[^']*'|\S+)/)?(?P<hook>{}/\S+) "
+                          r"&& (?:cd (?P=within) && )?(?P<python>.+?) -I -S (?P=hook)\Z".format(
+                              re.escape(TO_THE_TOP), re.escape(HOOK_DIR)))
+
+
+def written_form(handler):
+    """The match of an entry in the form hook_command writes; None for any other form, which is
+    the user's, kept as written."""
+    match = WRITTEN_FORM.match(str(handler.get("command", "")))
+    return match if match and "args" not in handler else None
 
 
 def interpreter_of(handler):
-    """The interpreter of an entry in the form hook_command writes; None for any other form,
-    which is the user's, kept as written."""
-    match = WRITTEN_FORM.match(str(handler.get("command", "")))
-    return match.group(2) if match and "args" not in handler else None
+    """The interpreter of an entry in the form hook_command writes; None for any other form."""
+    match = written_form(handler)
+    return match.group("python") if match else None
+
+
+def folder_within(project):
+    """The project's path from the top of its work tree, with /; "" at the top or outside git."""
+    top = repository_top(project)
+    if top is None or os.path.normcase(os.path.abspath(project)) == os.path.normcase(top):
+        return ""
+    return os.path.relpath(os.path.abspath(project), top).replace(os.sep, "/")
+
+
+def wirings_for(agent, project):
+    """The agent's entries as the installer writes them in this project."""
+    within = folder_within(project)
+    return [wiring.in_folder(within) for wiring in agent.wirings]
 
 
 class Agent(object):
@@ -162,11 +201,13 @@ def is_wired_for(project, agent):
 
 def agents_for(project, asked, recorded):
     """The agents with hooks a run installs or updates: those asked for, those already wired,
-    and those the record (recorded: {hooks file: [event]}) says the protocol wired, whose hooks
-    file may since have gone, been emptied or stopped being JSON."""
+    and those the record (recorded: {hooks file: [event]}) names: wired, whose hooks file may
+    since have been emptied or stopped being JSON, or asked for with nothing wired yet. One whose
+    hooks file the user deleted is one they took out: it comes back only when asked for again."""
     return [agent for agent in OTHER_AGENTS
-            if agent.name in (asked or ()) or recorded.get(agent.settings)
-            or is_wired_for(project, agent)]
+            if agent.name in (asked or ()) or is_wired_for(project, agent)
+            or (agent.settings in recorded and (not recorded[agent.settings] or os.path.lexists(
+                os.path.join(project, *agent.settings.split("/")))))]
 
 
 def shared_parts_of(agents):
@@ -199,37 +240,58 @@ def interpreters_wired_for(project):
     return [python for python in dict.fromkeys(found) if python is not None]
 
 
-def plan_agent_wiring(plan, owned, agent, python, update):
-    """Add the agent's missing entries to its hooks file (created when absent), each written in
-    the record (owned) as the protocol's. With update, bring an entry in the form this installer
-    writes to this version's, for python, and drop copies the agent would run twice; an entry in
-    a form of the user's stays as written."""
+def plan_agent_wiring(plan, owned, agent, python, update, hooks):
+    """Add the agent's missing entries to its hooks file (created when absent) for the hooks
+    Claude Code's entries run (hooks: the same decision for every agent), each written in the
+    record (owned) as the protocol's, and take out a recorded one for a hook not among them.
+    With update, bring an entry in the form this installer writes to this version's, for python,
+    and drop copies the agent would run twice; an entry in a form of the user's stays as
+    written."""
     try:
         settings, original = settings_of(plan.root, agent)
     except SettingsError as error:
         plan.refuse(str(error))
         return
-    changed = wire(settings, python, False, agent.wirings)
-    owned.after.wired.setdefault(agent.settings, [])
-    owned.after.wired[agent.settings] += changed
+    wirings = [wiring for wiring in wirings_for(agent, plan.root) if wiring.hook in hooks]
+    problem = why_entries_cannot_go_in(settings, wirings, agent.settings)
+    if problem:
+        plan.refuse(problem)
+        return
+    taken_back = unwire(settings, withheld_entries(settings, owned, wirings, agent.wirings,
+                                                   agent.settings))
+    if not wirings and not taken_back:
+        owned.after.wired.setdefault(agent.settings, [])
+        plan.keep(agent.settings, "not wired for {}: the protocol's session start and Stop "
+                  "guard are not wired here (see --check)".format(agent.shown))
+        return
+    changed = wire(settings, python, False, wirings)
+    owned.after.wired[agent.settings] = [
+        wiring.event for wiring in wirings
+        if wiring.event in owned.after.wired.get(agent.settings, []) + changed]
     if original is None:
         owned.after.created.append(agent.settings)
     if update:
-        changed += [event for event in update_agent_entries(settings, agent, python)
+        changed += [event for event in update_agent_entries(settings, wirings, python)
                     if event not in changed]
+    changed += taken_back
     if not changed:
         plan.keep(agent.settings, "hooks already wired for " + agent.shown)
         return
+    added = [event for event in changed if event not in taken_back]
+    notes = ["wired {} for {}".format(" and ".join(added), agent.shown)] if added else []
+    if taken_back:
+        notes.append("took back the protocol's {} entry for {}: session start and the Stop "
+                     "guard go together, and one of them is not the protocol's here".format(
+                         " and ".join(taken_back), agent.shown))
     plan.write("write" if original is None else "merge", agent.settings,
-               settings_bytes(settings, original), "wired {} for {}".format(
-                   " and ".join(changed), agent.shown))
+               settings_bytes(settings, original), "; ".join(notes))
     if agent.review:
         plan.note(agent.review)
 
 
-def update_agent_entries(settings, agent, python):
+def update_agent_entries(settings, wirings, python):
     changed = []
-    for wiring in agent.wirings:
+    for wiring in wirings:
         found = our_handlers(settings, wiring)
         if not found:
             continue
@@ -259,12 +321,12 @@ def adopted_wiring(project):
         events = [wiring.event for wiring in agent.wirings if our_handlers(settings, wiring)]
         if events:
             wired[agent.settings] = events
-        if text is not None and is_as_the_installer_creates_it(text, settings, agent):
+        if text is not None and is_as_the_installer_creates_it(text, settings, agent, project):
             created.append(agent.settings)
     return wired, created
 
 
-def is_as_the_installer_creates_it(text, settings, agent):
+def is_as_the_installer_creates_it(text, settings, agent, project):
     """Whether the hooks file's text is exactly what the installer writes where there was
     none, with the interpreter its entries name."""
     pythons = set(interpreter_of(handler) for wiring in agent.wirings
@@ -272,7 +334,7 @@ def is_as_the_installer_creates_it(text, settings, agent):
     if len(pythons) != 1 or None in pythons:
         return False
     fresh = {}
-    wire(fresh, pythons.pop(), False, agent.wirings)
+    wire(fresh, pythons.pop(), False, wirings_for(agent, project))
     return text == settings_text(fresh, None)
 
 

@@ -216,6 +216,10 @@ def parse_arguments(argv):
     if not os.path.isdir(args.target):
         raise UsageError("not a directory: {}".format(args.target))
     args.target = os.path.abspath(args.target)
+    if args.mode in ("project", "update", "uninstall") and \
+            os.path.dirname(args.target) == args.target:
+        raise UsageError("{} is the file system's root, not a project (was a variable before "
+                         "the / empty?): name the project folder".format(args.target))
     outside = folder_holding_the_claude_folder(args.target)
     if outside is not None and args.mode != "check":
         raise UsageError("{} is inside a .claude folder; name the project folder, {}".format(

@@ -131,9 +131,11 @@ def wired_handlers(project, agent):
     found = []
     for wiring in agent.wirings:
         groups = settings.get("hooks", {}).get(wiring.event, [])
-        for group_index, group in enumerate(groups):
-            for index, handler in enumerate(group.get("hooks", [])):
-                if wiring.is_ours(handler) and is_in_the_measured_form(group, handler):
+        for group_index, group in enumerate(groups if isinstance(groups, list) else []):
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            for index, handler in enumerate(handlers if isinstance(handlers, list) else []):
+                if isinstance(handler, dict) and wiring.is_ours(handler) and \
+                        is_in_the_measured_form(group, handler):
                     found.append((wiring.event, group_index, index, handler))
     return found
 

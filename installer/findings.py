@@ -12,17 +12,18 @@ disagree.
 import json
 import os
 import re
+import shlex
 
 from .errors import Refusal
 from .files import read_bytes, same_content
 from .protocol import (
-    BASELINE_PREFIX, COMMANDS, COMMAND_DIR, DEFAULT_PYTHON, HOOKS, HOOK_DIR, LOCAL_SETTINGS,
+    CLAUDEIGNORE, GITATTRIBUTES, BASELINE_PREFIX, COMMANDS, COMMAND_DIR, DEFAULT_PYTHON, HOOKS, HOOK_DIR, LOCAL_SETTINGS,
     MEMORY_INDEX,
     RECORD, SESSION_STATE, SETTINGS, SKILL_PERMISSIONS, WIRINGS, is_exec_form, skill_rule,
 )
 from .releases import RETIRED_COMMANDS
 from .plan import VERBS
-from .settings import harness_settings, is_managed, project_settings
+from .settings import harness_settings, is_managed, project_settings, skipped_entries
 from .interpreter import (
     NOT_RUN, a_working_python, instead, interpreter_and_flags, shell_word,
     why_interpreter_fails, why_the_settings_path_lacks_it,
@@ -31,9 +32,13 @@ from .permissions import claudeignore_text, deny_rules, rules_in_force
 from .wiring import handlers_where, our_handlers, wired_events
 from .bash_edition import bash_edition_wiring, the_bash_edition_is_here
 from .repository import (
-    ignoring_lines, is_in_a_repository, tracked_files_under, why_git_gives_no_answer,
+    ignoring_lines, index_entries, is_in_a_repository, tracked_files_under, why_git_gives_no_answer,
 )
-from .agents import CODEX, shared_parts_of
+from .agents import (
+    CODEX, GEMINI, is_wired_for, settings_of as agent_settings_of, shared_parts_of, written_form,
+)
+from .gemini_trust import verdict_for
+from .git import repository_top
 from .codex_review import review_of
 from .record import Ownership
 from .project import Options, plan_install
@@ -80,16 +85,21 @@ def hook_findings(source, project, env):
             ", ".join(drifted), " (edited by you)" if edited else ""),
             "--update --force" if edited else "--update"))
     findings += clash_findings(project, plan.clashes)
-    theirs = [wiring.event for wiring in WIRINGS if HOOK_DIR + "/" + wiring.hook in clashes]
+    # session start and the Stop guard are wired together or not at all (wired_together)
+    theirs = [wiring.event for wiring in WIRINGS] if any(
+        HOOK_DIR + "/" + wiring.hook in clashes for wiring in WIRINGS) else []
     unwired = [wiring.event for wiring in WIRINGS
                if wiring.event not in wired and wiring.event not in theirs]
     if unwired:
         findings.append(Finding("unwired", "not wired in settings.json: " + ", ".join(unwired),
                                 "--update"))
+    findings += record_findings(owned) + skipped_entry_findings(project)
     findings += local_only_wiring_findings(project, wired)
     findings += double_wiring_findings(project)
     findings += repair_findings(plan) + silenced_findings(project, wired) + \
-        codex_review_findings(project) + \
+        codex_review_findings(project) + gemini_findings(project, plan.agents) + \
+        codex_folder_findings(project, plan.agents) + untracked_hook_findings(
+            project, plan.agents, plan.clashes) + \
         interpreter_findings(project, env) + sharing_findings(project, plan.agents) + \
         committed_local_files_findings(project) + unattended_save_findings(project, env)
     if unwired:  # --update writes the permissions with the entries; one finding says so
@@ -129,13 +139,21 @@ def clash_findings(project, clashes):
         name = os.path.basename(rel)
         if rel.startswith(HOOK_DIR + "/"):
             events = [wiring.event for wiring in WIRINGS if wiring.hook == name]
-            stops = ("its {} entry is not wired, so the protocol does not run then".format(
-                events[0]) if events else "session start runs it in place of the protocol's")
+            stops = ("neither the protocol's session start nor its Stop guard is wired for "
+                     "any agent (they work only together): no memory is loaded and no save is "
+                     "asked for" if events else "session start runs it in place of the "
+                     "protocol's")
             what = "your own file, not the protocol's {}: {}".format(name, stops)
         elif name == "SKILL.md":
             skill = rel.split("/")[-2]
             what = "your own skill, so the protocol's {} skill is not installed: Codex CLI and " \
                 "Gemini CLI run yours when the hooks ask for {}".format(skill, skill)
+            # an agent finds a skill by its folder's SKILL.md and calls it by the name inside
+            findings.append(Finding("clash", "{} is {}; move its folder (e.g. to {}/) and give "
+                                    "it that name inside (name: {}), then --update installs "
+                                    "the protocol's".format(rel, what, own_name(rel.rsplit(
+                                        "/", 1)[0]), skill + "-own")))
+            continue
         else:
             rule = skill_rule(name)
             what = "your own command, so the protocol's /{} is not installed: {}".format(
@@ -153,6 +171,35 @@ def own_name(rel):
     """A name for the user's file that the protocol does not use: -own before the extension."""
     stem, extension = os.path.splitext(rel)
     return stem + "-own" + extension
+
+
+def skipped_entry_findings(project):
+    """The hook entries of the project's settings files that Claude Code skips while it applies
+    the rest, named as its debug log names them: a warning, for they cost the protocol nothing,
+    and every mode leaves them as they are."""
+    try:
+        files = project_settings(project)
+    except Refusal:
+        return []  # a file that cannot be read is named on its own
+    return [Finding("warn", "{}: {}: {} (Claude Code skips it and applies the rest of the file; "
+                    "install.py leaves it as it is)".format(rel, where, why))
+            for rel, settings in files for where, why in skipped_entries(settings)]
+
+
+def record_findings(owned):
+    """What the shared record says that is not believed (claims.py), and a record git left in
+    conflict: both are read, and --update writes the record whole again."""
+    findings = []
+    if owned.record_conflicted:
+        findings.append(Finding("drift", "{} holds git's conflict markers: both sides' claims "
+                                "are read; --update writes it whole, then commit it".format(
+                                    RECORD), "--update"))
+    if owned.unbelieved:
+        findings.append(Finding("drift", "{} claims what the installer could not have made: {}; "
+                                "none of it is taken for the protocol's, and --update writes the "
+                                "record without it".format(RECORD, some_of(owned.unbelieved)),
+                                "--update"))
+    return findings
 
 
 def local_only_wiring_findings(project, wired):
@@ -200,7 +247,9 @@ def permission_findings(project, owned, plan):
     rules = {key: shared[key] + local[key] for key in shared}
     commands = [name for name in COMMANDS if COMMAND_DIR + "/" + name not in plan.clashes]
     skills = [rule for rule in SKILL_PERMISSIONS if rule in map(skill_rule, commands)]
-    missing = [rule for rule in skills if rule not in rules["allow"]]
+    # what --update would grant: the rules the user removed or moved to "ask" stay so
+    missing = [rule for rule in skills if rule not in rules["allow"]
+               and rule in plan.grantable]
     if missing:
         findings.append(Finding("unwired", "not allowed in settings.json: {} (the CLI asks "
                                 "before the model runs that command)".format(", ".join(missing)),
@@ -213,7 +262,7 @@ def permission_findings(project, owned, plan):
     denied = rules["deny"]
     unenforced = [rule for rule in wanted if rule not in denied]
     local_only = [rule for rule in skills if rule in rules["allow"]
-                  and rule not in shared["allow"]] + \
+                  and rule not in shared["allow"] and rule in plan.grantable] + \
         [rule for rule in wanted if rule in denied and rule not in shared["deny"]]
     if local_only:
         findings.append(Finding("unshared", "only in {}, which teammates do not get: {}; "
@@ -239,7 +288,7 @@ def some_of(rules, shown=4):
 
 # The protocol's parts that a teammate's clone needs.
 SHARED_PARTS = (SETTINGS, HOOK_DIR + "/" + HOOKS[0], COMMAND_DIR + "/" + COMMANDS[0], MEMORY_INDEX,
-                RECORD)
+                RECORD, GITATTRIBUTES, CLAUDEIGNORE)
 
 
 def sharing_findings(project, agents):
@@ -457,6 +506,93 @@ def codex_review_findings(project):
             "them" if len(review.off) > 1 else "it"))
     return [Finding("unwired", "Codex CLI will not run the {} hook{} for you: {}; {}".format(
         " and ".join(events), "s" if len(events) > 1 else "", "; ".join(why), "; ".join(todo)))]
+
+
+def gemini_findings(project, agents):
+    """Gemini CLI's switches and trust, which can keep it from running any of the project's
+    hooks (gemini_trust.py); said only for a project the protocol wired for it."""
+    if GEMINI not in agents or not is_wired_for(project, GEMINI):
+        return []
+    verdict = verdict_for(project)
+    if verdict.unread:
+        return [Finding("warn", "Gemini CLI: {}, so whether it runs the protocol's hooks for you "
+                        "is not checked".format(verdict.unread))]
+    return [Finding("unwired", verdict.reason)] if verdict.reason else []
+
+
+def codex_folder_findings(project, agents):
+    """Codex CLI's entries in the form the installer writes go to the top of the work tree, then
+    to the project's folder in it: one written for another folder (the project is a package of a
+    monorepo, or moved) looks for a hook where there is none, and never runs it."""
+    if CODEX not in agents:
+        return []
+    try:
+        settings, _ = agent_settings_of(project, CODEX)
+    except Refusal:
+        return []
+    top = repository_top(project) or project
+    findings = []
+    for wiring in CODEX.wirings:
+        for _, handler in our_handlers(settings, wiring):
+            match = written_form(handler)
+            if match is None or not match.group("top"):
+                continue
+            within = match.group("within") or ""
+            folder = os.path.join(top, *shlex.split(within)) if within else top
+            if not os.path.isfile(os.path.join(folder, *match.group("hook").split("/"))):
+                findings.append(Finding("unwired", "Codex CLI's {} entry in {} runs {} from {}, "
+                                        "where there is none, so it never runs; --update writes "
+                                        "it for this folder".format(
+                                            wiring.event, CODEX.settings, match.group("hook"),
+                                            os.path.relpath(folder, project)), "--update"))
+    return findings
+
+
+def untracked_hook_findings(project, agents, clashes):
+    """A hooks file git tracks whose protocol entries run hooks git does not: every other clone
+    gets the entries without their files, and a hook Python cannot open fails (exit 2: a Stop
+    guard that blocks and blocks again). The protocol's session start loads its two siblings, so
+    they count with it; a hook of the user's under a protocol name is theirs to commit."""
+    files = [SETTINGS] + [agent.settings for agent in agents]
+    present = [name for name in HOOKS if os.path.isfile(os.path.join(project, HOOK_DIR, name))]
+    entries = index_entries(project, files + [HOOK_DIR + "/" + name for name in present])
+    if not entries:
+        return []
+    wiring, needed = [], []
+    for rel in [rel for rel in files if rel in entries]:
+        run = hooks_run_by(project, rel, agents)
+        if run:
+            wiring.append(rel)
+            needed += [name for name in run if name not in needed]
+    if HOOKS[0] in needed and HOOK_DIR + "/" + HOOKS[0] not in clashes:
+        needed += [name for name in HOOKS[1:3] if name not in needed]
+    untracked = [HOOK_DIR + "/" + name for name in HOOKS
+                 if name in needed and name in present and HOOK_DIR + "/" + name not in entries
+                 and HOOK_DIR + "/" + name not in clashes]
+    if not untracked:
+        return []
+    return [Finding("broken", "git tracks {}, which run{} the protocol's hooks, but not {}: every "
+                    "other clone gets the entries without the files, so no hook of the protocol's "
+                    "runs there (Claude Code's fail at every session); git add --chmod=+x {}".format(
+                        " and ".join(wiring), "" if len(wiring) > 1 else "s",
+                        ", ".join(os.path.basename(rel) for rel in untracked),
+                        " ".join(untracked)))]
+
+
+def hooks_run_by(project, rel, agents):
+    """The protocol's hooks the entries of the hooks file at rel run; [] for one that cannot be
+    read (it is named on its own)."""
+    try:
+        if rel == SETTINGS:
+            [(_, settings)] = project_settings(project, (SETTINGS,))
+            wirings = WIRINGS
+        else:
+            agent = next(agent for agent in agents if agent.settings == rel)
+            settings, _ = agent_settings_of(project, agent)
+            wirings = agent.wirings
+    except Refusal:
+        return []
+    return [wiring.hook for wiring in wirings if our_handlers(settings, wiring)]
 
 
 def managed_policy_finding(files):

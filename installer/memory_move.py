@@ -12,6 +12,7 @@ reports the move as something --update would do.
 import datetime
 import os
 
+from .errors import Refusal
 from .files import encode_text, read_bytes
 from .protocol import MEMORY_INDEX
 
@@ -32,10 +33,25 @@ def plan_memory_format_move(plan, owned, source):
     for name in sorted(changes, key=lambda name: (name != index, name)):
         rel = os.path.dirname(MEMORY_INDEX) + "/" + name
         exists = os.path.lexists(plan.path(rel))
+        if exists and not is_readable_text(plan.path(rel), rel):
+            plan.refuse("{} is there but cannot be read as UTF-8 text, and the memory's move "
+                        "would write it: move it away, then run --update again".format(rel))
+            continue
         if rel == MEMORY_INDEX and owned.owns(rel, read_bytes(plan.path(rel), rel)):
             owned.own(rel, encode_text(changes[name]))
         plan.write("replace" if exists else "write", rel, encode_text(changes[name]),
                    what_the_move_did(name, index, exists))
+
+
+def is_readable_text(path, rel):
+    """Whether the file holds UTF-8 text the move could have read: it never writes over one it
+    could not read."""
+    try:
+        data = read_bytes(path, rel)
+        (data or b"").decode("utf-8")
+    except (Refusal, UnicodeDecodeError):
+        return False
+    return True
 
 
 def what_the_move_did(name, index, exists):

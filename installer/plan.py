@@ -64,6 +64,7 @@ class Plan(object):
         self.clashes = []  # files of the user's under the protocol's names, never taken over
         self.planned = {}  # rel -> the bytes the run writes there
         self.agents = []  # the agents besides Claude Code the run installs or updates
+        self.grantable = []  # the Skill rules the run may add to settings.json (see project.py)
 
     def path(self, rel):
         return os.path.join(self.root, *rel.split("/"))

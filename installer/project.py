@@ -19,17 +19,19 @@ from .files import (
     same_content, why_unsafe_to_change, why_unwritable,
 )
 from .protocol import (
-    CLAUDEIGNORE, COMMANDS, COMMAND_DIR, DEFAULT_PYTHON, HOOKS, HOOK_DIR,
+    CLAUDEIGNORE, COMMANDS, COMMAND_DIR, DEFAULT_PYTHON, HOOKS, HOOK_DIR, LOCAL_SETTINGS,
     MARKED_BLOCKS, MEMORY_INDEX, OLD_SESSION_STATE, SESSION_STATE, SETTINGS,
-    SKILL_PERMISSIONS, TEMPLATE_CLAUDEIGNORE, TEMPLATE_MEMORY, command_for, skill_rule,
-    wirings_of,
+    SKILL_PERMISSIONS, TEMPLATE_CLAUDEIGNORE, WIRINGS, command_for, skill_rule, wired_together,
 )
 from .releases import RETIRED_COMMANDS
 from .plan import Plan, Step
-from .settings import SettingsError, load_settings, settings_bytes
+from .settings import SettingsError, load_settings, project_settings, settings_bytes
 from .interpreter import interpreter_in, why_the_interpreter_is_missing
-from .permissions import deny_rule_lines, grant, revoke
-from .wiring import installed_interpreters, is_on_a_released_matcher, our_handlers, wire
+from .permissions import deny_rule_lines, grant, revoke, rules_of
+from .wiring import (
+    installed_interpreters, is_on_a_released_matcher, our_handlers, unwire, wire,
+    why_entries_cannot_go_in, withheld_entries,
+)
 from .blocks import with_block, with_final_newline_as
 from .bash_edition import (
     moved_from_the_bash_edition, plan_bash_edition_hooks_note, take_over_the_bash_edition,
@@ -39,8 +41,9 @@ from .repository import (
     index_entries, mark_executable_in_index, why_index_cannot_change,
 )
 from .memory_move import plan_memory_format_move
+from .memory_index import index_for
 from .agents import (
-    agent_files, agents_for, interpreters_wired_for, plan_agent_wiring, plan_agents_md,
+    OTHER_AGENTS, agent_files, agents_for, interpreters_wired_for, plan_agent_wiring, plan_agents_md,
 )
 from .record import Ownership
 
@@ -59,7 +62,7 @@ def plan_install(source, project, options):
     owned = Ownership(project, source)
     if options.python is not None:
         plan_interpreter_note(plan, options.python)
-    known = installed_interpreters(plan)
+    known = installed_interpreters(plan.root)
     python = command_interpreter(known, options)
     ours = [name for name in HOOKS
             if plan_owned_file(plan, owned, HOOK_DIR + "/" + name, source.hook(name), options,
@@ -70,29 +73,36 @@ def plan_install(source, project, options):
                                    pythons=known + [python, DEFAULT_PYTHON])]
     plan_retired_commands(plan, owned, options)
     if not options.update:
-        plan_memory_index(plan, owned, source.bytes_of(TEMPLATE_MEMORY))
+        plan_memory_index(plan, owned, index_for(source, project))
     ignore_text = plan_claudeignore(plan, owned, source, options)
     for rel, template, lines_are in MARKED_BLOCKS:
         plan_marked_block(plan, owned, rel, source.marked_template(template), lines_are)
     if options.update:
         plan_session_state_move(plan)
         plan_memory_format_move(plan, owned, source)
-    plan_settings_wiring(plan, owned, options, wirings_of(ours), commands, ignore_text)
-    plan.agents = plan_other_agents(plan, owned, source, options, python, known)
+    wirings = wired_together(ours)
+    owned.hooks_owned = ours
+    plan_settings_wiring(plan, owned, options, wirings, commands, ignore_text)
+    plan.agents = plan_other_agents(plan, owned, source, options, python, known,
+                                    [wiring.hook for wiring in wirings])
     plan_git_index(plan, project, ours)
     owned.plan_writes(plan)
     return plan
 
 
-def plan_other_agents(plan, owned, source, options, python, known):
+def plan_other_agents(plan, owned, source, options, python, known, hooks):
     """The agents besides Claude Code asked for, wired, or recorded as wired: their skills, then
-    their hooks files, then AGENTS.md. Returns them."""
+    their hooks files, wired to the hooks Claude Code's entries run (hooks), then AGENTS.md.
+    Returns them."""
     agents = agents_for(plan.root, options.agents, owned.known.wired)
+    for agent in OTHER_AGENTS:  # one the user took out is no longer the protocol's to wire
+        if agent not in agents and owned.after.wired.pop(agent.settings, None) is not None:
+            owned.after.created = [rel for rel in owned.after.created if rel != agent.settings]
     pythons = known + interpreters_wired_for(plan.root) + [python, DEFAULT_PYTHON]
     for rel, data, is_ours in agent_files(agents, source, python, pythons):
         plan_owned_file(plan, owned, rel, data, options, hook=False, is_ours=is_ours)
     for agent in agents:
-        plan_agent_wiring(plan, owned, agent, python, options.update)
+        plan_agent_wiring(plan, owned, agent, python, options.update, hooks)
     plan_agents_md(plan, owned, source, "agents-md" in (options.agents or ()), options.force)
     return agents
 
@@ -283,8 +293,8 @@ def plan_interpreter_note(plan, python):
 
 
 def plan_memory_index(plan, owned, data):
-    """The memory index from the template where there is none; one that is there is the
-    user's memory, never overwritten."""
+    """The memory index where there is none: the template, with a pointer to each note already
+    beside it (memory_index.py); one that is there is the user's memory, never overwritten."""
     if os.path.lexists(plan.path(MEMORY_INDEX)):
         plan.keep(MEMORY_INDEX, "exists; never overwritten")
     else:
@@ -316,9 +326,16 @@ def plan_settings_wiring(plan, owned, options, wirings, commands, ignore_text):
     except SettingsError as error:
         plan.refuse(str(error))
         return
+    problem = why_entries_cannot_go_in(settings, wirings, SETTINGS)
+    if problem:
+        plan.refuse(problem)
+        return
     read = copy.deepcopy(settings)
     if options.python is not None and not options.update:
         plan_kept_interpreter_note(plan, settings, options.python, wirings)
+    withheld = unwire(settings, withheld_entries(settings, owned, wirings, WIRINGS))
+    # an entry that runs a hook of the user's is theirs, whatever the record says
+    owned.after.hooks = [wiring.event for wiring in wirings if wiring.event in owned.after.hooks]
     moved = take_over_the_bash_edition(settings, options.python, wirings) \
         if the_bash_edition_is_here(plan.root) else []
     present = [wiring.event for wiring in wirings if our_handlers(settings, wiring)]
@@ -329,6 +346,8 @@ def plan_settings_wiring(plan, owned, options, wirings, commands, ignore_text):
     if options.update:
         plan_shared_matcher_note(plan, settings, wirings)
     notes = ["wired " + " and ".join(changed)] if changed else []
+    if withheld:
+        notes.append(TOOK_BACK.format(" and ".join(withheld)))
     notes += permission_changes(plan, owned, settings, commands, ignore_text)
     # One line for each event moved from the bash edition, one for the rest;
     # the first carries the file's one write, the others say what it holds.
@@ -346,6 +365,10 @@ def plan_settings_wiring(plan, owned, options, wirings, commands, ignore_text):
     plan_bash_edition_hooks_note(plan, settings)
 
 
+TOOK_BACK = ("took back the protocol's {} entry: session start and the Stop guard are wired "
+             "together or not at all, and one of them is not the protocol's here (see --check)")
+
+
 def permission_changes(plan, owned, settings, commands, ignore_text):
     """Allow the skills of the protocol's commands that are installed, and take back a grant
     the protocol made for one that is not (a command of the user's under its name is not the
@@ -358,7 +381,8 @@ def permission_changes(plan, owned, settings, commands, ignore_text):
     taken_back = revoke(settings, "allow", [rule for rule in owned.after.allow
                                             if rule not in wanted])
     owned.after.allow = [rule for rule in owned.after.allow if rule in wanted]
-    allowed = grant(settings, "allow", wanted)
+    plan.grantable = grants_to_make(plan, owned, settings, commands)
+    allowed = grant(settings, "allow", plan.grantable)
     owned.after.allow += allowed
     if allowed:
         notes.append("allowed " + ", ".join(allowed))
@@ -382,6 +406,21 @@ def permission_changes(plan, owned, settings, commands, ignore_text):
                   "file tools may still open what it names: {}".format(
                       CLAUDEIGNORE, ", ".join(skipped)))
     return notes
+
+
+def grants_to_make(plan, owned, settings, commands):
+    """The Skill rules a run may add: one for each of the protocol's commands that holds bytes
+    the installer wrote (one the user edited, or that only the record calls the protocol's,
+    gets none it did not have), unless the user decided otherwise: a rule the protocol granted
+    and the user took out of "allow", or one they put in "ask" or "deny", stays as they left it."""
+    vetted = [name for name in commands if COMMAND_DIR + "/" + name not in plan.edited]
+    try:
+        files = [settings] + [local for _, local in project_settings(plan.root, (LOCAL_SETTINGS,))]
+    except SettingsError:
+        files = [settings]
+    decided = [rule for each in files for key in ("ask", "deny") for rule in rules_of(each, key)]
+    return [rule for rule in SKILL_PERMISSIONS if rule in map(skill_rule, vetted)
+            and rule not in decided and not owned.owns_rule("allow", rule)]
 
 
 def plan_shared_matcher_note(plan, settings, wirings):

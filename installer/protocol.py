@@ -172,6 +172,16 @@ def wirings_of(hooks):
     return [wiring for wiring in WIRINGS if wiring.hook in hooks]
 
 
+def wired_together(hooks):
+    """The entries an install may wire, the given hooks being the protocol's: session start and
+    the Stop guard together, or neither. A Stop guard without the protocol's session start would
+    find no baseline at any stop, and block the first stop of every session on a tree that was
+    dirty before it began; a session start of the user's is theirs. The same decision holds for
+    every agent's hooks file."""
+    wirings = wirings_of(hooks)
+    return wirings if len(wirings) == len(WIRINGS) else []
+
+
 class Source(object):
     """The files this version installs, read from beside the real install.py (the folder that
     holds this package)."""

@@ -40,18 +40,25 @@ import os
 from .errors import Refusal
 from .files import encode_text, is_an_empty_folder, lf_endings, read_bytes
 from .protocol import (
-    AGENTS_MD, AGENT_FOLDERS, BEFORE_INSTALL, CLAUDEIGNORE, CODEX_HOOKS, COMMAND_DIR,
-    DEFAULT_PYTHON, GEMINI_SETTINGS, GITATTRIBUTES, GITIGNORE, HOOK_DIR, MARKED_BLOCKS, RECORD,
-    SETTINGS, SKILL_PERMISSIONS, TEMPLATE_CLAUDEIGNORE, WIRINGS,
+    AGENTS_MD, AGENT_COMMANDS, AGENT_FOLDERS, BEFORE_INSTALL, CLAUDEIGNORE, CODEX_HOOKS,
+    COMMANDS, COMMAND_DIR, DEFAULT_PYTHON, GEMINI_SETTINGS, GITATTRIBUTES, GITIGNORE, HOOKS,
+    HOOK_DIR, MARKED_BLOCKS, MEMORY_INDEX, RECORD, SETTINGS, SKILL_PERMISSIONS,
+    TEMPLATE_CLAUDEIGNORE, TEMPLATE_MEMORY, WIRINGS, command_for,
 )
-from .releases import RELEASED_CLAUDEIGNORE_DIGESTS, is_a_release_of, is_the_installers
+from .releases import (
+    RELEASED_CLAUDEIGNORE_DIGESTS, is_a_release_of, is_the_installers, released_digests,
+)
 from .settings import SettingsError, load_settings, settings_text
 from .interpreter import interpreter_in
 from .permissions import claudeignore_text, deny_rule_lines, grant, rules_of
-from .wiring import our_handlers, protocol_is_installed, wire
+from .wiring import installed_interpreters, our_handlers, protocol_is_installed, wire
 from .blocks import appended
 from .bash_edition import the_bash_edition_is_here
-from .agents import adopted_wiring
+from .agents import (
+    OTHER_AGENTS, adopted_wiring, interpreters_wired_for, skill_path, skill_text,
+)
+from .claims import read_claims
+from .memory_index import index_for
 
 
 # The folders an install fills; one that was there, empty, before it stays when the uninstall
@@ -63,6 +70,9 @@ EDITED_FILES = (SETTINGS, GITIGNORE, GITATTRIBUTES)
 AGENT_FILES = (CODEX_HOOKS, GEMINI_SETTINGS)
 # The files an install may create and later remove, when it left nothing of the user's in them.
 CREATED_FILES = EDITED_FILES + AGENT_FILES + (AGENTS_MD,)
+# The objects and lists of settings.json the protocol's entries and rules may go into.
+CONTAINERS = ("hooks", "permissions", "permissions.allow", "permissions.deny") + tuple(
+    "hooks." + wiring.event for wiring in WIRINGS)
 RECORD_FORMAT = 1
 ABOUT = ("What install.py of the Memory Context Protocol added to this project; it reads this "
          "file to update and uninstall. Commit it with .claude/settings.json.")
@@ -105,8 +115,9 @@ class Record(object):
             "allow": sorted(set(self.allow), key=SKILL_PERMISSIONS.index),
             "deny": self.deny,
             "created": sorted(set(self.created)),
-            "wired": dict((rel, sorted(set(events))) for rel, events in self.wired.items()
-                          if events),
+            # an agent asked for with nothing wired yet (its hooks are not the protocol's) is
+            # kept, with no events, so a later run wires it once they are
+            "wired": dict((rel, sorted(set(events))) for rel, events in self.wired.items()),
             "containers": sorted(set(self.containers)),
         }
 
@@ -119,32 +130,6 @@ class Record(object):
 
     def __ne__(self, other):
         return not self == other
-
-
-def record_from(data):
-    """The Record a file's bytes hold; None when they hold something else."""
-    try:
-        found = json.loads(data.decode("utf-8"))
-    except ValueError:
-        return None
-    if not isinstance(found, dict) or found.get("format") != RECORD_FORMAT:
-        return None
-    files, hooks, allow = found.get("files"), found.get("hooks"), found.get("allow")
-    deny, created, wired = found.get("deny"), found.get("created"), found.get("wired", {})
-    containers = found.get("containers", [])
-    events = [wiring.event for wiring in WIRINGS]
-    if not (isinstance(files, dict) and all(isinstance(value, str) for value in files.values())
-            and isinstance(hooks, list) and set(hooks) <= set(events)
-            and isinstance(allow, list) and set(allow) <= set(SKILL_PERMISSIONS)
-            and isinstance(deny, dict) and all(isinstance(rule, str) and isinstance(line, str)
-                                               for rule, line in deny.items())
-            and isinstance(created, list) and set(created) <= set(CREATED_FILES)
-            and isinstance(wired, dict) and set(wired) <= set(AGENT_FILES)
-            and all(isinstance(value, list) and all(isinstance(event, str) for event in value)
-                    for value in wired.values())
-            and isinstance(containers, list) and all(isinstance(path, str) for path in containers)):
-        return None
-    return Record(files, hooks, allow, deny, created, wired, containers)
 
 
 def read_file_of_the_installers(project, rel):
@@ -186,13 +171,23 @@ class Ownership(object):
         self.project = project
         self.source = source
         data, there = read_file_of_the_installers(project, RECORD)
-        self.record = record_from(data) if data is not None else None
-        self.foreign = there and self.record is None  # a file of the user's under its name
+        claims = read_claims(data, RECORD_FORMAT) if data is not None else None
+        self.foreign = there and claims is None  # a file of the user's under its name
         self.before = read_before_install(project)
         self.foreign_before = os.path.lexists(os.path.join(project, *BEFORE_INSTALL.split("/"))) \
             and self.before is None
+        self.writable = {}  # path -> the digests of every version the installer writes there
+        self.digests = {}  # path -> the digests the record claims there that are believed
+        self.unbelieved = []  # what the record claims that the installer could not have made
+        self.record = self.believed(claims) if claims is not None else None
+        # whether the record's bytes are one whole record of believed claims: else the next
+        # writing run writes it anew
+        self.record_is_whole = claims is not None and claims.whole and not self.unbelieved \
+            and not self.adopt_unclaimed_agents()
+        self.record_conflicted = claims is not None and claims.conflicted
         self.adopted = None
         self.bash_edition = None  # whether the bash edition is here, once asked
+        self.hooks_owned = []  # the hooks that are the protocol's after the run, once decided
         if self.record is None and protocol_is_installed(project):
             self.adopted = self.adopt()
         self.after = (self.record or self.adopted or Record()).copy()
@@ -209,6 +204,101 @@ class Ownership(object):
 
     # ---- files
 
+    def believed(self, claims):
+        """The Record of the claims that the installer could have made (see claims.py): a file
+        for a digest of bytes it writes there, a deny rule with the .claudeignore line it makes
+        that rule of, and nothing the local record shows the user had before the first install.
+        What is left out is named in self.unbelieved."""
+        record = Record()
+        for rel, digests in sorted(claims.files.items()):
+            good = set(digests) & self.writable_digests(rel)
+            if not good:
+                self.unbelieved.append(rel)
+                continue
+            self.digests[rel] = good
+            data, _ = read_file_of_the_installers(self.project, rel)
+            current = digest(data) if data is not None else None
+            record.files[rel] = current if current in good else sorted(good)[0]
+        had = self.rules_before()
+        record.hooks = [wiring.event for wiring in WIRINGS if wiring.event in claims.hooks]
+        record.allow = [rule for rule in SKILL_PERMISSIONS
+                        if rule in claims.allow and rule not in had["allow"]]
+        self.unbelieved += sorted(rule for rule in claims.allow if rule not in record.allow)
+        for rule, lines in sorted(claims.deny.items()):
+            made = [line for line in sorted(lines) if deny_rule_lines(line)[0] == {rule: line}]
+            if made and rule not in had["deny"]:
+                record.deny[rule] = made[0]
+            else:
+                self.unbelieved.append(rule)
+        record.created = sorted(rel for rel in claims.created
+                                if rel in CREATED_FILES and self.before_text(rel) is None)
+        events = dict((agent.settings, [wiring.event for wiring in agent.wirings])
+                      for agent in OTHER_AGENTS)
+        record.wired = dict((rel, [event for event in events[rel] if event in wired])
+                            for rel, wired in sorted(claims.wired.items()) if rel in events)
+        # a container claimed wrongly only decides whether an emptied one comes back, empty
+        record.containers = sorted(path for path in claims.containers if path in CONTAINERS)
+        return record
+
+    def adopt_unclaimed_agents(self):
+        """Take for the protocol's an agent's hooks file that the record says nothing of but
+        that wires the protocol's hooks, as an install made before the record is adopted (its
+        entries, and the file when it is exactly what the installer writes into a new one): a
+        record merged with one side of a conflict kept lacks the other side's agent. Returns
+        whether any was."""
+        if self.record is None:
+            return False
+        wired, created = adopted_wiring(self.project)
+        unclaimed = [rel for rel in wired if not self.record.wired.get(rel)]
+        for rel in unclaimed:
+            self.record.wired[rel] = wired[rel]
+            if rel in created and rel not in self.record.created:
+                self.record.created.append(rel)
+        return bool(unclaimed)
+
+    def rules_before(self):
+        """{"allow": rules, "deny": rules} of the settings.json the local record holds from
+        before the first install here (both empty when it holds none)."""
+        text = self.before_text(SETTINGS)
+        try:
+            settings = json.loads(text.lstrip("\ufeff")) if text and text.strip() else {}
+        except ValueError:
+            settings = {}
+        if not isinstance(settings, dict):
+            settings = {}
+        return {"allow": rules_of(settings, "allow"), "deny": rules_of(settings, "deny")}
+
+    def writable_digests(self, rel):
+        """The digests of every version of the file at rel that the installer writes: this
+        version's, rendered for each interpreter the project's entries name, and those releases
+        shipped; none for a path it writes nothing at."""
+        if rel not in self.writable:
+            found = set(released_digests(rel))
+            found.update(digest(data) for data in self.versions_of(rel))
+            self.writable[rel] = found
+        return self.writable[rel]
+
+    def versions_of(self, rel):
+        """This version's bytes for the file at rel, for each of the project's interpreters."""
+        folder, _, name = rel.rpartition("/")
+        if folder == HOOK_DIR and name in HOOKS:
+            return [self.source.hook(name)]
+        if folder == COMMAND_DIR and name in COMMANDS:
+            return [command_for(self.source, name, python) for python in self.pythons()]
+        if rel == CLAUDEIGNORE:
+            return [self.source.bytes_of(TEMPLATE_CLAUDEIGNORE)]
+        if rel == MEMORY_INDEX:
+            return [self.source.bytes_of(TEMPLATE_MEMORY), index_for(self.source, self.project)]
+        skills = dict((skill_path(command), command) for command in AGENT_COMMANDS)
+        if rel in skills:
+            return [skill_text(self.source, skills[rel], python) for python in self.pythons()]
+        return []
+
+    def pythons(self):
+        """The interpreters the project's hook entries name, for every agent, and the default."""
+        return list(dict.fromkeys(installed_interpreters(self.project) +
+                                  interpreters_wired_for(self.project) + [DEFAULT_PYTHON]))
+
     def owns(self, rel, data, pythons=(DEFAULT_PYTHON,), is_ours=None):
         """Whether the file at rel, holding data (bytes), is the protocol's and as it wrote it:
         its bytes are those the record gives; with no record, a version a release shipped
@@ -216,7 +306,7 @@ class Ownership(object):
         if data is None:
             return False
         if self.record is not None:
-            return self.record.files.get(rel) == digest(data)
+            return digest(data) in self.digests.get(rel, ())
         if self.adopted is None:
             return False
         return is_ours(data) if is_ours else self.is_a_release(rel, data, pythons)
@@ -351,7 +441,7 @@ class Ownership(object):
                            encode_text(json.dumps(before, indent=2, sort_keys=True) + "\n"),
                            "what --uninstall must leave as it was: " + ", ".join(added),
                            mode=0o600, first=True)  # it may copy settings with secrets in "env"
-        if self.record is None or self.after != self.record:
+        if self.record is None or self.after != self.record or not self.record_is_whole:
             plan.write("write" if self.record is None else "merge", RECORD, self.after.bytes(),
                        "what the protocol added here", first=True)
 

@@ -9,7 +9,7 @@ unedited copy of any earlier release is still recognised and brought up to date.
 import hashlib
 
 from .files import lf_endings, same_content
-from .protocol import DEFAULT_PYTHON, HOOK_DIR, command_for
+from .protocol import CLAUDEIGNORE, COMMAND_DIR, DEFAULT_PYTHON, HOOK_DIR, command_for
 
 # The last release, as CHANGELOG.md heads it, and whether changes listed under its
 # [Unreleased] heading came since (then --version says so). A release sets VERSION and
@@ -70,6 +70,17 @@ RELEASED_SECTION_DIGESTS = {
 # matcher is still one of them to this version's (0.1.0 did not match `fork`,
 # the source the harness gives a forked session); any other is the user's.
 RELEASED_MATCHERS = {"SessionStart": ("startup|resume|clear|compact",)}
+
+
+def released_digests(rel):
+    """The digests of the versions of the file at rel (a hook, a command, .claudeignore) that
+    earlier releases shipped; none for any other file."""
+    folder, _, name = rel.rpartition("/")
+    if folder == HOOK_DIR:
+        return RELEASED_HOOK_DIGESTS.get(name, ())
+    if folder == COMMAND_DIR:
+        return RELEASED_COMMAND_DIGESTS.get(name, ())
+    return RELEASED_CLAUDEIGNORE_DIGESTS if rel == CLAUDEIGNORE else ()
 
 
 def is_a_release_of(current, digests, data):

@@ -83,22 +83,84 @@ def parse_settings(text, shown, claude=True):
 
 
 def hooks_shape_problem(hooks):
-    """What keeps "hooks" from the shape the harness reads (an object of lists
-    of groups, each with a "hooks" list of handler objects); None when sound."""
+    """What keeps "hooks" from being an object of events, which every entry of the protocol's
+    goes into; None when it is one. An entry in it of another shape is the harness's to skip
+    (skipped_entries) and the installer's to keep as it is: only where the protocol's entry must
+    go beside one that is not a list would an edit be unsafe (wiring.why_entries_cannot_go_in)."""
     if not isinstance(hooks, dict):
         return '"hooks" is not an object'
-    for event, groups in hooks.items():
-        if not isinstance(groups, list):
-            return '"hooks.{}" is not a list'.format(event)
-        for index, group in enumerate(groups):
-            where = "hooks.{}[{}]".format(event, index)
-            if not isinstance(group, dict):
-                return '"{}" is not an object'.format(where)
-            if not isinstance(group.get("hooks"), list):
-                return '"{}" has no "hooks" list'.format(where)
-            if not all(isinstance(handler, dict) for handler in group["hooks"]):
-                return '"{}.hooks" holds something other than objects'.format(where)
     return None
+
+
+def groups_of(settings, event):
+    """The groups under an event that the harness loads: objects with a "hooks" list. An event
+    that is not a list holds none, and a group of another shape is left out (skipped_entries)."""
+    groups = settings.get("hooks", {}).get(event, [])
+    if not isinstance(groups, list):
+        return []
+    return [group for group in groups
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list)]
+
+
+def handlers_in(group):
+    """The handlers of a group that are objects; anything else in it the harness skips."""
+    return [handler for handler in group["hooks"] if isinstance(handler, dict)]
+
+
+# The hook events Claude Code 2.1.328 knows (tests/e2e/test_cli_harness_facts.py reads them from
+# its own message): an entry under any other name it ignores, with a line in its debug log.
+KNOWN_EVENTS = frozenset((
+    "PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch", "Notification",
+    "UserPromptSubmit", "UserPromptExpansion", "SessionStart", "SessionEnd", "Stop",
+    "StopFailure", "SubagentStart", "SubagentStop", "PreCompact", "PostCompact",
+    "PreModelSwitch", "PostModelSwitch", "PermissionRequest", "PermissionDenied", "Setup",
+    "TeammateIdle", "TaskCreated", "TaskCompleted", "Elicitation", "ElicitationResult",
+    "ConfigChange", "WorktreeCreate", "WorktreeRemove", "InstructionsLoaded", "CwdChanged",
+    "FileChanged", "DirectoryAdded", "MessageDisplay",
+))
+
+
+def skipped_entries(settings):
+    """[(where, why)] of the hook entries of a Claude Code settings file that the harness
+    ignores while it applies the rest, each named as its debug log names it (measured on
+    2.1.328): an event it does not know, an event that is not a list, a group that is not one,
+    a group without its "hooks" list, a handler that is not an object or cannot load."""
+    found = []
+    for event, groups in sorted(settings.get("hooks", {}).items()):
+        where = "hooks." + event
+        if event not in KNOWN_EVENTS:
+            found.append((where, 'Unknown hook event "{}" was ignored'.format(event)))
+        elif not isinstance(groups, list):
+            found.append((where, 'Hook event "{}" must be an array of matchers; received {}. '
+                          "This entry was ignored".format(event, json_type(groups))))
+        else:
+            for index, group in enumerate(groups):
+                at = "{}.{}".format(where, index)
+                if not isinstance(group, dict):
+                    found.append((at, "Hook matcher must be an object; received {}; matcher "
+                                  "ignored".format(json_type(group))))
+                elif not isinstance(group.get("hooks"), list):
+                    found.append((at, 'Hook matcher "hooks" must be an array of hook entries; '
+                                  "received {}; matcher ignored".format(
+                                      json_type(group.get("hooks")))))
+                else:
+                    found += [("{}.hooks.{}".format(at, number), "hook " + problem + "; ignored")
+                              for number, problem in enumerate(
+                                  handler_problem(handler) if isinstance(handler, dict)
+                                  else "is not an object" for handler in group["hooks"])
+                              if problem]
+    return found
+
+
+def json_type(value):
+    """The JavaScript name of a JSON value's type, as the harness's messages give it."""
+    if value is None:
+        return "undefined"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    return {str: "string", list: "array", dict: "object"}.get(type(value), "unknown")
 
 
 # Measured on Claude Code 2.1.328 (tests/e2e/test_cli_harness_facts.py): an entry it cannot load
@@ -122,12 +184,20 @@ def entry_claude_code_skips_the_file_for(settings):
         if key in permissions and not isinstance(permissions[key], list):
             return '"permissions.{}" is not a list{}'.format(key, SKIPPED_WHOLE)
     for event in GUARDING_EVENTS:
-        for index, group in enumerate(settings.get("hooks", {}).get(event, [])):
+        groups = settings.get("hooks", {}).get(event, [])
+        if not isinstance(groups, list):
+            return '"hooks.{}" is not a list{}'.format(event, SKIPPED_WHOLE)
+        for index, group in enumerate(groups):
             where = "hooks.{}[{}]".format(event, index)
+            if not isinstance(group, dict):
+                return '"{}" is not an object{}'.format(where, SKIPPED_WHOLE)
+            if not isinstance(group.get("hooks"), list):
+                return '"{}" has no "hooks" list{}'.format(where, SKIPPED_WHOLE)
             if "matcher" in group and not isinstance(group["matcher"], str):
                 return '"{}.matcher" is not text{}'.format(where, SKIPPED_WHOLE)
             for number, handler in enumerate(group["hooks"]):
-                problem = handler_problem(handler)
+                problem = handler_problem(handler) if isinstance(handler, dict) \
+                    else "is not an object"
                 if problem:
                     return '"{}.hooks[{}]" {}{}'.format(where, number, problem, SKIPPED_WHOLE)
     return None

@@ -50,7 +50,7 @@ def plan_uninstall(source, project):
         plan.remove(HOOK_DIR + "/" + name, "local file the hooks wrote")
     if plan.will_be_emptied(HOOK_DIR + "/__pycache__"):
         plan.remove(HOOK_DIR + "/__pycache__", "now empty")
-    pythons = installed_interpreters(plan) + [DEFAULT_PYTHON]
+    pythons = installed_interpreters(plan.root) + [DEFAULT_PYTHON]
     for name in COMMANDS + tuple(sorted(RETIRED_COMMANDS)):
         plan_remove_if_ours(plan, owned, COMMAND_DIR + "/" + name, "command", pythons)
     plan_remove_if_ours(plan, owned, CLAUDEIGNORE, "file")

@@ -14,7 +14,7 @@ from .protocol import (
     WIRINGS, is_exec_form,
 )
 from .releases import RELEASED_MATCHERS
-from .settings import SettingsError, load_settings, project_settings
+from .settings import SettingsError, groups_of, handlers_in, load_settings, project_settings
 from .interpreter import interpreter_in
 from .permissions import grant
 
@@ -25,8 +25,24 @@ def our_handlers(settings, wiring):
 
 
 def handlers_where(settings, event, test):
-    return [(group, handler) for group in settings.get("hooks", {}).get(event, [])
-            for handler in group["hooks"] if test(handler)]
+    """(group, handler) for every handler test selects among those the harness loads under the
+    event; an entry of another shape is the harness's to skip, and stays as it is."""
+    return [(group, handler) for group in groups_of(settings, event)
+            for handler in handlers_in(group) if test(handler)]
+
+
+def why_entries_cannot_go_in(settings, wirings, shown):
+    """Why the wirings' missing entries cannot be added to a hooks file (settings, as shown):
+    an event whose value is not a list, which the harness ignores, would have to be replaced;
+    None when they can. The rest of the file is no concern of the install's."""
+    for wiring in wirings:
+        value = settings.get("hooks", {}).get(wiring.event)
+        if value is not None and not isinstance(value, list) and \
+                not our_handlers(settings, wiring):
+            return ('{}: "hooks.{}" is not a list of groups (the harness ignores it), and the '
+                    "protocol's entry cannot go beside it without replacing it: make it a list "
+                    "([ ... ]) or take it out".format(shown, wiring.event))
+    return None
 
 
 def wire(settings, python, update, wirings=WIRINGS, updatable=None):
@@ -45,8 +61,9 @@ def wire(settings, python, update, wirings=WIRINGS, updatable=None):
         found = our_handlers(settings, wiring)
         if not found:
             hooks = settings.setdefault("hooks", {})
-            hooks.setdefault(wiring.event, []).append(wiring.group(python or DEFAULT_PYTHON))
-            changed.append(wiring.event)
+            if isinstance(hooks.setdefault(wiring.event, []), list):  # else refused before
+                hooks[wiring.event].append(wiring.group(python or DEFAULT_PYTHON))
+                changed.append(wiring.event)
             continue
         if not update or (updatable is not None and wiring.event not in updatable):
             continue
@@ -77,7 +94,8 @@ def update_matcher(group, wiring):
     group also holds handlers of the user's, which would then run for more
     sources than the user chose; whether it changed."""
     if not is_on_a_released_matcher(group, wiring) or \
-            not all(wiring.is_ours(handler) for handler in group["hooks"]):
+            not all(isinstance(handler, dict) and wiring.is_ours(handler)
+                    for handler in group["hooks"]):
         return False
     group["matcher"] = wiring.matcher
     return True
@@ -85,6 +103,18 @@ def update_matcher(group, wiring):
 
 def is_on_a_released_matcher(group, wiring):
     return group.get("matcher") in RELEASED_MATCHERS.get(wiring.event, ())
+
+
+def withheld_entries(settings, owned, wirings, every, rel=SETTINGS):
+    """The protocol's entries in a hooks file (settings, rel) that the install no longer wires
+    (every: the file's wirings; wirings: those it wires): a Stop guard without the protocol's
+    session start, or an entry the record says the protocol added for a hook that is the
+    user's. An entry an install made before the record may have had is taken for the
+    protocol's only where it runs the protocol's hook (wirings name them all, or none)."""
+    wired = [wiring.event for wiring in wirings]
+    return [wiring for wiring in every if wiring.event not in wired
+            and owned.owns_event(wiring.event, rel) and our_handlers(settings, wiring)
+            and (owned.record is not None or wiring.hook in owned.hooks_owned)]
 
 
 def unwire(settings, wirings):
@@ -116,7 +146,7 @@ def drop_emptied_groups(settings, event, touched):
     when no group is left; groups the user left empty stay as they are."""
     hooks = settings["hooks"]
     groups = [group for group in hooks[event]
-              if group["hooks"] or not any(group is other for other in touched)]
+              if not any(group is other for other in touched) or group["hooks"]]
     if groups:
         hooks[event] = groups
     else:
@@ -139,12 +169,12 @@ def new_settings(python, wirings, deny):
     return settings
 
 
-def installed_interpreters(plan):
+def installed_interpreters(project):
     """The interpreters the protocol's wired hooks name in the project's
     settings, first found first; an unreadable file names none (the settings
     step refuses it)."""
     try:
-        settings, _ = load_settings(plan.path(SETTINGS), SETTINGS)
+        settings, _ = load_settings(os.path.join(project, *SETTINGS.split("/")), SETTINGS)
     except SettingsError:
         return []
     found = [interpreter_in(str(handler.get("command", "")))

@@ -438,10 +438,7 @@ WRONG_SHAPES = [
     '{"hooks": "x"}',
     '{"hooks": {"Stop": {}}}',
     '{"hooks": {"PreToolUse": "x"}}',
-    '{"hooks": {"Stop": [{"matcher": "x"}]}}',
-    '{"hooks": {"Stop": ["x"]}}',
-    '{"hooks": {"SessionStart": [{"hooks": "x"}]}}',
-    '{"hooks": {"Stop": [{"hooks": [1]}]}}',
+    '{"hooks": {"SessionStart": "x"}}',
     '{"model": "a", "model": "b"}',
     '{"hooks": {}, "hooks": {}}',
     '{"timeout": NaN}',
@@ -468,12 +465,27 @@ def test_settings_of_the_wrong_shape_are_refused(installer, project, text):
 @pytest.mark.parametrize("mode", ["--update", "--uninstall"])
 def test_other_modes_refuse_settings_of_the_wrong_shape_too(installer, project, mode):
     installer.ok("--project", project)
-    write_settings(project, '{"hooks": {"Stop": [{"matcher": "x"}]}}')
+    write_settings(project, '{"hooks": []}')
     before = snapshot(project)
     done = installer.run(mode, project)
     assert done.returncode == 1 and len(done.stderr.splitlines()) == 1
-    assert '"hooks.Stop[0]" has no "hooks" list' in done.stderr
+    assert '"hooks" is not an object' in done.stderr
     assert snapshot(project) == before
+
+
+def test_update_refuses_to_replace_an_event_it_must_add_to(installer, project):
+    """The harness ignores an event that is not a list; the protocol's entry could go there only
+    by replacing it, so --update refuses, and --uninstall, which adds nothing, leaves it."""
+    installer.ok("--project", project)
+    text = '{"hooks": {"Stop": {"hooks": [{"type": "command", "command": "make lint"}]}}}\n'
+    write_settings(project, text)
+    before = snapshot(project)
+    done = installer.run("--update", project)
+    assert done.returncode == 1 and len(done.stderr.splitlines()) == 1
+    assert '"hooks.Stop" is not a list of groups' in done.stderr
+    assert snapshot(project) == before
+    installer.ok("--uninstall", project)
+    assert read(path_in(project, ".claude/settings.json")).decode() == text
 
 
 @pytest.mark.parametrize("mode", ["--project", "--uninstall"])
@@ -727,7 +739,7 @@ def test_a_hook_of_the_users_is_kept_with_its_index_mode(installer, repo_with_my
     assert ("  keep     .claude/hooks/session-start.py (your own hook, not the protocol's: it "
             "stays, and the protocol's session-start.py is not installed (see --check))"
             ) in done.stdout
-    assert "SessionStart" not in settings_of(repo)["hooks"]
+    assert "hooks" not in settings_of(repo)  # nor the Stop guard, which needs the protocol's start
 
 
 def test_a_hook_of_the_users_is_a_clash_no_mode_takes_over(installer, repo_with_my_hook):

@@ -290,9 +290,9 @@ def without_the_protocols_entries(settings):
 
 
 # What can happen to a recorded agent's hooks file after the install; each leaves that agent
-# starting without the memory and stopping unsaved.
+# starting without the memory and stopping unsaved. (A file the user deleted is an agent they
+# took out: see the test after this one.)
 AFTERWARDS = {
-    "deleted": None,
     "emptied to an object": lambda rel, root: b"{}\n",
     "the protocol's entries taken out": lambda rel, root: (json.dumps(
         without_the_protocols_entries(json_of(root, rel)), indent=2) + "\n").encode("utf-8"),
@@ -306,11 +306,7 @@ def test_the_check_fails_when_a_recorded_agents_hooks_file_no_longer_wires_it(
         installer, repo, rel, what):
     installer.ok("--project", repo, "--agents", ALL)
     installer.ok("--check", repo)
-    change = AFTERWARDS[what]
-    if change is None:
-        os.remove(path_in(repo, rel))
-    else:
-        write(path_in(repo, rel), change(rel, repo))
+    write(path_in(repo, rel), AFTERWARDS[what](rel, repo))
     done = installer.run("--check", repo)
     assert done.returncode == 1, done.stdout
     if what == "no longer JSON":
@@ -320,6 +316,24 @@ def test_the_check_fails_when_a_recorded_agents_hooks_file_no_longer_wires_it(
     assert "--update would: " in done.stdout and rel in done.stdout
     installer.ok("--update", repo)
     installer.ok("--check", repo)
+
+
+@pytest.mark.parametrize("rel", [".codex/hooks.json", ".gemini/settings.json"])
+def test_an_agents_hooks_file_the_user_deleted_stays_deleted_until_asked_for_again(
+        installer, repo, rel):
+    state_of_before = state_of(repo)
+    installer.ok("--project", repo, "--agents", ALL)
+    os.remove(path_in(repo, rel))
+    os.rmdir(os.path.dirname(path_in(repo, rel)))
+    installer.ok("--check", repo)
+    installer.ok("--update", repo)
+    assert not os.path.lexists(path_in(repo, rel))
+    assert rel not in json_of(repo, ".claude/memory-context-protocol.json")["wired"]
+    installer.ok("--check", repo)
+    installer.ok("--update", repo, "--agents", "claude," + rel[1:].split("/")[0])
+    assert os.path.isfile(path_in(repo, rel))
+    installer.ok("--uninstall", repo)
+    assert state_of(repo) == state_of_before
 
 
 def test_an_agent_never_installed_is_not_checked_whatever_its_hooks_file_holds(installer, repo):

@@ -440,7 +440,7 @@ def test_check_json_is_one_valid_document_in_every_state(installer, repo, state,
         with open(path_in(project, ".claude/hooks/session-start.py"), "a") as handle:
             handle.write("# drift\n")
     elif state == "broken settings":
-        write(path_in(project, ".claude/settings.json"), '{"hooks": {"Stop": [{}]}}')
+        write(path_in(project, ".claude/settings.json"), '{"hooks": []}')
     done = installer.run("--check", "--json", project, timeout=60)
     assert done.returncode == code and done.stderr == ""
     report = strict_json(done.stdout)

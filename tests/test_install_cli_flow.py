@@ -207,8 +207,8 @@ def test_the_users_allow_rules_stay_first_and_none_twice(installer, project):
         "Skill(handoff)", "Bash(make:*)", "Skill(catchup)", "Skill(dream)"]
 
 
-def test_update_restores_a_missing_skill_permission(installer, repo):
-    installed_project(installer, repo)
+def test_update_restores_a_skill_permission_an_install_before_the_record_left_out(installer, repo):
+    installed_before_the_record(installer, repo)
     data = settings_of(repo)
     data["permissions"]["allow"].remove("Skill(dream)")
     write_settings(repo, data)
@@ -223,8 +223,41 @@ def test_update_restores_a_missing_skill_permission(installer, repo):
     assert check(installer, repo).returncode == 0
 
 
-def test_a_skill_allowed_only_in_the_local_settings_does_not_reach_teammates(installer, repo):
+@pytest.mark.parametrize("where", ["nowhere", "ask", "deny", "the local file's ask"])
+def test_a_grant_the_user_took_out_or_downgraded_stays_so(installer, repo, where):
     installed_project(installer, repo)
+    data = settings_of(repo)
+    data["permissions"]["allow"].remove("Skill(dream)")
+    if where in ("ask", "deny"):
+        data["permissions"].setdefault(where, []).append("Skill(dream)")
+    write_settings(repo, data)
+    if where == "the local file's ask":
+        write(path_in(repo, ".claude/settings.local.json"),
+              json.dumps({"permissions": {"ask": ["Skill(dream)"]}}))
+    kept = read(path_in(repo, ".claude/settings.json"))
+    assert check(installer, repo).returncode == 0
+    installer.ok("--update", repo)
+    installer.ok("--update", repo, "--force")
+    assert read(path_in(repo, ".claude/settings.json")) == kept
+    installer.ok("--uninstall", repo)
+    if where in ("ask", "deny"):
+        assert settings_of(repo) == {"permissions": {where: ["Skill(dream)"]}}
+
+
+def test_grants_the_user_moved_to_the_local_file_are_theirs(installer, repo):
+    installed_project(installer, repo)
+    data = settings_of(repo)
+    del data["permissions"]["allow"]
+    write_settings(repo, data)
+    write(path_in(repo, ".claude/settings.local.json"),
+          json.dumps({"permissions": {"allow": SKILL_RULES}}))
+    assert check(installer, repo).returncode == 0
+    installer.ok("--update", repo)
+    assert "allow" not in settings_of(repo)["permissions"]
+
+
+def test_a_skill_allowed_only_in_the_local_settings_does_not_reach_teammates(installer, repo):
+    installed_before_the_record(installer, repo)
     data = settings_of(repo)
     del data["permissions"]["allow"]
     write_settings(repo, data)

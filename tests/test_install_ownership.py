@@ -311,10 +311,11 @@ def test_project_writes_a_hard_linked_file_through_every_name(installer, project
 
 
 def break_the_install(project):
-    """What --update repairs in both files: the .gitignore block gone, the skills' rules gone."""
+    """What --update repairs in both files: the .gitignore block gone, the .claudeignore lines'
+    deny rules gone (a grant the user took out stays out)."""
     write(path_in(project, ".gitignore"), USER_GITIGNORE)
     settings = settings_of(project)
-    del settings["permissions"]["allow"]
+    del settings["permissions"]["deny"]
     write(path_in(project, ".claude/settings.json"), json.dumps(settings, indent=2) + "\n")
 
 
@@ -329,8 +330,8 @@ def test_update_writes_a_hard_linked_file_through_every_name(installer, project,
     if rel == ".gitignore":
         assert data.decode("utf-8") == USER_GITIGNORE + GITIGNORE_BLOCK
     else:
-        assert settings_of(project)["permissions"]["allow"] == expected_settings()[
-            "permissions"]["allow"]
+        assert settings_of(project)["permissions"]["deny"] == expected_settings()[
+            "permissions"]["deny"]
     no_temporary_files(os.path.dirname(path_in(project, rel)))
 
 

@@ -108,3 +108,46 @@ def test_another_agents_hooks_file_is_not_held_to_claude_codes_rule(installer, r
     done = installer.run("--check", repo)
     assert "Claude Code skips" not in done.stdout + done.stderr
     assert done.returncode == 0, done.stdout
+
+
+# Entries Claude Code skips alone, with a line in its debug log, applying the rest of the file
+# (tests/e2e/test_cli_harness_facts.py pins the first three and their messages): every mode
+# installs beside them, keeps them byte for byte, and --check names them as the harness does.
+SKIPPED_ALONE = {
+    "the old object form of an event, under a name it does not know":
+        ('{"hooks": {"sessionStart": {"command": "./scripts/hello.sh"}}}\n',
+         'hooks.sessionStart: Unknown hook event "sessionStart" was ignored'),
+    "a handler given where its group belongs":
+        ('{\n  "hooks": {\n    "SessionStart": [\n      {"type": "command", "command": "echo hi"}'
+         '\n    ]\n  }\n}\n',
+         'hooks.SessionStart.0: Hook matcher "hooks" must be an array of hook entries; received '
+         "undefined"),
+    "an event that is an object":
+        ('{"hooks": {"Notification": {"hooks": [{"type": "command", "command": "true"}]}}}',
+         'hooks.Notification: Hook event "Notification" must be an array of matchers; received '
+         "object"),
+    "a group that is text": ('{"hooks": {"Stop": ["make lint"]}}', "hooks.Stop.0: Hook matcher "
+                             "must be an object; received string"),
+    "a handler that is a number": ('{"hooks": {"Stop": [{"hooks": [1]}]}}',
+                                   "hooks.Stop.0.hooks.0: hook is not an object"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SKIPPED_ALONE))
+def test_an_entry_the_harness_skips_alone_is_kept_named_and_given_back(installer, repo, case):
+    text, named = SKIPPED_ALONE[case]
+    write_settings(repo, text)
+    installer.ok("--project", repo)
+    settings = json.loads(read(path_in(repo, ".claude/settings.json")).decode("utf-8"))
+    assert settings["hooks"]["SessionStart"][-1]["hooks"][0]["command"].endswith(
+        '/.claude/hooks/session-start.py"')
+    for event, value in json.loads(text)["hooks"].items():  # the user's entries, as they were
+        kept = settings["hooks"][event]
+        assert (kept[:len(value)] if isinstance(value, list) else kept) == value
+    done = installer.run("--check", repo)
+    assert done.returncode == 0, done.stdout
+    [line] = [line for line in done.stdout.splitlines() if line.startswith("  WARN ")]
+    assert ".claude/settings.json: " + named in line and "skips it" in line
+    installer.ok("--update", repo)
+    installer.ok("--uninstall", repo)
+    assert read(path_in(repo, ".claude/settings.json")).decode("utf-8") == text

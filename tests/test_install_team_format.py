@@ -158,3 +158,92 @@ def test_an_empty_gitattributes_of_the_users_comes_back_empty(installer, project
     assert text_of(project, ".gitattributes") == template_text(installer, "gitattributes")
     installer.ok("--uninstall", project)
     assert read(path_in(project, ".gitattributes")) == b""
+
+
+# --- the move reads Markdown's structure ----------------------------------------------------
+
+def stamped_memory(project, index, topics=None):
+    write(path_in(project, "memory/MEMORY.md"), index)
+    for name, text in (topics or {"deployment.md": STAMPED_TOPIC}).items():
+        write(path_in(project, "memory/" + name), text)
+
+
+def test_the_move_never_writes_over_a_file_it_could_not_read(installer, repo):
+    installer.ok("--project", repo)
+    stamped_memory(repo, STAMPED_INDEX)
+    unreadable = "# Travail en cours\n\nCaf\xe9 \xe0 faire\n".encode("latin-1")
+    write(path_in(repo, "memory/work-in-progress.md"), unreadable)
+    installer.ok("--update", repo)
+    assert read(path_in(repo, "memory/work-in-progress.md")) == unreadable
+    moved = text_of(repo, "memory/work-in-progress-2.md")
+    assert "Shipping the rate table" in moved
+    assert "(work-in-progress-2.md)" in text_of(repo, "memory/MEMORY.md")
+
+
+FENCED_STAMP = ("# Release notes\n\nHow a stamp looked:\n\n```markdown\n"
+                "<!-- Last updated: 2026-01-02 -->\n```\n\n"
+                "- 2026-09-29: one instance behind the gateway.\n")
+
+
+def test_a_stamp_inside_a_code_fence_is_a_sample_and_stays(installer, repo):
+    installer.ok("--project", repo)
+    index = STAMPED_INDEX.replace("## Topics\n", "## Topics\n```\n<!-- Last dream: 2026-01-01 -->"
+                                  "\n```\n")
+    stamped_memory(repo, index, {"deployment.md": STAMPED_TOPIC, "releases.md": FENCED_STAMP})
+    installer.ok("--update", repo)
+    assert text_of(repo, "memory/releases.md") == FENCED_STAMP
+    moved_index = text_of(repo, "memory/MEMORY.md")
+    assert "```\n<!-- Last dream: 2026-01-01 -->\n```" in moved_index
+    assert "<!-- Last dream: 2026-11-29 -->" not in moved_index
+
+
+ACTIVE_WITH_A_FENCE = (
+    "# Project Memory Index\n<!-- Last dream: 2026-11-29 -->\n\n## Active Context\n"
+    "Reproducing the deploy failure:\n\n```bash\n# retry the deploy\n./deploy.sh --retry\n```\n"
+    "\n## Topics\n- [Deployment](deployment.md) — one instance behind the gateway\n"
+    "- [Rates](rates.md) — the rate table\n")
+
+
+def test_a_heading_like_line_in_a_fence_does_not_cut_the_active_context(installer, repo):
+    installer.ok("--project", repo)
+    stamped_memory(repo, ACTIVE_WITH_A_FENCE, {"deployment.md": STAMPED_TOPIC,
+                                               "rates.md": "# Rates\n\nFlat.\n"})
+    installer.ok("--update", repo)
+    moved = text_of(repo, "memory/work-in-progress.md")
+    assert "```bash\n# retry the deploy\n./deploy.sh --retry\n```" in moved
+    index = text_of(repo, "memory/MEMORY.md")
+    assert "```" not in index and "- [Rates](rates.md)" in index
+    done = installer.run("--check", "--memory", repo)
+    assert "orphan" not in done.stdout, done.stdout
+
+
+def test_an_active_context_whose_fence_never_closes_is_not_moved(installer, repo):
+    installer.ok("--project", repo)
+    index = ("# Project Memory Index\n<!-- Last dream: 2026-11-29 -->\n\n## Active Context\n"
+             "```\nhalf a sample\n\n## Topics\n- [Deployment](deployment.md)\n")
+    stamped_memory(repo, index)
+    installer.ok("--update", repo)
+    assert text_of(repo, "memory/MEMORY.md") == index.replace(
+        "<!-- Last dream: 2026-11-29 -->\n", "")
+    assert not os.path.exists(path_in(repo, "memory/work-in-progress.md"))
+
+
+# --- an index for a memory that has none --------------------------------------------------
+
+def test_an_install_into_a_memory_without_an_index_writes_one_that_reaches_it(installer, repo):
+    for name in ("deploys.md", "gotchas.md", "on call.md"):
+        write(path_in(repo, "memory/" + name), "# %s\n\nA fact.\n" % name[:-3])
+    write(path_in(repo, "memory/api/auth.md"), "# Auth\n\nTokens expire.\n")
+    before = {name: read(path_in(repo, "memory/" + name)) for name in os.listdir(
+        path_in(repo, "memory")) if name.endswith(".md")}
+    installer.ok("--project", repo)
+    index = text_of(repo, "memory/MEMORY.md")
+    assert index.startswith(template_text(installer, "MEMORY.md").rstrip("\n"))
+    for line in ("- [deploys](deploys.md)", "- [gotchas](gotchas.md)", "- [on call](<on call.md>)"):
+        assert line in index
+    done = installer.run("--check", "--memory", repo)
+    assert "orphan" not in done.stdout, done.stdout
+    installer.ok("--uninstall", repo)
+    assert not os.path.exists(path_in(repo, "memory/MEMORY.md"))
+    assert {name: read(path_in(repo, "memory/" + name)) for name in os.listdir(
+        path_in(repo, "memory")) if name.endswith(".md")} == before

@@ -14,6 +14,7 @@ on in the harness"):
 """
 import json
 import os
+import re
 import shlex
 import sys
 
@@ -142,3 +143,36 @@ def test_the_check_fails_exactly_when_an_entry_makes_the_cli_skip_the_settings_f
     assert loaded == (case not in SKIPS_THE_FILE), run.debug[-2000:]
     check = installed.install_py("--check")
     assert (check.returncode != 0) == (not loaded), check.stdout
+
+
+# Entries the CLI skips alone, with a line in its debug log, keeping the rest of the file: the old
+# object form of an event, under a name it does not know, and a handler given where its group
+# belongs. install.py installs beside them, keeps them byte for byte, and --check names them.
+SKIPPED_ALONE = {
+    "the old object form": ("sessionStart", {"command": "echo old"}),
+    "a handler without its group": ("SessionStart", [{"type": "command", "command": "echo bare"}]),
+    "an event that is not a list": ("SessionStart", {"hooks": [{"type": "command", "command": "true"}]}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SKIPPED_ALONE))
+def test_an_entry_the_cli_skips_alone_leaves_the_rest_of_the_file_in_effect(cli, installed, case):
+    event, value = SKIPPED_ALONE[case]
+    path = installed.file(".claude/settings.json")
+    with open(path, encoding="utf-8") as handle:
+        settings = json.load(handle)
+    if event in settings["hooks"]:
+        settings["hooks"]["Notification"] = value  # the protocol's own entry stays where it is
+        event = "Notification"
+    else:
+        settings["hooks"][event] = value
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(settings, handle, indent=2)
+    run = cli.run(installed.path, ["hello"], [say("Hello.")])
+    assert any(injections(body, "startup") for body in run.main_requests), run.debug[-2000:]
+    skipped = [line for line in run.debug.splitlines() if "Invalid setting skipped" in line]
+    assert len(skipped) == 1 and ("settings.json: hooks." + event) in skipped[0], run.debug[-3000:]
+    named = re.split(r"; |\. ", skipped[0].split("settings.json: ", 1)[1])[0]
+    check = installed.install_py("--check")
+    assert check.returncode == 0 and ".claude/settings.json: " + named in check.stdout, (
+        named, check.stdout)

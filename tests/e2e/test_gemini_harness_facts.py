@@ -23,6 +23,7 @@ from agent_fixtures import (  # noqa: F401  (fixtures are used by name)
 )
 from conftest import make_repo
 from mock_api import say, use
+from mock_gemini import texts_of as gemini_texts
 
 pytestmark = pytest.mark.e2e
 
@@ -113,3 +114,54 @@ def test_a_failing_hook_and_a_slow_one_are_problems(gemini, tmp_path):
     assert any("timed out" in problem for problem in problems), problems
     assert any("failed for event AfterAgent" in problem for problem in problems), problems
 
+
+
+# What keeps Gemini CLI from running a project's hooks for its user, which `install.py --check`
+# reads: hooksConfig.enabled false in the project's or the user's settings, and a folder the user
+# has not trusted (~/.gemini/trustedFolders.json; GEMINI_CLI_TRUST_WORKSPACE trusts any).
+SWITCHES = {
+    "on": (None, None, "trusted by the variable"),
+    "off in the project": ({"enabled": False}, None, "trusted by the variable"),
+    "off for the user": (None, {"enabled": False}, "trusted by the variable"),
+    "on in the project over off for the user": ({"enabled": True}, {"enabled": False},
+                                                "trusted by the variable"),
+    "a folder marked untrusted": (None, None, "DO_NOT_TRUST"),
+    "a folder trusted in the file": (None, None, "TRUST_FOLDER"),
+    "a folder trusted by its parent": (None, None, "TRUST_PARENT"),
+    "a folder never asked about": (None, None, "no rule"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SWITCHES))
+def test_hooks_run_only_switched_on_and_in_a_trusted_folder(gemini, tmp_path, case):
+    project_switch, user_switch, trust = SWITCHES[case]
+    repo = make_repo(tmp_path / "plain")
+    log = tmp_path / "start.log"
+    wire(repo, SessionStart=[spy(log, "context", "SessionStart", "said-at-start")])
+    path = os.path.join(str(repo), ".gemini", "settings.json")
+    with open(path, encoding="utf-8") as handle:
+        settings = json.load(handle)
+    if project_switch is not None:
+        settings["hooksConfig"] = project_switch
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(settings, handle)
+    env = gemini.environment()
+    user = os.path.join(gemini.home, ".gemini", "settings.json")
+    with open(user, encoding="utf-8") as handle:
+        user_settings = json.load(handle)
+    if user_switch is not None:
+        user_settings["hooksConfig"] = user_switch
+    with open(user, "w", encoding="utf-8") as handle:
+        json.dump(user_settings, handle)
+    if trust != "trusted by the variable":
+        del env["GEMINI_CLI_TRUST_WORKSPACE"]
+        rules = {} if trust == "no rule" else {
+            os.path.join(str(repo), "sub") if trust == "TRUST_PARENT" else str(repo): trust}
+        with open(os.path.join(gemini.home, ".gemini", "trustedFolders.json"), "w") as handle:
+            json.dump(rules, handle)
+    run = gemini.execute([gemini.binary, "-p", "hello", "--approval-mode", "yolo"], str(repo),
+                         env, [say("Hello.")], gemini_texts)
+    ran = log.exists()
+    expected = case in ("on", "on in the project over off for the user",
+                        "a folder trusted in the file", "a folder trusted by its parent")
+    assert ran == expected, (run.code, run.stderr[-1500:])
