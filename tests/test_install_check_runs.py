@@ -140,7 +140,8 @@ def monorepo(installer, tmp_path):
 def test_codex_entries_in_a_package_run_the_packages_hooks_from_anywhere_in_it(
         installer, monorepo):
     package = os.path.join(monorepo, "packages", "api")
-    installer.ok("--project", package, "--agents", "claude,codex", "--python", sys.executable)
+    installer.ok("--project", package, "--allow-subfolder", "--agents", "claude,codex", "--python",
+                 sys.executable)
     start = run_wired(installer, package, ".codex/hooks.json", "SessionStart",
                       os.path.join(package, "src"),
                       {"session_id": "c1", "hook_event_name": "SessionStart", "source": "startup"})
@@ -152,7 +153,7 @@ def test_codex_entries_in_a_package_run_the_packages_hooks_from_anywhere_in_it(
 def test_codex_entries_that_look_for_the_hooks_at_the_top_fail_the_check_and_update_fixes_them(
         installer, monorepo):
     package = os.path.join(monorepo, "packages", "api")
-    installer.ok("--project", package, "--agents", "claude,codex")
+    installer.ok("--project", package, "--allow-subfolder", "--agents", "claude,codex")
     path = path_in(package, ".codex/hooks.json")
     settings = json.loads(read(path).decode("utf-8"))
     for groups in settings["hooks"].values():
