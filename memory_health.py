@@ -88,7 +88,10 @@ SEVERITIES = ("broken", "over", "warning", "advice")
 # topic files was most often a decisions log kept there on purpose. The protocol's conventions
 # (date each fact, keep logs in a folder of their own) are a choice a team makes, not a defect
 # it has. A record's paths are history either way: that reading does not depend on the advice.
-OPT_IN = frozenset(("missing-date", "session-log"))
+# A fact whose cited file changed since its date was right about half the time on two samples
+# of public memories (most commits to a file leave most facts about it true), far from what a
+# warning must reach: `possibly-stale` is for the owner who asks, facts in hand.
+OPT_IN = frozenset(("missing-date", "session-log", "possibly-stale"))
 FILE_IGNORE_MARKER = "mcp-health: ignore-file"
 # A topic file is read whole when a task calls for it. Past this estimate each opening costs
 # 5% of a 200,000-token context window (and past 25,000 the harness's Read tool refuses to
@@ -188,14 +191,24 @@ GUIDANCE_HEADINGS = ("usage", "how to use", "how this works", "conventions", "ru
 LOG_TYPES = frozenset("log logs session sessions session-log session_log journal diary daily "
                       "daily-log worklog work-log devlog changelog history minutes meeting "
                       "meeting-notes transcript handoff handoffs adr decision-record".split())
-CLAIM_TYPES = frozenset(("user", "feedback", "project", "reference"))  # Claude Code's own
 LOG_NAMES = frozenset("log logs journal diary changelog history sessions devlog worklog "
                       "minutes handoff handoffs historico histórico historial historique "
-                      "verlauf archive archives archived".split())
+                      "verlauf archive archives archived report reports bericht rapport "
+                      "relatorio relatório informe".split())
 # Any word of a file's name that makes it a record of its day, wherever it stands in the name
-# (`post-mortem-v4-go-live.md`, `_PROPOSTA-protocolo-v2.md`).
-RECORD_NAME_WORDS = frozenset("postmortem mortem retrospective retro proposal proposta propuesta "
-                              "rfc".split())
+# (`post-mortem-v4-go-live.md`, `_PROPOSTA-protocolo-v2.md`): a post-mortem, a retrospective,
+# and a proposal or a research note, whose statements of what might be done claim nothing of
+# what is (`research-agent-patterns.md`).
+RECORD_NAME_WORDS = frozenset("postmortem mortem retrospective retro proposal proposals proposta "
+                              "propostas propuesta propuestas rfc rfcs research recherche "
+                              "pesquisa investigacion investigación brainstorm 调研".split())
+# A title's date that says since when something holds (says_since_when).
+SINCE_WORDS = frozenset("since seit desde depuis dal dalla dès sinds от с".split())
+# A file named as a template is a form to fill in, not a fact (states_something).
+TEMPLATE_NAME_WORDS = frozenset("template templates vorlage vorlagen plantilla plantillas "
+                                "gabarit 模板 テンプレート".split())
+# Words by which a file says, at its head, that a tool wrote it (says_it_is_generated).
+GENERATED_MARKS_WITHOUT_SPACES = ("自动生成", "自動生成", "자동 생성", "자동생성")
 # A topic folder of records (session_log_reason): its notes are history, whatever their names.
 LOG_FOLDERS = LOG_NAMES | frozenset("sessions session daily events digests digest archive archived "
                                     "archives meetings handoffs retros retrospectives "
@@ -313,7 +326,13 @@ def patterns():
         PATTERNS.update({
             "date": re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?![\d])"),
             "last-updated": re.compile(r"last[ _-]?updated\W{0,6}(\d{4}-\d{2}-\d{2})", re.I),
-            "date-header": re.compile(r"^\W{0,4}date\W{0,6}(\d{4}-\d{2}-\d{2})", re.I),
+            # `Date: 2026-03-03`, and a date so labelled in the languages memories are kept in
+            # or by what it dates (`Recherche-Datum:`, `Audit date:`); not `Stand:` or `As of`,
+            # which a living file rewrites as it is kept current, as it would `Last updated`
+            "date-header": re.compile(
+                r"^\W{0,4}(?:(?:research|recherche|audit|report|review|snapshot|analysis|analyse|"
+                r"survey|study|run|session|meeting)[ -]?)?(?:date|datum|fecha|data|日期)\W{0,6}"
+                r"(\d{4}-\d{2}-\d{2})", re.I),
             "code-span": re.compile(r"(`+)([^`\n]+?)\1"),
             "word": re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?"),
             "clause-mark": re.compile(r"[.;!?](?=\s|$)|[。；！？]"),
@@ -324,7 +343,22 @@ def patterns():
             "ip-address": re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])"),
             "import": re.compile(r"(?:^|\s)@(\S+)"),
             "name-date": re.compile(r"(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)"),
-            "name-compact-date": re.compile(r"(?<!\d)(?:19|20)\d{2}[01]\d[0-3]\d(?!\d)"),
+            # the day a name or a title gives, however it is spelled: `2026-04-21`, `2026_04_21`,
+            # `2026.04.21`, `2026/04/21`, `20260421`, `21.04.2026`, `2026年4月21日`
+            # a tool's words for what it wrote, where they open a sentence, a bracket or a dash
+            # (`Generated: 2026-04-14`, `(auto-generated 2026-04-14, run #10)`, `Generiert von
+            # AutoDream.`), or follow `this file is`; never `vectors generated by x.py are …`
+            "generated": re.compile(
+                r"(?:^|[.!?(\[—–]\s*|-\s+|\bthis\s+\w+\s+(?:is|was)\s+)(?:auto[- ]?(?:generated|"
+                r"captured)|automatically\s+(?:generated|captured|written)|generated\s*(?:by|on|at|"
+                r"from|with|:)|(?:auto)?generiert\s+(?:von|durch|am|mit)|automatisch\s+(?:generiert|"
+                r"erzeugt)|(?:gerado|generado|généré|generato)\s+(?:por|par|da|automaticamente|"
+                r"automáticamente|automatiquement|el|em|le|il))", re.I),
+            "spelled-date": re.compile(
+                r"(?<![\d.])((?:19|20)\d{2})([-_./])(\d{2})\2(\d{2})(?![\d])"
+                r"|(?<![\d.])((?:19|20)\d{2})(\d{2})(\d{2})(?!\d)"
+                r"|(?<![\d.])(\d{2})\.(\d{2})\.((?:19|20)\d{2})(?!\d)(?!\.\d)"
+                r"|((?:19|20)\d{2})年(\d{1,2})月(\d{1,2})日"),
             "name-month": re.compile(r"(?<!\d)(?:19|20)\d{2}-\d{2}(?!\d)(?!-\d)"),
             "wiki-link": re.compile(r"\[\[([^\]|#\n]+)"),
             "adr-title": re.compile(r"#\s+ADR[-\s]?\d+\b"),
@@ -642,11 +676,18 @@ def lint_index(project, index, folder, topics, notes, findings):
     index_links(project, index, folder, findings)
     reached = reachable_memory(index, topics, notes)
     unreached = [t for t in topics if os.path.normcase(os.path.normpath(t.path)) not in reached]
-    # Logs need no pointer, unless the memory keeps pointers to its logs: then one left out is
-    # a log nobody will find, as any other topic would be.
-    logs_are_indexed = any(t.log for t in topics if t not in unreached)
+    # Logs need no pointer, unless the memory keeps pointers to its logs of that kind: then one
+    # left out is a log nobody will find, as any other topic would be. Records named by their
+    # day are a series (a table of daily logs, a list of meetings), and a dated snapshot is not
+    # one of the handoffs an index lists. A log that names itself one, or that a tool writes,
+    # is found by its name, by whoever appends to it: it needs no pointer either way.
+    indexed = [t for t in topics if t.log and t not in unreached]
+    dated_logs_are_indexed = any(named_by_its_day(t) for t in indexed)
     for topic in unreached:
-        if (not topic.log or logs_are_indexed) and states_something(topic):
+        if topic.log and (found_by_its_writer(topic) or not (
+                dated_logs_are_indexed if named_by_its_day(topic) else indexed)):
+            continue
+        if states_something(topic):
             findings.add("orphan", topic, 1,
                          "nothing in %s leads to this file, so no session learns it exists"
                          % index.shown,
@@ -665,6 +706,22 @@ def lint_index(project, index, folder, topics, notes, findings):
         "hidden_history_lines": hidden_lines,
         "unclosed_comment_line": index.line_of(index.unclosed) if index.unclosed is not None else None,
     }
+
+
+def named_by_its_day(memory):
+    """Whether the file's name gives its day or its month (`2026-10-01.md`, `notes_2026_04.md`)."""
+    month = patterns()["name-month"].search(memory.name)
+    return bool(name_date(memory.name)) or bool(month and 1 <= int(month.group(0)[5:7]) <= 12)
+
+
+def found_by_its_writer(record):
+    """A record whose name says it is a log, an archive or a report (`activity-log.md`,
+    `learnings-archive.md`, `wiki-lint-report.md`), or that says a tool generated it: the
+    session, the hook or the tool that appends to it finds it by that name, and an index that
+    lists the memory's other logs leaves it out on purpose."""
+    stem = record.name[:-len(".md")] if record.name.endswith(".md") else record.name
+    return patterns()["name-word"].split(stem.lower())[-1] in LOG_NAMES or \
+        says_it_is_generated(record)
 
 
 def memory_links(memory, folder):
@@ -749,14 +806,29 @@ def file_date(memory):
 
 
 def name_date(name):
-    """The day a file's name gives, written `2026-08-15` or `20260815` (a year from 1900 to
-    2099), or None: `2026-08-15.md`, `20260622-runtime-baseline.md`."""
-    for pattern in ("name-date", "name-compact-date"):
-        for found in patterns()[pattern].finditer(name):
-            digits = found.group(0).replace("-", "")
-            date = valid_date("%s-%s-%s" % (digits[:4], digits[4:6], digits[6:8]))
-            if date:
-                return date
+    """The day a file's name gives, in any of the spellings spelled_date reads, or None:
+    `2026-08-15.md`, `20260622-runtime-baseline.md`, `reference_setup_2026_04_21.md`."""
+    return spelled_date(name)
+
+
+def spelled_date(text):
+    """The first valid day the text gives, as an ISO date, however it is spelled (`2026-04-21`,
+    `2026_04_21`, `2026.04.21`, `2026/04/21`, `20260421`, `21.04.2026`, `2026年4月21日`; a year
+    from 1900 to 2099), or None. A name or a title is read this way; the facts of a file are
+    dated by ISO dates only (line_date), the spelling the protocol writes."""
+    for found in patterns()["spelled-date"].finditer(text):
+        groups = found.groups()
+        if groups[0]:
+            year, month, day = groups[0], groups[2], groups[3]
+        elif groups[4]:
+            year, month, day = groups[4], groups[5], groups[6]
+        elif groups[7]:
+            day, month, year = groups[7], groups[8], groups[9]
+        else:
+            year, month, day = groups[10], groups[11].zfill(2), groups[12].zfill(2)
+        date = valid_date("%s-%s-%s" % (year, month, day))
+        if date:
+            return date
     return None
 
 
@@ -836,6 +908,8 @@ def states_something(memory):
     form or an empty journal. In a file that keeps such slots for its entries (a section, a
     table, a placeholder), the words under its title say what the file is for, not a fact of
     the project. What states nothing has no age to give, and nothing for a session to find."""
+    if memory.states is None and is_named_as_a_template(memory.name):
+        memory.states = False  # a form to copy: what it holds is the form's, not the project's
     if memory.states is None:
         kinds = index_line_kinds(memory)
         slots = any(kind in ("heading", "table") or (kind == "blank" and rest.strip())
@@ -845,6 +919,12 @@ def states_something(memory):
             and not (slots and kind == "prose" and before_first_section(memory, number))
             for number, kind, section, _ in kinds)
     return memory.states
+
+
+def is_named_as_a_template(name):
+    """A file whose name says it is a template (`agent-briefing-template.md`, `模板.md`)."""
+    stem = name[:-len(".md")] if name.endswith(".md") else name
+    return bool(TEMPLATE_NAME_WORDS.intersection(patterns()["name-word"].split(stem.lower())))
 
 
 def before_first_section(memory, number):
@@ -881,15 +961,17 @@ def report_session_logs(logs, findings):
 
 
 def session_log_reason(memory):
-    """Why a topic file is a session log, a record of what happened rather than claims about
-    the project now, or None. In this order: its frontmatter `type` (a log's kind is a log;
-    Claude Code's `user`, `feedback`, `project` and `reference` are claims, whatever the name);
-    a file name that holds a date (`2026-08-15.md`, `2026-08-15-deploy.md`,
-    `meeting-2026-08-09-review.md`); a document dated once at its head and never updated
-    (minutes, a report: dated_at_its_head); a name that ends in a log's word
-    (`session-log.md`, `journal.md`); or a log's structure, sections headed by dates (`## 2026-08-15`), at least two of them and
-    at least half the file's sections. First of all, a note is a record when its topic folder
-    is named as one keeps records (`logs/`, `sessions/`, `archive/`)."""
+    """Why a topic file is a session log, a record of what happened or of a state at a date
+    rather than claims about the project now, or None. First of all, a note is a record when
+    its topic folder is named as one keeps records (`logs/`, `sessions/`, `archive/`). Then, in
+    this order: its frontmatter `type` is a log's kind; its title names it an ADR; its name or
+    its title carries its date, whatever `type` its frontmatter gives (a dated snapshot: what it
+    says held on that day, `reference_setup_2026_04_21.md`, `# Setup — Stand 2026-04-21`), or
+    a date labelled once at its head (minutes, a report, an audit: dated_at_its_head); it says
+    a tool generated it (a generated index, report or log: says_it_is_generated); its name ends
+    in a log's word (`session-log.md`, `journal.md`, `lint-report.md`) or holds a record's
+    (`post-mortem-…`, `proposal-…`, `research-…`); or it has a log's structure, sections
+    headed by dates, at least two of them and at least half the file's sections."""
     folder = os.path.basename(os.path.dirname(memory.path))
     if memory.note and patterns()["name-word"].split(folder.lower())[-1] in LOG_FOLDERS:
         return "kept in `%s/`, a folder of records" % folder
@@ -897,12 +979,9 @@ def session_log_reason(memory):
     kind = kind.strip().lower()
     if kind in LOG_TYPES:
         return "its frontmatter says `type: %s`" % kind
-    named = name_date(memory.name)
-    if kind in CLAIM_TYPES:  # a claim, unless its name says it is a day's log
-        return "named as the log of its day, %s" % named \
-            if named and names_a_record(memory.name) else None  # `project_session_2026-03-15.md`
     if patterns()["adr-title"].match(memory.text[BUDGET.frontmatter_end(memory.text):].lstrip()):
         return "an architecture decision record, by its title"
+    named = name_date(memory.name)
     if named:
         return "named by its date, %s" % named
     month = patterns()["name-month"].search(memory.name)
@@ -911,38 +990,68 @@ def session_log_reason(memory):
     dated_once = dated_at_its_head(memory)
     if dated_once:
         return "a document dated once, at its head: %s" % dated_once
+    if says_it_is_generated(memory):
+        return "generated by a tool, by its own words at its head"
     stem = memory.name[:-len(".md")] if memory.name.endswith(".md") else memory.name
     words = patterns()["name-word"].split(stem.lower())
     if words[-1] in LOG_NAMES:
         return "named as a log"
     if RECORD_NAME_WORDS.intersection(words):
-        return "named as a record of its day (a post-mortem, a retrospective, a proposal)"
+        return "named as a record of its day (a post-mortem, a retrospective, a proposal, " \
+               "a research note)"
     dated, sections = dated_sections(memory)
     if dated >= 2 and dated * 2 >= sections:
         return "its sections are headed by dates"
     return None
 
 
-def names_a_record(name):
-    """Whether a word of the file's name, past its date, names a log (`session`, `journal`,
-    `handoff` …): with a date in the name, the file is that day's log whatever type its
-    frontmatter gives (Claude Code files a session's summary as `type: project`)."""
-    stem = name[:-len(".md")] if name.endswith(".md") else name
-    return any(word in LOG_NAMES or word in ("session", "standup", "meeting")
-               for word in patterns()["name-word"].split(stem.lower()))
-
-
 def dated_at_its_head(memory):
-    """The date of a document dated once (`**Date:** 2026-03-03` in its first lines, or a title
-    that holds its day, `# Dependency audit — 2026-04-06`: minutes, a report, an audit) that is
-    not kept current (no `Last updated`) and whose entries are not dated apart, or None."""
+    """The date of a document dated once, or None: a title that carries its day (its first
+    heading, `# Dependency audit — 2026-04-06`, or the `name` or `title` of its frontmatter,
+    `name: Claude setup 2026-04-21`, in any spelling spelled_date reads), or a date labelled
+    once in its first lines (`**Date:** 2026-03-03`, `Recherche-Datum: 2026-04-02`); in a file
+    not kept current (no `Last updated`) whose entries are not dated apart (entry_dates)."""
     if patterns()["last-updated"].search(memory.text):
         return None
     title = next((line for number, line in enumerate(memory.lines, start=1)
                   if heading_level(line) and number not in memory.fenced_lines), "")
-    if heading_level(title) == 1 and first_date(title) and not entry_dates(memory):
-        return first_date(title)
+    titles = [title] if heading_level(title) == 1 else []
+    titles += [memory.frontmatter.get(key, "") for key in ("name", "title")]
+    dated = [spelled_date(text) for text in titles if spelled_date(text)
+             and not says_since_when(text)]
+    if dated and not entry_dates(memory):
+        return dated[0]
     return date_at_the_head(memory)
+
+
+def says_since_when(title):
+    """Whether a title's date says since when something holds (`Notion integration (active
+    since 2026-04-21)`, `seit`, `desde`, `depuis`, `自`, `以来`): a state that still holds,
+    not the day the file records."""
+    at = patterns()["spelled-date"].search(title)
+    before = title[:at.start()].lower() if at else ""
+    words = patterns()["word"].findall(before)[-2:]
+    return bool(SINCE_WORDS.intersection(words)) or any(
+        mark in title[max(0, at.start() - 2):at.end() + 3] for mark in ("自", "从", "以来", "起")) \
+        if at else False
+
+
+def says_it_is_generated(memory):
+    """Whether the file says, at its head (its title and the lines before its
+    first `##` section, at most the first ten lines of its body), that a tool wrote it: a
+    generated index, a lint report, a log a hook appends to (`Generated: 2026-04-14 12:23`,
+    `Auto-captured by the PostToolUse hook.`, `# Wiki index (auto-generated 2026-04-14)`).
+    What a tool wrote is its record of one run, kept where the tool finds it."""
+    first = memory.line_of(BUDGET.frontmatter_end(memory.text))
+    for number in range(first, min(len(memory.lines), first + 10) + 1):
+        line = memory.lines[number - 1]
+        if number in memory.fenced_lines or heading_level(line) >= 2:
+            break
+        plain = line.strip().lstrip("#>*_<!- ").replace("*", "").replace("_", " ")
+        if patterns()["generated"].search(plain) or \
+                any(mark in line for mark in GENERATED_MARKS_WITHOUT_SPACES):
+            return True
+    return False
 
 
 def dated_sections(memory):
@@ -2196,7 +2305,8 @@ def memory_health(project, env, preview=True, installed=None):
     lint_topics(project, index, topics + notes, findings, history.tracked, env)
     merge_leftovers(project, index, topics, notes, findings)
     existing = check_citations(project, citations, history, findings)
-    facts = check_dated_facts(project, folder, citations, existing, history, findings)
+    facts = check_dated_facts(project, folder, citations, existing, history,
+                              findings if "possibly-stale" in checks_opted_in(env) else Findings())
     auto = auto_memory_report(project, env, findings)
     load = start_of_session_load(project, env, findings, auto, preview, installed, index)
     index_size = BUDGET.regular_file_size(index_path)

@@ -302,8 +302,8 @@ def test_a_link_only_inside_a_comment_leaves_the_file_an_orphan(repo, env):
 
 def with_advice(env):
     """The environment with the opt-in checks turned on (MCP_HEALTH_CHECKS): a date on each
-    fact, and logs kept apart from the topic files."""
-    return dict(env, MCP_HEALTH_CHECKS="missing-date,session-log")
+    fact, logs kept apart from the topic files, and facts whose cited file changed since."""
+    return dict(env, MCP_HEALTH_CHECKS="missing-date,session-log,possibly-stale")
 
 
 def test_a_topic_file_with_no_date_anywhere_gets_advice_when_the_check_is_asked_for(repo, env):
@@ -408,7 +408,7 @@ def test_words_that_only_look_like_paths_are_not_cited(repo, env):
 def test_a_fact_dated_before_a_later_commit_to_its_file_is_possibly_stale(repo, env):
     write(repo / "src" / "worker.py", "RETRIES = 5\n")
     later = commit(repo, "Retry five times", "2026-11-02T09:00:00+00:00")
-    [found] = findings(health(repo, env), "possibly-stale")
+    [found] = findings(health(repo, with_advice(env)), "possibly-stale")
     assert (found["file"], found["line"], found["severity"]) == ("memory/retry.md", 4, "warning")
     assert "dated 2026-10-01" in found["message"] and "`src/worker.py`" in found["message"]
     assert ("1 commit(s), the newest %s on 2026-11-02, \"Retry five times\"" % later) in found["message"]
@@ -420,16 +420,16 @@ def test_a_fact_without_a_date_on_its_line_takes_the_files_last_updated(repo, en
     commit(repo, "undated fact")
     write(repo / "src" / "worker.py", "RETRIES = 5\n")
     commit(repo, "Retry five times", "2026-11-02T09:00:00+00:00")
-    [found] = findings(health(repo, env), "possibly-stale")
+    [found] = findings(health(repo, with_advice(env)), "possibly-stale")
     assert "dated 2026-10-01" in found["message"]
 
 
 def test_no_commit_after_the_date_and_a_commit_that_updated_the_memory_are_silent(repo, env):
-    assert findings(health(repo, env), "possibly-stale") == []
+    assert findings(health(repo, with_advice(env)), "possibly-stale") == []
     write(repo / "src" / "worker.py", "RETRIES = 5\n")
     write(repo / "memory" / "retry.md", HEALTHY_TOPIC + "- Reviewed with the change.\n")
     commit(repo, "Retry five times, memory updated with it", "2026-11-02T09:00:00+00:00")
-    assert findings(health(repo, env), "possibly-stale") == []
+    assert findings(health(repo, with_advice(env)), "possibly-stale") == []
 
 
 def test_all_dated_facts_cost_one_history_pass(repo, env, monkeypatch):
@@ -449,7 +449,7 @@ def test_all_dated_facts_cost_one_history_pass(repo, env, monkeypatch):
         return real_run(command, *args, **kwargs)
 
     monkeypatch.setattr(subprocess, "run", counting_run)
-    report = health(repo, env)
+    report = health(repo, with_advice(env))
     assert len([c for c in calls if "log" in c]) == 1  # ls-files, rev-parse and one log
     assert len(calls) == 3
     assert len(findings(report, "possibly-stale")) == 10  # the ten parts changed since
@@ -656,7 +656,7 @@ def test_a_date_inside_the_cited_path_or_a_link_dates_no_fact(repo, env):
     commit(repo, "memory without dates")
     write(repo / "docs" / "designs" / "2026-08-19-retry.md", "# Design, revised\n")
     commit(repo, "Revise the design", "2026-11-02T09:00:00+00:00")
-    report = health(repo, env)
+    report = health(repo, with_advice(env))
     assert findings(report, "possibly-stale") == []
     assert report["citations"]["dated_facts"] == 0
 
@@ -669,7 +669,7 @@ def test_a_file_most_commits_change_is_not_a_reason_to_recheck(repo, env):
     for n in range(12):
         write(repo / "docs" / "VERSION_MANIFEST.md", "v%d\n" % (n + 1))
         commit(repo, "release %d" % n, "2026-11-%02dT09:00:00+00:00" % (n + 1))
-    report = health(repo, env)
+    report = health(repo, with_advice(env))
     assert [f["message"] for f in findings(report, "possibly-stale")
             if "VERSION_MANIFEST" in f["message"]] == []
     assert report["citations"]["churning"] == ["docs/VERSION_MANIFEST.md"]
@@ -683,7 +683,7 @@ def test_a_merged_branch_counts_by_the_day_it_reached_the_branch(repo, env):
     git_here(repo, "checkout", "-q", branch)
     git_here(repo, "merge", "-q", "--no-ff", "feature", "-m", "Merge feature",
              date="2026-11-04T09:00:00+00:00")
-    [found] = findings(health(repo, env), "possibly-stale")
+    [found] = findings(health(repo, with_advice(env)), "possibly-stale")
     assert "on 2026-11-04, \"Merge feature\"" in found["message"]
 
 
@@ -692,7 +692,7 @@ def test_a_back_dated_commit_on_top_does_not_hide_the_change_below_it(repo, env)
     commit(repo, "Five retries", "2026-11-05T09:00:00+00:00")
     write(repo / "README.md", "# Project\n")
     commit(repo, "Readme, back-dated", "2025-01-01T09:00:00+00:00")
-    [found] = findings(health(repo, env), "possibly-stale")
+    [found] = findings(health(repo, with_advice(env)), "possibly-stale")
     assert "on 2026-11-05, \"Five retries\"" in found["message"]
 
 
@@ -1160,7 +1160,7 @@ def test_check_json_is_the_whole_report(installer, repo):
     installed(installer, repo)
     write(repo / "src" / "worker.py", "RETRIES = 5\n")
     commit(repo, "Retry five times", "2026-11-02T09:00:00+00:00")
-    done = installer.run("--check", "--json", repo)
+    done = installer.run("--check", "--json", repo, env={"MCP_HEALTH_CHECKS": "possibly-stale"})
     report = json.loads(done.stdout)
     assert done.returncode == report["exit"] == 0
     health_report = report["memory_health"]
