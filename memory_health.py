@@ -150,6 +150,12 @@ added fixed updated changed modified created introduced implemented refactored s
 bumped raised lowered reverted rewired recalibrated reworked tweaked patched corrected resolved
 shipped landed was were had crashed broke built called got ran returned caused excluded failed
 done completed finished
+añadido agregado corregido implementado creado actualizado modificado completado terminado
+adicionado corrigido implementada criado atualizado modificado concluído feito
+ajouté corrigé implémenté créé modifié terminé
+hinzugefügt behoben implementiert erstellt aktualisiert geändert erledigt
+aggiunto aggiunta corretto implementato implementata creato creata aggiornato modificato
+completato fatto
 """.split())
 NARRATION_MARKS_WITHOUT_SPACES = ("已执行", "已完成", "已收官", "修复", "已修", "新增", "已更新",
                                   "修正", "完了", "修正済", "추가", "수정")
@@ -212,9 +218,17 @@ GENERATED_MARKS_WITHOUT_SPACES = ("自动生成", "自動生成", "자동 생성
 # A topic folder of records (session_log_reason): its notes are history, whatever their names.
 LOG_FOLDERS = LOG_NAMES | frozenset("sessions session daily events digests digest archive archived "
                                     "archives meetings handoffs retros retrospectives "
-                                    "standups adr adrs sprint sprints cycles iterations".split())
+                                    "standups adr adrs sprint sprints cycles iterations "
+                                    "plans proposals rfcs ideas".split())
+# A section whose heading names it a log, an archive or the work done is history (read_sections),
+# in the languages memories are kept in (`## Archiviato`, `## Storico`, `## Erledigt`).
 LOG_HEADINGS = frozenset("log logs changelog journal diary history devlog worklog minutes "
-                         "timeline".split())
+                         "timeline archive archived archives done completed finished "
+                         "storico cronologia archiviato archiviati completati historique "
+                         "archivé archivés terminé terminés historial histórico archivado "
+                         "archivados arquivado arquivados completado completados concluído "
+                         "concluídos verlauf archiv archiviert erledigt abgeschlossen "
+                         "历史 归档 已完成 履歴 完了 아카이브 완료".split())
 DATE_KEYS = ("date", "updated", "last_updated", "last-updated", "lastupdated", "modified",
              "created", "last_verified", "verified")
 
@@ -361,6 +375,9 @@ def patterns():
                 r"|((?:19|20)\d{2})年(\d{1,2})月(\d{1,2})日"),
             "name-month": re.compile(r"(?<!\d)(?:19|20)\d{2}-\d{2}(?!\d)(?!-\d)"),
             "wiki-link": re.compile(r"\[\[([^\]|#\n]+)"),
+            "decision-label": re.compile(r"^\W{0,6}(?:decision|decisione|decisión|decisão|décision|"
+                                         r"entscheidung|besluit|beslut|决定|决策|決定|결정)\s*[:：]",
+                                         re.I),
             "adr-title": re.compile(r"#\s+ADR[-\s]?\d+\b"),
             # cPanel's and Hostinger's layout: `public_html`, `domains/<domain name>/`
             "web-host-home": re.compile(r"/public_html(?:/|$)|/domains/[^/\s]+\.[A-Za-z]{2,}(?:/|$)",
@@ -508,7 +525,15 @@ def is_pointer_line(text):
     stripped = text.strip()
     if not (patterns()["list-item"].match(text) or stripped.startswith("|")):
         return False
-    return any(BUDGET.is_relative_file_link(target) for _, target in BUDGET.markdown_links(text, []))
+    if any(BUDGET.is_relative_file_link(target) for _, target in BUDGET.markdown_links(text, [])):
+        return True
+    # an index that names its files in a wiki's, an import's or a code span's form points as well
+    # (`- @decisions.md — [[decisions]] — …`, `- `lessons.md` - …`)
+    return bool(patterns()["wiki-link"].search(text)) or any(
+        word.lstrip("@").endswith(".md") for word in text.split() if word.startswith("@")) or any(
+        match.group(2).strip().endswith(".md") for match in patterns()["code-span"].finditer(text)
+        if text.strip()[2:].lstrip().startswith(match.group(0)) or
+        stripped.startswith("|"))
 
 
 def is_table_rule(text, next_text):
@@ -542,11 +567,16 @@ def index_line_kinds(index):
     headings = []  # (level, title) of the open headings, outermost first
     preamble = True  # under the title, before the first section: where an index says what it is
     count = len(index.lines) - (1 if index.lines[-1:] == [""] else 0)
+    # a leading `---` block is the file's metadata (`updated:`, `tags:`), read by tools, not shown
+    metadata = index.line_of(BUDGET.frontmatter_end(index.text)) - 1 \
+        if BUDGET.frontmatter_end(index.text) else 0
     for number in range(1, count + 1):
         raw = index.lines[number - 1]
         rest = visible.get(number)
         following = visible.get(number + 1, "")
-        if rest is None:
+        if number <= metadata:
+            kind = "comment"
+        elif rest is None:
             kind = "comment"
         elif number in index.fenced_lines:
             kind = "code"
@@ -636,8 +666,10 @@ def is_empty_value(text):
 
 
 def is_note(text):
-    """A note about the memory, set apart as one (`**Note:** …`, `Note: …`): guidance."""
-    return text.strip().lstrip("*_> ").lower().startswith(("note:", "note**:", "notes:"))
+    """A note about the memory, set apart as one (`**Note:** …`, `Note: …`, a blockquote
+    `> …`): guidance."""
+    return text.lstrip().startswith(">") or \
+        text.strip().lstrip("*_> ").lower().startswith(("note:", "note**:", "notes:"))
 
 
 def is_guidance_section(section):
@@ -724,9 +756,10 @@ def found_by_its_writer(record):
         says_it_is_generated(record)
 
 
-def memory_links(memory, folder):
+def memory_links(memory, folder, names=False):
     """(offset, normalised path) of the memory file's relative links outside comments and code,
-    and of its `[[wiki links]]`, resolved from the file's folder."""
+    and of its `[[wiki links]]`, resolved from the file's folder; with `names`, of the Markdown
+    files it names as well (named_markdown_files)."""
     hidden = sorted(memory.comments + memory.code)
     found = []
     for offset, target in BUDGET.markdown_links(memory.text, hidden):
@@ -736,6 +769,35 @@ def memory_links(memory, folder):
         name = match.group(1).strip()
         name = name if name.endswith(".md") else name + ".md"
         found.append((match.start(), os.path.normcase(os.path.normpath(os.path.join(folder, name)))))
+    # A file what session start shows names, to be opened, leads there as a link does: an
+    # import (`@decisions.md`) or a code span that is a Markdown file's path (`- `lessons.md` -
+    # …`, `read `memory/lessons.md` first`), read from its folder or the project's root. A name
+    # deep in a topic file is a mention, not a way a session is led.
+    if not names:
+        return found
+    root = memory.path[:len(memory.path) - len(memory.shown)] if memory.path.replace(
+        os.sep, "/").endswith(memory.shown) else folder
+    for offset, name in named_markdown_files(memory):
+        for base in (folder, root):
+            found.append((offset, os.path.normcase(os.path.normpath(os.path.join(base, name)))))
+    return found
+
+
+def named_markdown_files(memory):
+    """(offset, path) of the Markdown files the memory names outside comments and fenced code:
+    its imports (`@decisions.md`) and its code spans that are a relative `.md` path."""
+    fenced = [(start, end) for start, end in memory.fences]
+    inside = lambda at: any(start <= at < end for start, end in fenced + memory.comments)
+    found = []
+    for match in patterns()["import"].finditer(memory.text):
+        name = match.group(1).rstrip(".,;:)")
+        if name.endswith(".md") and not name.startswith(("/", "~")) and not inside(match.start()):
+            found.append((match.start(1), name))
+    for match in patterns()["code-span"].finditer(memory.text):
+        name = match.group(2).strip()
+        if name.endswith(".md") and not name.startswith(("/", "~", "-")) and " " not in name \
+                and "://" not in name and not inside(match.start()):
+            found.append((match.start(2), name))
     return found
 
 
@@ -745,9 +807,11 @@ def reachable_memory(index, topics, notes):
     by_path = dict((os.path.normcase(os.path.normpath(t.path)), t) for t in topics)
     reached = set()
     pending = [index] + list(notes)
+    shown = set(id(memory) for memory in pending)
     while pending:
         memory = pending.pop()
-        for _, path in memory_links(memory, os.path.dirname(memory.path)):
+        for _, path in memory_links(memory, os.path.dirname(memory.path),
+                                    names=id(memory) in shown):
             if path not in reached:
                 reached.add(path)
                 if path in by_path:
@@ -1093,7 +1157,8 @@ def machine_local_paths(project, memory, findings):
                 continue  # `C:\Users\me\.claude\projects\<path>\`: a pattern, not a path
             if is_placeholder_home(written) or on_a_server(path, line, match.start(), server_note) \
                     or says_it_changed(line, match.start()) or quotes_an_error(line, match.start()) \
-                    or (path.lower() + "/").startswith(checkout + "/"):
+                    or (path.lower() + "/").startswith(checkout + "/") \
+                    or leads_into_this_repository(project, path):
                 continue  # an example, a server's, what was, an error's, or a reader's checkout
             findings.add("machine-local-path", memory, number,
                          "names `%s`, a path on one machine: it does not exist for anyone else "
@@ -1101,6 +1166,23 @@ def machine_local_paths(project, memory, findings):
                          "write it relative to the repository, or as a setting each person "
                          "makes (an environment variable), and keep the machine's copy local",
                          subject=("path", path))
+
+
+def leads_into_this_repository(project, path):
+    """Whether a home path is this repository checked out under a folder of its own name:
+    `~/<folder>/<rest>` (or `/home/<name>/<folder>/<rest>`) where `<rest>` is a path this
+    repository holds (`~/openclaw/templates/self-review.md` in a repository with
+    `templates/self-review.md`): each reader's own checkout, wherever they keep it."""
+    parts = [part for part in path.replace("\\", "/").split("/") if part]
+    if parts and parts[0] == "~":
+        rest = parts[2:]
+    elif len(parts) > 1 and parts[0].lower() in ("users", "home") or \
+            len(parts) > 2 and parts[1].lower() == "users":
+        rest = parts[3:] if parts[0].lower() in ("users", "home") else parts[4:]
+    else:
+        return False
+    return bool(rest) and not rest[0].startswith(".") and \
+        os.path.lexists(os.path.join(project, *rest))
 
 
 def is_placeholder_home(path):
@@ -1186,6 +1268,7 @@ class Citation(object):
         self.spans = []  # every code span and link of its line
         self.written_on = None  # the date on its line or over its section, never the file's
         self.siblings = []  # every citation of its line, itself included
+        self.done = False  # in a list item checked off as done (`- [x] …`)
 
 
 # What a path is: the verdicts' one reading, shared with session start.
@@ -1255,12 +1338,15 @@ def citations_in(project, memory, is_index):
     folder = os.path.dirname(memory.path)
     by_line = spans_by_line(memory, not is_index)
     parents = list_parents(memory, by_line)
+    items = list_items(memory)
     for number, spans in sorted(by_line.items()):
         section_date, history, entry_date = sections.get(number, (None, False, None))
         if history:
             continue
         line = memory.lines[number - 1]
-        date = line_date(masked(line, spans)) or entry_date
+        first, done = items.get(number, (number, False))
+        date = line_date(masked(line, spans)) or (
+            line_date(memory.lines[first - 1]) if first != number else None) or entry_date
         written_on = date or section_date
         date = date or fallback
         for start, end, kind, text in spans:
@@ -1291,7 +1377,30 @@ def citations_in(project, memory, is_index):
         on_this_line = [c for c in found if c.line == number and c.memory is memory]
         for citation in on_this_line:
             citation.spans, citation.siblings, citation.written_on = spans, on_this_line, written_on
+            citation.done = done
     return found
+
+
+def list_items(memory):
+    """{line number: (the item's first line, whether it is checked off)} for the lines of list
+    items: an item's own line and the indented lines that continue it, with no blank between
+    (`- [x] **Window maximised** (2026-08-05, commit a60e456):` then `  the duplicates in …`).
+    A continuation line is dated by its item, and an item checked off as done tells work done."""
+    items = {}
+    current = None
+    for number, line in enumerate(memory.lines, start=1):
+        if number in memory.fenced_lines or not line.strip() or heading_level(line):
+            current = None
+            continue
+        marker = patterns()["list-item"].match(line)
+        if marker:
+            rest = line[marker.end():].lstrip()
+            current = (number, rest[:3].lower() == "[x]")
+        elif not line[:1].isspace():
+            current = None
+        if current:
+            items[number] = current
+    return items
 
 
 def list_parents(memory, by_line):
@@ -1351,6 +1460,7 @@ def read_sections(memory):
     open_sections = []  # (level, date, history), outermost first
     entry = None
     dated_entry = None
+    decisions = decision_records(memory)
     for number, line in enumerate(memory.lines, start=1):
         level = 0 if number in memory.fenced_lines else heading_level(line)
         if level:
@@ -1359,7 +1469,8 @@ def read_sections(memory):
             title = line.strip().lstrip("#").strip()
             outer = open_sections[-1] if open_sections else (0, None, False)
             open_sections.append((level, first_date(title) or outer[1],
-                                  outer[2] or opens_with_date(title) or names_a_log(title)))
+                                  outer[2] or opens_with_date(title) or names_a_log(title)
+                                  or number in decisions))
             entry = dated_entry = None
         elif number not in memory.fenced_lines and line.startswith(("**", "__")) \
                 and opens_with_date(line):
@@ -1369,6 +1480,26 @@ def read_sections(memory):
             section = open_sections[-1] if open_sections else (0, None, False)
             sections[number] = (entry or section[1], bool(entry) or section[2], dated_entry)
     return sections
+
+
+def decision_records(memory):
+    """The heading lines of the sections that are a decision's record: a section that gives
+    its date on a line of its own (`- **Data:** 2026-08-05`, entry_dates) and labels its
+    decision (`**Decision:**`, `Decisione:`, `Decisión:`, `Entscheidung:`, `决定：`), as an ADR
+    does in miniature. A decision is recorded on its day and superseded, not edited: what it
+    cites is what was there when it was taken (§9.4.5). A decision in the team format
+    (`- 2026-10-01: the queue is Redis`) has no such label: it is a fact, kept true."""
+    dated = entry_dates(memory)
+    found, heading, labelled, has_date = set(), None, False, False
+    for number, line in enumerate(memory.lines + ["# end"], start=1):
+        if heading_level(line) and number not in memory.fenced_lines:
+            if heading and labelled and has_date:
+                found.add(heading)
+            heading, labelled, has_date = number, False, False
+            continue
+        has_date = has_date or number in dated
+        labelled = labelled or bool(patterns()["decision-label"].match(line.replace("*", "")))
+    return found
 
 
 def heading_level(line):
@@ -1671,6 +1802,8 @@ def check_citations(project, citations, history, findings):
         became, new_path, commit = what_became_of(project, known, history)
         if commit and citation.written_on and commit[1] <= citation.written_on:
             continue  # written on or after the day the path went: it does not name that path
+        if commit and citation.written_on and narrates_work(citation):
+            continue  # work told on its day, before the path went: true of that day
         findings.add("missing-path", citation.memory, citation.line,
                      "%s `%s`, which git knew as `%s`: %s" % (
                          "links" if citation.link else "cites", citation.written, known, became),
@@ -1727,7 +1860,7 @@ def narrates_work(citation):
     words_line, start, end, words, before = citation_clause(citation)
     if leads_to(before, words_line[start:citation.span[0]]):
         return False
-    return any(word in NARRATION_WORDS or word in CHANGED_WORDS for _, word in words) or any(
+    return citation.done or any(word in NARRATION_WORDS or word in CHANGED_WORDS for _, word in words) or any(
         mark in words_line[start:end] for mark in NARRATION_MARKS_WITHOUT_SPACES) or bool(
         patterns()["value-change"].search(words_line, start, end))
 

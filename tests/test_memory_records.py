@@ -11,7 +11,7 @@ the same repository, the same path cited as a claim is seen to fire.
 """
 import pytest
 
-from test_memory_citations import delete
+from test_memory_citations import delete, rename
 from test_memory_health import (HEALTH, commit, env, findings, health, index, repo,  # noqa: F401
                                 with_advice, write)
 
@@ -178,3 +178,99 @@ def test_a_fact_whose_file_changed_since_is_reported_only_when_asked(repo, env):
     assert findings(health(repo, env), "possibly-stale") == []
     [found] = findings(health(repo, dict(env, MCP_HEALTH_CHECKS="possibly-stale")), "possibly-stale")
     assert (found["file"], found["lines"]) == ("memory/worker.md", [3])
+
+
+# --- work told on its day, decisions, archives and plans are history -------------------------
+
+def renamed_after(repo, env, name, text, folder="memory"):
+    """`tools/gate/` holds `run.sh` until it is renamed, after the memory was written."""
+    write(repo / "tools" / "gate" / "run.sh", "#!/bin/sh\n")
+    write(repo / folder / name, text)
+    commit(repo, "the gate and its memory", "2026-08-05T09:00:00+00:00")
+    rename(repo, "tools/gate", "tools/keeper", "2026-08-07T09:00:00+00:00")
+    return health(repo, with_advice(env))
+
+
+DECISION = """\
+# Decisioni
+
+### Launcher desktop: WebView2, non Electron
+- **Data:** 2026-08-05
+- **Decisione:** un piccolo progetto .NET (`tools/gate/run.sh`) incorpora l'export statico
+- **Impatto:** `tools/gate/run.sh` (nuovo)
+
+### Solo locale, nessun backend
+- **Data:** 2026-08-04
+- **Decisione:** localStorage, nessuna API
+
+### Open question
+- The gate still lives in `tools/gate/run.sh`.
+"""
+
+
+def test_a_decision_recorded_with_its_date_is_history_and_a_later_section_is_not(repo, env):
+    report = renamed_after(repo, env, "decisions.md", DECISION)
+    assert [f["lines"] for f in on(report, "missing-path", "memory/decisions.md")] == [[13]]
+
+
+@pytest.mark.parametrize("heading", ["## Archiviato", "## Archived", "## Done", "## Erledigt",
+                                     "## Storico", "## 已完成"])
+def test_a_section_of_archived_or_finished_work_is_history(repo, env, heading):
+    text = "# Backlog\n\n## Open\n- the gate is `tools/gate/run.sh`.\n\n%s\n" \
+           "- **Packaging** — the launcher (`tools/gate/run.sh`) ships the exe.\n" % heading
+    report = renamed_after(repo, env, "backlog.md", text)
+    assert [f["lines"] for f in on(report, "missing-path", "memory/backlog.md")] == [[4]]
+
+
+def test_work_told_on_its_day_before_the_path_moved_is_true_of_that_day(repo, env):
+    text = ("# Sprint\n\n"
+            "- [x] **Maximised window** (2026-08-05, commit a60e456): the splash waits\n"
+            "  1.5s; the originals duplicate `tools/gate/run.sh`.\n\n"
+            "- 2026-08-05: implementato il launcher in `tools/gate/run.sh`.\n\n"
+            "- 2026-08-05: the launcher is `tools/gate/run.sh`.\n\n"
+            "- [ ] **Close button** (2026-08-06): check `tools/gate/run.sh` on Windows.\n")
+    report = renamed_after(repo, env, "sprint.md", text)
+    assert [f["lines"] for f in on(report, "missing-path", "memory/sprint.md")] == [[8, 10]]
+
+
+def test_a_plan_in_a_folder_of_plans_is_no_claim_of_what_is(repo, env):
+    text = "# Module extraction\n\n1. Move `tools/gate/run.sh` into its own package.\n"
+    report = renamed_after(repo, env, "extraction.md", text, folder="memory/plans")
+    assert on(report, "missing-path", "memory/plans/extraction.md") == []
+    assert report["session_logs"] == [{"file": "memory/plans/extraction.md",
+                                       "reason": "kept in `plans/`, a folder of records"}]
+
+
+# --- what an index names it leads to, in whatever form it names it -----------------------------
+
+def test_an_index_that_names_its_files_leads_to_them_and_a_mention_deep_in_a_file_does_not(repo, env):
+    for name in ("lessons", "stack", "workflow", "liga", "deep"):
+        write(repo / "memory" / (name + ".md"), "# %s\n\n- 2026-04-01: a fact about %s.\n" % (name, name))
+    write(repo / "memory" / "stack.md", "# Stack\n\n- 2026-04-01: see `deep.md` for the rest.\n")
+    write(index(repo), index(repo).read_text(encoding="utf-8") +
+          "\n## Files\nRead `memory/lessons.md` first, then:\n"
+          "- `stack.md` - the stack\n- @workflow.md — [[liga]] — the workflow and the league\n")
+    commit(repo, "an index that names its files")
+    report = health(repo, env)
+    assert [f["file"] for f in findings(report, "orphan")] == ["memory/deep.md"]
+    assert findings(report, "not-a-pointer") == []
+
+
+def test_an_index_s_frontmatter_and_a_quoted_note_are_not_content(repo, env):
+    text = index(repo).read_text(encoding="utf-8")
+    write(index(repo), "---\ntype: memory\nupdated: [2026-08-07]\n---\n" + text +
+          "\n## Files\n> `@file.md` = an import · `[[file]]` = a wiki link. Keep both.\n"
+          "- [Retry](retry.md) — retries\n")
+    commit(repo, "frontmatter and a note")
+    assert findings(health(repo, env), "not-a-pointer") == []
+
+
+# --- a reader's own checkout, under whatever name -------------------------------------------
+
+def test_a_home_path_into_this_repository_under_another_name_is_the_readers_checkout(repo, env):
+    write(repo / "templates" / "review.md", "# Review\n")
+    write(repo / "memory" / "cron.md", "# Cron\n\n- 2026-02-05: read `~/openclaw/templates/review.md` "
+          "first.\n- 2026-02-05: the bot's notes are in `~/openclaw/notes/today.md`.\n")
+    commit(repo, "a workspace checked out as ~/openclaw")
+    found = findings(health(repo, env), "machine-local-path")
+    assert [f["message"].split("`")[1] for f in found] == ["~/openclaw/notes/today.md"]
