@@ -12,8 +12,8 @@ the same repository, the same path cited as a claim is seen to fire.
 import pytest
 
 from test_memory_citations import delete, rename
-from test_memory_health import (HEALTH, commit, env, findings, health, index, repo,  # noqa: F401
-                                with_advice, write)
+from test_memory_health import (HEALTH, by_default, commit, env, findings, health, index,  # noqa: F401
+                                repo, with_advice, write)
 
 
 def on(report, check, shown):
@@ -175,9 +175,29 @@ def test_a_fact_whose_file_changed_since_is_reported_only_when_asked(repo, env):
     commit(repo, "three retries", "2026-04-01T09:00:00+00:00")
     write(repo / "src" / "worker.py", "RETRIES = 5\n")
     commit(repo, "five retries", "2026-04-21T09:00:00+00:00")
-    assert findings(health(repo, env), "possibly-stale") == []
+    assert findings(health(repo, by_default(env)), "possibly-stale") == []
     [found] = findings(health(repo, dict(env, MCP_HEALTH_CHECKS="possibly-stale")), "possibly-stale")
     assert (found["file"], found["lines"]) == ("memory/worker.md", [3])
+
+
+def test_the_checks_that_read_what_a_line_says_run_only_when_asked(repo, env):
+    """A path gone from a line, content in the index, a file no link reaches and a home path
+    are each found when asked for, by name or with `all`, and none of them by default; a dead
+    pointer is broken either way."""
+    write(repo / "tools" / "gate.sh", "#!/bin/sh\n")
+    write(repo / "memory" / "claim.md", "# Claim\n\n- 2026-04-01: the gate is `tools/gate.sh`, "
+                                        "kept in `/home/alice/gate/`.\n")
+    commit(repo, "a claim", "2026-04-01T09:00:00+00:00")
+    delete(repo, "tools/gate.sh")
+    write(index(repo), index(repo).read_text(encoding="utf-8") +
+          "\n## Facts\n- the gate blocks a commit without proof\n- [Deploy](deploy.md) — ships\n")
+    commit(repo, "content and a dead pointer in the index")
+    judged = ["machine-local-path", "missing-path", "not-a-pointer", "orphan"]
+    checks = lambda report: sorted(set(f["check"] for f in report["findings"]))
+    assert checks(health(repo, by_default(env))) == ["dead-pointer"]
+    assert checks(health(repo, dict(env, MCP_HEALTH_CHECKS="all"))) == ["dead-pointer"] + judged
+    for check in judged:
+        assert checks(health(repo, dict(env, MCP_HEALTH_CHECKS=check))) == ["dead-pointer", check]
 
 
 # --- work told on its day, decisions, archives and plans are history -------------------------
