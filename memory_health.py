@@ -906,12 +906,12 @@ def spelled_date(text):
 
 
 def date_at_the_head(memory):
-    """The date of a `**Date:** 2026-03-03` line in the file's first 30 lines, when it is the
-    file's only such line; None otherwise. A file with two is a file of entries, each dated
-    by its own line (entry_dates), not a document dated once."""
+    """The date of a `**Date:** 2026-03-03` line in the file's first 30 lines, before its first
+    `##` section, when it is the file's only such line; None otherwise. A file with two is a
+    file of entries, each dated by its own line (entry_dates), not a document dated once."""
     dated = entry_dates(memory)
-    if len(dated) != 1 or min(dated) > 30:
-        return None
+    if len(dated) != 1 or min(dated) > 30 or not before_first_section(memory, min(dated)):
+        return None  # a date in a section dates that section's entry, not the document
     return dated[min(dated)]
 
 

@@ -16,6 +16,8 @@ checks the promises that follow from the rules, not from the implementation:
   generated are records: listed as such, none of their paths checked, and an orphan only where
   the index leads to another record of their kind (for one named by its day, another named by
   its day); a title that says since when something holds is no snapshot, and its claim fires;
+- a decision recorded with its date and its label, and an item checked off as done, are
+  history: the deleted path they cite is never `missing-path`;
 - every finding names a line of its file.
 
 Bounded seeds in the suite; MCP_GENERATED_SEEDS=N runs N of them.
@@ -70,6 +72,8 @@ GENERATED_HEADS = ["Generated: 2026-04-14 12:23", "Auto-captured by the PostTool
 PROPOSALS = ["| **How to implement** | a hook writes each error to `{gone}`, a skill promotes it |",
              "- Option B: move the loop back into `{gone}`.",
              "- 提案：把循环放回 `{gone}`。"]
+DECISION_DATES = ["- **Date:** 2026-10-01", "- **Data:** 2026-10-01", "date: 2026-10-01"]
+DECISION_LABELS = ["Decision:", "Decisione:", "Decisión:", "Entscheidung:", "决定："]
 SINCE_TITLES = ["# Integration (active since {day})", "# Integration (aktiv seit {day})"]
 
 
@@ -89,7 +93,7 @@ class Memory(object):
     def __init__(self):
         self.files = {}  # shown path -> lines
         self.fenced = {}  # shown path -> set of fenced line numbers (fences included)
-        self.rejecting = {}  # shown path -> lines naming GONE only to reject it
+        self.rejecting = {}  # shown path -> lines naming GONE only to reject it, or as history
         self.claiming = {}  # shown path -> lines citing GONE as a claim
         self.entry_dated = set()  # files whose entries each carry a date line
         self.shells = set()  # files that hold no fact
@@ -128,7 +132,7 @@ def topic_file(rng, memory, shown, dated_entries):
                   "- `%s` %s." % (KEPT, sentence(rng)), ""]
     for _ in range(rng.randint(2, 7)):
         kind = rng.choice(["fact", "fence", "comment", "heading", "reject", "claim",
-                           "placeholder", "link", "blank"])
+                           "placeholder", "link", "blank", "decision", "done"])
         if kind == "fence":
             start = len(lines) + 1
             block = fence(rng)
@@ -137,6 +141,15 @@ def topic_file(rng, memory, shown, dated_entries):
             lines.append("")
         elif kind == "reject":
             lines.append(rng.choice(REJECTIONS).format(kept=KEPT, gone=GONE))
+            rejecting.append(len(lines))
+        elif kind == "decision":  # a decision's record: its own heading, date and label
+            lines += ["### %s" % sentence(rng), rng.choice(DECISION_DATES),
+                      "- **%s** `%s` %s." % (rng.choice(DECISION_LABELS), GONE, sentence(rng))]
+            rejecting.append(len(lines))
+            lines += ["", "## %s" % sentence(rng)]  # the next section is not the record's
+        elif kind == "done":  # an item checked off, its path on the line that continues it
+            lines += ["- [x] **%s** (2026-10-01, commit a60e456):" % sentence(rng),
+                      "  %s `%s`." % (rng.choice(["the originals stay in", "duplicated in"]), GONE)]
             rejecting.append(len(lines))
         elif kind == "claim":
             lines.append("- 2026-10-01: the loop is in `%s`." % GONE)

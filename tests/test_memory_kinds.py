@@ -80,12 +80,18 @@ def test_a_file_whose_entries_each_carry_a_date_is_a_file_of_dated_facts(repo, e
 
 
 def test_a_document_dated_once_at_its_head_is_still_a_record(repo, env):
-    write(repo / "memory" / "review.md", ENTRIES.replace("date: 2026-10-20\n", ""))
-    commit(repo, "a review")
+    """A date under the title, before the first section, dates the document (minutes, a
+    review); a date inside a section dates that section's entry, however many entries the
+    file holds so far: one decision recorded is a file of entries, as two are."""
+    head = "# Review\n\ndate: 2026-09-01\n\n## The queue\nThe consumer is `src/worker.py`.\n"
+    write(repo / "memory" / "review.md", head)
+    write(repo / "memory" / "decisions.md", ENTRIES.replace("date: 2026-10-20\n", ""))
+    commit(repo, "a review and one decision")
     delete(repo, "src/worker.py")
     report = health(repo, with_advice(env))
     assert [log["file"] for log in report["session_logs"]] == ["memory/review.md"]
     assert checks_on(report, "memory/review.md") == ["session-log"]
+    assert "missing-path" in checks_on(report, "memory/decisions.md")
 
 
 # --- what a rejected path is: named only to be turned down -----------------------------------
