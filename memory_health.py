@@ -67,7 +67,7 @@ SEVERITY = {
     "dead-pointer": "broken",          # the agent is sent to a memory that is not there
     "unclosed-comment": "broken",      # the rest of the index is hidden from readers
     "auto-memory-overflow": "broken",  # part of the harness's memory never loads
-    "missing-path": "broken",          # a path git knew is gone, and the memory still cites it
+    "missing-path": "warning",         # a path git knew is gone, and the memory still cites it
     "injection-cut": "over",           # the session-start injection hit the hook limit
     "oversized-topic": "warning",      # a topic file too long to open whole without cost
     "possibly-stale": "warning",       # the cited file changed after the fact was dated
@@ -88,7 +88,16 @@ SEVERITIES = ("broken", "over", "warning", "advice")
 # topic files was most often a decisions log kept there on purpose. The protocol's conventions
 # (date each fact, keep logs in a folder of their own) are a choice a team makes, not a defect
 # it has. A record's paths are history either way: that reading does not depend on the advice.
-OPT_IN = frozenset(("missing-date", "session-log"))
+# The same measure on four samples of public memories put four more checks below what their
+# level must reach (a warning right 95% of the time): a fact whose cited file changed since
+# its date (most commits to a file leave most facts about it true), a path gone from a line
+# that may be history (a decision's record, an incident, a plan), content in the index (a
+# memory tool's own index keeps its context there), a topic file no link reaches (a tool's
+# file, a briefing kept apart) and a home path (a server's, a plan the harness keeps in its own
+# folder). They read what the memory says, not only its shape: the owner asks for them
+# (`MCP_HEALTH_CHECKS=all`), and reads each finding knowing it may be history or a choice.
+OPT_IN = frozenset(("missing-date", "session-log", "possibly-stale", "missing-path",
+                    "not-a-pointer", "orphan", "machine-local-path"))
 FILE_IGNORE_MARKER = "mcp-health: ignore-file"
 # A topic file is read whole when a task calls for it. Past this estimate each opening costs
 # 5% of a 200,000-token context window (and past 25,000 the harness's Read tool refuses to
@@ -147,6 +156,12 @@ added fixed updated changed modified created introduced implemented refactored s
 bumped raised lowered reverted rewired recalibrated reworked tweaked patched corrected resolved
 shipped landed was were had crashed broke built called got ran returned caused excluded failed
 done completed finished
+añadido agregado corregido implementado creado actualizado modificado completado terminado
+adicionado corrigido implementada criado atualizado modificado concluído feito
+ajouté corrigé implémenté créé modifié terminé
+hinzugefügt behoben implementiert erstellt aktualisiert geändert erledigt
+aggiunto aggiunta corretto implementato implementata creato creata aggiornato modificato
+completato fatto
 """.split())
 NARRATION_MARKS_WITHOUT_SPACES = ("已执行", "已完成", "已收官", "修复", "已修", "新增", "已更新",
                                   "修正", "完了", "修正済", "추가", "수정")
@@ -188,20 +203,38 @@ GUIDANCE_HEADINGS = ("usage", "how to use", "how this works", "conventions", "ru
 LOG_TYPES = frozenset("log logs session sessions session-log session_log journal diary daily "
                       "daily-log worklog work-log devlog changelog history minutes meeting "
                       "meeting-notes transcript handoff handoffs adr decision-record".split())
-CLAIM_TYPES = frozenset(("user", "feedback", "project", "reference"))  # Claude Code's own
 LOG_NAMES = frozenset("log logs journal diary changelog history sessions devlog worklog "
                       "minutes handoff handoffs historico histórico historial historique "
-                      "verlauf archive archives archived".split())
+                      "verlauf archive archives archived report reports bericht rapport "
+                      "relatorio relatório informe".split())
 # Any word of a file's name that makes it a record of its day, wherever it stands in the name
-# (`post-mortem-v4-go-live.md`, `_PROPOSTA-protocolo-v2.md`).
-RECORD_NAME_WORDS = frozenset("postmortem mortem retrospective retro proposal proposta propuesta "
-                              "rfc".split())
+# (`post-mortem-v4-go-live.md`, `_PROPOSTA-protocolo-v2.md`): a post-mortem, a retrospective,
+# and a proposal or a research note, whose statements of what might be done claim nothing of
+# what is (`research-agent-patterns.md`).
+RECORD_NAME_WORDS = frozenset("postmortem mortem retrospective retro proposal proposals proposta "
+                              "propostas propuesta propuestas rfc rfcs research recherche "
+                              "pesquisa investigacion investigación brainstorm 调研".split())
+# A title's date that says since when something holds (says_since_when).
+SINCE_WORDS = frozenset("since seit desde depuis dal dalla dès sinds от с".split())
+# A file named as a template is a form to fill in, not a fact (states_something).
+TEMPLATE_NAME_WORDS = frozenset("template templates vorlage vorlagen plantilla plantillas "
+                                "gabarit 模板 テンプレート".split())
+# Words by which a file says, at its head, that a tool wrote it (says_it_is_generated).
+GENERATED_MARKS_WITHOUT_SPACES = ("自动生成", "自動生成", "자동 생성", "자동생성")
 # A topic folder of records (session_log_reason): its notes are history, whatever their names.
 LOG_FOLDERS = LOG_NAMES | frozenset("sessions session daily events digests digest archive archived "
                                     "archives meetings handoffs retros retrospectives "
-                                    "standups adr adrs sprint sprints cycles iterations".split())
+                                    "standups adr adrs sprint sprints cycles iterations "
+                                    "plans proposals rfcs ideas".split())
+# A section whose heading names it a log, an archive or the work done is history (read_sections),
+# in the languages memories are kept in (`## Archiviato`, `## Storico`, `## Erledigt`).
 LOG_HEADINGS = frozenset("log logs changelog journal diary history devlog worklog minutes "
-                         "timeline".split())
+                         "timeline archive archived archives done completed finished "
+                         "storico cronologia archiviato archiviati completati historique "
+                         "archivé archivés terminé terminés historial histórico archivado "
+                         "archivados arquivado arquivados completado completados concluído "
+                         "concluídos verlauf archiv archiviert erledigt abgeschlossen "
+                         "历史 归档 已完成 履歴 完了 아카이브 완료".split())
 DATE_KEYS = ("date", "updated", "last_updated", "last-updated", "lastupdated", "modified",
              "created", "last_verified", "verified")
 
@@ -275,13 +308,16 @@ class Findings(object):
     """The findings of one report, folded: one finding per file, check and subject (a cited
     path, a section), whatever the number of lines it is seen on."""
 
-    def __init__(self):
+    def __init__(self, asked=OPT_IN):
         self.items = []
         self.by_key = {}
+        self.left_out = OPT_IN - set(asked)  # the opt-in checks not asked for: never recorded
 
     def add(self, check, source, line, message, repair, lines=None, subject=None):
         """Record a finding unless its line or file is silenced. `source` is a MemoryFile, or a
         shown path with the file's `lines` given separately."""
+        if check in self.left_out:
+            return
         if isinstance(source, MemoryFile):
             if source.silenced(line):
                 return
@@ -313,7 +349,13 @@ def patterns():
         PATTERNS.update({
             "date": re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?![\d])"),
             "last-updated": re.compile(r"last[ _-]?updated\W{0,6}(\d{4}-\d{2}-\d{2})", re.I),
-            "date-header": re.compile(r"^\W{0,4}date\W{0,6}(\d{4}-\d{2}-\d{2})", re.I),
+            # `Date: 2026-03-03`, and a date so labelled in the languages memories are kept in
+            # or by what it dates (`Recherche-Datum:`, `Audit date:`); not `Stand:` or `As of`,
+            # which a living file rewrites as it is kept current, as it would `Last updated`
+            "date-header": re.compile(
+                r"^\W{0,4}(?:(?:research|recherche|audit|report|review|snapshot|analysis|analyse|"
+                r"survey|study|run|session|meeting)[ -]?)?(?:date|datum|fecha|data|日期)\W{0,6}"
+                r"(\d{4}-\d{2}-\d{2})", re.I),
             "code-span": re.compile(r"(`+)([^`\n]+?)\1"),
             "word": re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?"),
             "clause-mark": re.compile(r"[.;!?](?=\s|$)|[。；！？]"),
@@ -324,9 +366,27 @@ def patterns():
             "ip-address": re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])"),
             "import": re.compile(r"(?:^|\s)@(\S+)"),
             "name-date": re.compile(r"(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)"),
-            "name-compact-date": re.compile(r"(?<!\d)(?:19|20)\d{2}[01]\d[0-3]\d(?!\d)"),
+            # the day a name or a title gives, however it is spelled: `2026-04-21`, `2026_04_21`,
+            # `2026.04.21`, `2026/04/21`, `20260421`, `21.04.2026`, `2026年4月21日`
+            # a tool's words for what it wrote, where they open a sentence, a bracket or a dash
+            # (`Generated: 2026-04-14`, `(auto-generated 2026-04-14, run #10)`, `Generiert von
+            # AutoDream.`), or follow `this file is`; never `vectors generated by x.py are …`
+            "generated": re.compile(
+                r"(?:^|[.!?(\[—–]\s*|-\s+|\bthis\s+\w+\s+(?:is|was)\s+)(?:auto[- ]?(?:generated|"
+                r"captured)|automatically\s+(?:generated|captured|written)|generated\s*(?:by|on|at|"
+                r"from|with|:)|(?:auto)?generiert\s+(?:von|durch|am|mit)|automatisch\s+(?:generiert|"
+                r"erzeugt)|(?:gerado|generado|généré|generato)\s+(?:por|par|da|automaticamente|"
+                r"automáticamente|automatiquement|el|em|le|il))", re.I),
+            "spelled-date": re.compile(
+                r"(?<![\d.])((?:19|20)\d{2})([-_./])(\d{2})\2(\d{2})(?![\d])"
+                r"|(?<![\d.])((?:19|20)\d{2})(\d{2})(\d{2})(?!\d)"
+                r"|(?<![\d.])(\d{2})\.(\d{2})\.((?:19|20)\d{2})(?!\d)(?!\.\d)"
+                r"|((?:19|20)\d{2})年(\d{1,2})月(\d{1,2})日"),
             "name-month": re.compile(r"(?<!\d)(?:19|20)\d{2}-\d{2}(?!\d)(?!-\d)"),
             "wiki-link": re.compile(r"\[\[([^\]|#\n]+)"),
+            "decision-label": re.compile(r"^\W{0,6}(?:decision|decisione|decisión|decisão|décision|"
+                                         r"entscheidung|besluit|beslut|决定|决策|決定|결정)\s*[:：]",
+                                         re.I),
             "adr-title": re.compile(r"#\s+ADR[-\s]?\d+\b"),
             # cPanel's and Hostinger's layout: `public_html`, `domains/<domain name>/`
             "web-host-home": re.compile(r"/public_html(?:/|$)|/domains/[^/\s]+\.[A-Za-z]{2,}(?:/|$)",
@@ -474,7 +534,15 @@ def is_pointer_line(text):
     stripped = text.strip()
     if not (patterns()["list-item"].match(text) or stripped.startswith("|")):
         return False
-    return any(BUDGET.is_relative_file_link(target) for _, target in BUDGET.markdown_links(text, []))
+    if any(BUDGET.is_relative_file_link(target) for _, target in BUDGET.markdown_links(text, [])):
+        return True
+    # an index that names its files in a wiki's, an import's or a code span's form points as well
+    # (`- @decisions.md — [[decisions]] — …`, `- `lessons.md` - …`)
+    return bool(patterns()["wiki-link"].search(text)) or any(
+        word.lstrip("@").endswith(".md") for word in text.split() if word.startswith("@")) or any(
+        match.group(2).strip().endswith(".md") for match in patterns()["code-span"].finditer(text)
+        if text.strip()[2:].lstrip().startswith(match.group(0)) or
+        stripped.startswith("|"))
 
 
 def is_table_rule(text, next_text):
@@ -508,11 +576,16 @@ def index_line_kinds(index):
     headings = []  # (level, title) of the open headings, outermost first
     preamble = True  # under the title, before the first section: where an index says what it is
     count = len(index.lines) - (1 if index.lines[-1:] == [""] else 0)
+    # a leading `---` block is the file's metadata (`updated:`, `tags:`), read by tools, not shown
+    metadata = index.line_of(BUDGET.frontmatter_end(index.text)) - 1 \
+        if BUDGET.frontmatter_end(index.text) else 0
     for number in range(1, count + 1):
         raw = index.lines[number - 1]
         rest = visible.get(number)
         following = visible.get(number + 1, "")
-        if rest is None:
+        if number <= metadata:
+            kind = "comment"
+        elif rest is None:
             kind = "comment"
         elif number in index.fenced_lines:
             kind = "code"
@@ -602,8 +675,10 @@ def is_empty_value(text):
 
 
 def is_note(text):
-    """A note about the memory, set apart as one (`**Note:** …`, `Note: …`): guidance."""
-    return text.strip().lstrip("*_> ").lower().startswith(("note:", "note**:", "notes:"))
+    """A note about the memory, set apart as one (`**Note:** …`, `Note: …`, a blockquote
+    `> …`): guidance."""
+    return text.lstrip().startswith(">") or \
+        text.strip().lstrip("*_> ").lower().startswith(("note:", "note**:", "notes:"))
 
 
 def is_guidance_section(section):
@@ -642,11 +717,18 @@ def lint_index(project, index, folder, topics, notes, findings):
     index_links(project, index, folder, findings)
     reached = reachable_memory(index, topics, notes)
     unreached = [t for t in topics if os.path.normcase(os.path.normpath(t.path)) not in reached]
-    # Logs need no pointer, unless the memory keeps pointers to its logs: then one left out is
-    # a log nobody will find, as any other topic would be.
-    logs_are_indexed = any(t.log for t in topics if t not in unreached)
+    # Logs need no pointer, unless the memory keeps pointers to its logs of that kind: then one
+    # left out is a log nobody will find, as any other topic would be. Records named by their
+    # day are a series (a table of daily logs, a list of meetings), and a dated snapshot is not
+    # one of the handoffs an index lists. A log that names itself one, or that a tool writes,
+    # is found by its name, by whoever appends to it: it needs no pointer either way.
+    indexed = [t for t in topics if t.log and t not in unreached]
+    dated_logs_are_indexed = any(named_by_its_day(t) for t in indexed)
     for topic in unreached:
-        if (not topic.log or logs_are_indexed) and states_something(topic):
+        if topic.log and (found_by_its_writer(topic) or not (
+                dated_logs_are_indexed if named_by_its_day(topic) else indexed)):
+            continue
+        if states_something(topic):
             findings.add("orphan", topic, 1,
                          "nothing in %s leads to this file, so no session learns it exists"
                          % index.shown,
@@ -667,9 +749,26 @@ def lint_index(project, index, folder, topics, notes, findings):
     }
 
 
-def memory_links(memory, folder):
+def named_by_its_day(memory):
+    """Whether the file's name gives its day or its month (`2026-10-01.md`, `notes_2026_04.md`)."""
+    month = patterns()["name-month"].search(memory.name)
+    return bool(name_date(memory.name)) or bool(month and 1 <= int(month.group(0)[5:7]) <= 12)
+
+
+def found_by_its_writer(record):
+    """A record whose name says it is a log, an archive or a report (`activity-log.md`,
+    `learnings-archive.md`, `wiki-lint-report.md`), or that says a tool generated it: the
+    session, the hook or the tool that appends to it finds it by that name, and an index that
+    lists the memory's other logs leaves it out on purpose."""
+    stem = record.name[:-len(".md")] if record.name.endswith(".md") else record.name
+    return patterns()["name-word"].split(stem.lower())[-1] in LOG_NAMES or \
+        says_it_is_generated(record)
+
+
+def memory_links(memory, folder, names=False):
     """(offset, normalised path) of the memory file's relative links outside comments and code,
-    and of its `[[wiki links]]`, resolved from the file's folder."""
+    and of its `[[wiki links]]`, resolved from the file's folder; with `names`, of the Markdown
+    files it names as well (named_markdown_files)."""
     hidden = sorted(memory.comments + memory.code)
     found = []
     for offset, target in BUDGET.markdown_links(memory.text, hidden):
@@ -679,6 +778,35 @@ def memory_links(memory, folder):
         name = match.group(1).strip()
         name = name if name.endswith(".md") else name + ".md"
         found.append((match.start(), os.path.normcase(os.path.normpath(os.path.join(folder, name)))))
+    # A file what session start shows names, to be opened, leads there as a link does: an
+    # import (`@decisions.md`) or a code span that is a Markdown file's path (`- `lessons.md` -
+    # …`, `read `memory/lessons.md` first`), read from its folder or the project's root. A name
+    # deep in a topic file is a mention, not a way a session is led.
+    if not names:
+        return found
+    root = memory.path[:len(memory.path) - len(memory.shown)] if memory.path.replace(
+        os.sep, "/").endswith(memory.shown) else folder
+    for offset, name in named_markdown_files(memory):
+        for base in (folder, root):
+            found.append((offset, os.path.normcase(os.path.normpath(os.path.join(base, name)))))
+    return found
+
+
+def named_markdown_files(memory):
+    """(offset, path) of the Markdown files the memory names outside comments and fenced code:
+    its imports (`@decisions.md`) and its code spans that are a relative `.md` path."""
+    fenced = [(start, end) for start, end in memory.fences]
+    inside = lambda at: any(start <= at < end for start, end in fenced + memory.comments)
+    found = []
+    for match in patterns()["import"].finditer(memory.text):
+        name = match.group(1).rstrip(".,;:)")
+        if name.endswith(".md") and not name.startswith(("/", "~")) and not inside(match.start()):
+            found.append((match.start(1), name))
+    for match in patterns()["code-span"].finditer(memory.text):
+        name = match.group(2).strip()
+        if name.endswith(".md") and not name.startswith(("/", "~", "-")) and " " not in name \
+                and "://" not in name and not inside(match.start()):
+            found.append((match.start(2), name))
     return found
 
 
@@ -688,9 +816,11 @@ def reachable_memory(index, topics, notes):
     by_path = dict((os.path.normcase(os.path.normpath(t.path)), t) for t in topics)
     reached = set()
     pending = [index] + list(notes)
+    shown = set(id(memory) for memory in pending)
     while pending:
         memory = pending.pop()
-        for _, path in memory_links(memory, os.path.dirname(memory.path)):
+        for _, path in memory_links(memory, os.path.dirname(memory.path),
+                                    names=id(memory) in shown):
             if path not in reached:
                 reached.add(path)
                 if path in by_path:
@@ -749,24 +879,39 @@ def file_date(memory):
 
 
 def name_date(name):
-    """The day a file's name gives, written `2026-08-15` or `20260815` (a year from 1900 to
-    2099), or None: `2026-08-15.md`, `20260622-runtime-baseline.md`."""
-    for pattern in ("name-date", "name-compact-date"):
-        for found in patterns()[pattern].finditer(name):
-            digits = found.group(0).replace("-", "")
-            date = valid_date("%s-%s-%s" % (digits[:4], digits[4:6], digits[6:8]))
-            if date:
-                return date
+    """The day a file's name gives, in any of the spellings spelled_date reads, or None:
+    `2026-08-15.md`, `20260622-runtime-baseline.md`, `reference_setup_2026_04_21.md`."""
+    return spelled_date(name)
+
+
+def spelled_date(text):
+    """The first valid day the text gives, as an ISO date, however it is spelled (`2026-04-21`,
+    `2026_04_21`, `2026.04.21`, `2026/04/21`, `20260421`, `21.04.2026`, `2026年4月21日`; a year
+    from 1900 to 2099), or None. A name or a title is read this way; the facts of a file are
+    dated by ISO dates only (line_date), the spelling the protocol writes."""
+    for found in patterns()["spelled-date"].finditer(text):
+        groups = found.groups()
+        if groups[0]:
+            year, month, day = groups[0], groups[2], groups[3]
+        elif groups[4]:
+            year, month, day = groups[4], groups[5], groups[6]
+        elif groups[7]:
+            day, month, year = groups[7], groups[8], groups[9]
+        else:
+            year, month, day = groups[10], groups[11].zfill(2), groups[12].zfill(2)
+        date = valid_date("%s-%s-%s" % (year, month, day))
+        if date:
+            return date
     return None
 
 
 def date_at_the_head(memory):
-    """The date of a `**Date:** 2026-03-03` line in the file's first 30 lines, when it is the
-    file's only such line; None otherwise. A file with two is a file of entries, each dated
-    by its own line (entry_dates), not a document dated once."""
+    """The date of a `**Date:** 2026-03-03` line in the file's first 30 lines, before its first
+    `##` section, when it is the file's only such line; None otherwise. A file with two is a
+    file of entries, each dated by its own line (entry_dates), not a document dated once."""
     dated = entry_dates(memory)
-    if len(dated) != 1 or min(dated) > 30:
-        return None
+    if len(dated) != 1 or min(dated) > 30 or not before_first_section(memory, min(dated)):
+        return None  # a date in a section dates that section's entry, not the document
     return dated[min(dated)]
 
 
@@ -824,9 +969,10 @@ def lint_topics(project, index, topics, findings, tracked, env):
 
 
 def checks_opted_in(env):
-    """The opt-in checks (OPT_IN) that MCP_HEALTH_CHECKS names, comma- or space-separated."""
+    """The opt-in checks (OPT_IN) that MCP_HEALTH_CHECKS names, comma- or space-separated, or
+    all of them for `all`."""
     named = (env.get("MCP_HEALTH_CHECKS") or "").replace(",", " ").lower().split()
-    return OPT_IN.intersection(named)
+    return OPT_IN if "all" in named else OPT_IN.intersection(named)
 
 
 def states_something(memory):
@@ -836,6 +982,8 @@ def states_something(memory):
     form or an empty journal. In a file that keeps such slots for its entries (a section, a
     table, a placeholder), the words under its title say what the file is for, not a fact of
     the project. What states nothing has no age to give, and nothing for a session to find."""
+    if memory.states is None and is_named_as_a_template(memory.name):
+        memory.states = False  # a form to copy: what it holds is the form's, not the project's
     if memory.states is None:
         kinds = index_line_kinds(memory)
         slots = any(kind in ("heading", "table") or (kind == "blank" and rest.strip())
@@ -845,6 +993,12 @@ def states_something(memory):
             and not (slots and kind == "prose" and before_first_section(memory, number))
             for number, kind, section, _ in kinds)
     return memory.states
+
+
+def is_named_as_a_template(name):
+    """A file whose name says it is a template (`agent-briefing-template.md`, `模板.md`)."""
+    stem = name[:-len(".md")] if name.endswith(".md") else name
+    return bool(TEMPLATE_NAME_WORDS.intersection(patterns()["name-word"].split(stem.lower())))
 
 
 def before_first_section(memory, number):
@@ -881,15 +1035,17 @@ def report_session_logs(logs, findings):
 
 
 def session_log_reason(memory):
-    """Why a topic file is a session log, a record of what happened rather than claims about
-    the project now, or None. In this order: its frontmatter `type` (a log's kind is a log;
-    Claude Code's `user`, `feedback`, `project` and `reference` are claims, whatever the name);
-    a file name that holds a date (`2026-08-15.md`, `2026-08-15-deploy.md`,
-    `meeting-2026-08-09-review.md`); a document dated once at its head and never updated
-    (minutes, a report: dated_at_its_head); a name that ends in a log's word
-    (`session-log.md`, `journal.md`); or a log's structure, sections headed by dates (`## 2026-08-15`), at least two of them and
-    at least half the file's sections. First of all, a note is a record when its topic folder
-    is named as one keeps records (`logs/`, `sessions/`, `archive/`)."""
+    """Why a topic file is a session log, a record of what happened or of a state at a date
+    rather than claims about the project now, or None. First of all, a note is a record when
+    its topic folder is named as one keeps records (`logs/`, `sessions/`, `archive/`). Then, in
+    this order: its frontmatter `type` is a log's kind; its title names it an ADR; its name or
+    its title carries its date, whatever `type` its frontmatter gives (a dated snapshot: what it
+    says held on that day, `reference_setup_2026_04_21.md`, `# Setup — Stand 2026-04-21`), or
+    a date labelled once at its head (minutes, a report, an audit: dated_at_its_head); it says
+    a tool generated it (a generated index, report or log: says_it_is_generated); its name ends
+    in a log's word (`session-log.md`, `journal.md`, `lint-report.md`) or holds a record's
+    (`post-mortem-…`, `proposal-…`, `research-…`); or it has a log's structure, sections
+    headed by dates, at least two of them and at least half the file's sections."""
     folder = os.path.basename(os.path.dirname(memory.path))
     if memory.note and patterns()["name-word"].split(folder.lower())[-1] in LOG_FOLDERS:
         return "kept in `%s/`, a folder of records" % folder
@@ -897,12 +1053,9 @@ def session_log_reason(memory):
     kind = kind.strip().lower()
     if kind in LOG_TYPES:
         return "its frontmatter says `type: %s`" % kind
-    named = name_date(memory.name)
-    if kind in CLAIM_TYPES:  # a claim, unless its name says it is a day's log
-        return "named as the log of its day, %s" % named \
-            if named and names_a_record(memory.name) else None  # `project_session_2026-03-15.md`
     if patterns()["adr-title"].match(memory.text[BUDGET.frontmatter_end(memory.text):].lstrip()):
         return "an architecture decision record, by its title"
+    named = name_date(memory.name)
     if named:
         return "named by its date, %s" % named
     month = patterns()["name-month"].search(memory.name)
@@ -911,38 +1064,68 @@ def session_log_reason(memory):
     dated_once = dated_at_its_head(memory)
     if dated_once:
         return "a document dated once, at its head: %s" % dated_once
+    if says_it_is_generated(memory):
+        return "generated by a tool, by its own words at its head"
     stem = memory.name[:-len(".md")] if memory.name.endswith(".md") else memory.name
     words = patterns()["name-word"].split(stem.lower())
     if words[-1] in LOG_NAMES:
         return "named as a log"
     if RECORD_NAME_WORDS.intersection(words):
-        return "named as a record of its day (a post-mortem, a retrospective, a proposal)"
+        return "named as a record of its day (a post-mortem, a retrospective, a proposal, " \
+               "a research note)"
     dated, sections = dated_sections(memory)
     if dated >= 2 and dated * 2 >= sections:
         return "its sections are headed by dates"
     return None
 
 
-def names_a_record(name):
-    """Whether a word of the file's name, past its date, names a log (`session`, `journal`,
-    `handoff` …): with a date in the name, the file is that day's log whatever type its
-    frontmatter gives (Claude Code files a session's summary as `type: project`)."""
-    stem = name[:-len(".md")] if name.endswith(".md") else name
-    return any(word in LOG_NAMES or word in ("session", "standup", "meeting")
-               for word in patterns()["name-word"].split(stem.lower()))
-
-
 def dated_at_its_head(memory):
-    """The date of a document dated once (`**Date:** 2026-03-03` in its first lines, or a title
-    that holds its day, `# Dependency audit — 2026-04-06`: minutes, a report, an audit) that is
-    not kept current (no `Last updated`) and whose entries are not dated apart, or None."""
+    """The date of a document dated once, or None: a title that carries its day (its first
+    heading, `# Dependency audit — 2026-04-06`, or the `name` or `title` of its frontmatter,
+    `name: Claude setup 2026-04-21`, in any spelling spelled_date reads), or a date labelled
+    once in its first lines (`**Date:** 2026-03-03`, `Recherche-Datum: 2026-04-02`); in a file
+    not kept current (no `Last updated`) whose entries are not dated apart (entry_dates)."""
     if patterns()["last-updated"].search(memory.text):
         return None
     title = next((line for number, line in enumerate(memory.lines, start=1)
                   if heading_level(line) and number not in memory.fenced_lines), "")
-    if heading_level(title) == 1 and first_date(title) and not entry_dates(memory):
-        return first_date(title)
+    titles = [title] if heading_level(title) == 1 else []
+    titles += [memory.frontmatter.get(key, "") for key in ("name", "title")]
+    dated = [spelled_date(text) for text in titles if spelled_date(text)
+             and not says_since_when(text)]
+    if dated and not entry_dates(memory):
+        return dated[0]
     return date_at_the_head(memory)
+
+
+def says_since_when(title):
+    """Whether a title's date says since when something holds (`Notion integration (active
+    since 2026-04-21)`, `seit`, `desde`, `depuis`, `自`, `以来`): a state that still holds,
+    not the day the file records."""
+    at = patterns()["spelled-date"].search(title)
+    before = title[:at.start()].lower() if at else ""
+    words = patterns()["word"].findall(before)[-2:]
+    return bool(SINCE_WORDS.intersection(words)) or any(
+        mark in title[max(0, at.start() - 2):at.end() + 3] for mark in ("自", "从", "以来", "起")) \
+        if at else False
+
+
+def says_it_is_generated(memory):
+    """Whether the file says, at its head (its title and the lines before its
+    first `##` section, at most the first ten lines of its body), that a tool wrote it: a
+    generated index, a lint report, a log a hook appends to (`Generated: 2026-04-14 12:23`,
+    `Auto-captured by the PostToolUse hook.`, `# Wiki index (auto-generated 2026-04-14)`).
+    What a tool wrote is its record of one run, kept where the tool finds it."""
+    first = memory.line_of(BUDGET.frontmatter_end(memory.text))
+    for number in range(first, min(len(memory.lines), first + 10) + 1):
+        line = memory.lines[number - 1]
+        if number in memory.fenced_lines or heading_level(line) >= 2:
+            break
+        plain = line.strip().lstrip("#>*_<!- ").replace("*", "").replace("_", " ")
+        if patterns()["generated"].search(plain) or \
+                any(mark in line for mark in GENERATED_MARKS_WITHOUT_SPACES):
+            return True
+    return False
 
 
 def dated_sections(memory):
@@ -984,7 +1167,8 @@ def machine_local_paths(project, memory, findings):
                 continue  # `C:\Users\me\.claude\projects\<path>\`: a pattern, not a path
             if is_placeholder_home(written) or on_a_server(path, line, match.start(), server_note) \
                     or says_it_changed(line, match.start()) or quotes_an_error(line, match.start()) \
-                    or (path.lower() + "/").startswith(checkout + "/"):
+                    or (path.lower() + "/").startswith(checkout + "/") \
+                    or leads_into_this_repository(project, path):
                 continue  # an example, a server's, what was, an error's, or a reader's checkout
             findings.add("machine-local-path", memory, number,
                          "names `%s`, a path on one machine: it does not exist for anyone else "
@@ -992,6 +1176,23 @@ def machine_local_paths(project, memory, findings):
                          "write it relative to the repository, or as a setting each person "
                          "makes (an environment variable), and keep the machine's copy local",
                          subject=("path", path))
+
+
+def leads_into_this_repository(project, path):
+    """Whether a home path is this repository checked out under a folder of its own name:
+    `~/<folder>/<rest>` (or `/home/<name>/<folder>/<rest>`) where `<rest>` is a path this
+    repository holds (`~/openclaw/templates/self-review.md` in a repository with
+    `templates/self-review.md`): each reader's own checkout, wherever they keep it."""
+    parts = [part for part in path.replace("\\", "/").split("/") if part]
+    if parts and parts[0] == "~":
+        rest = parts[2:]
+    elif len(parts) > 1 and parts[0].lower() in ("users", "home") or \
+            len(parts) > 2 and parts[1].lower() == "users":
+        rest = parts[3:] if parts[0].lower() in ("users", "home") else parts[4:]
+    else:
+        return False
+    return bool(rest) and not rest[0].startswith(".") and \
+        os.path.lexists(os.path.join(project, *rest))
 
 
 def is_placeholder_home(path):
@@ -1077,6 +1278,7 @@ class Citation(object):
         self.spans = []  # every code span and link of its line
         self.written_on = None  # the date on its line or over its section, never the file's
         self.siblings = []  # every citation of its line, itself included
+        self.done = False  # in a list item checked off as done (`- [x] …`)
 
 
 # What a path is: the verdicts' one reading, shared with session start.
@@ -1146,12 +1348,15 @@ def citations_in(project, memory, is_index):
     folder = os.path.dirname(memory.path)
     by_line = spans_by_line(memory, not is_index)
     parents = list_parents(memory, by_line)
+    items = list_items(memory)
     for number, spans in sorted(by_line.items()):
         section_date, history, entry_date = sections.get(number, (None, False, None))
         if history:
             continue
         line = memory.lines[number - 1]
-        date = line_date(masked(line, spans)) or entry_date
+        first, done = items.get(number, (number, False))
+        date = line_date(masked(line, spans)) or (
+            line_date(memory.lines[first - 1]) if first != number else None) or entry_date
         written_on = date or section_date
         date = date or fallback
         for start, end, kind, text in spans:
@@ -1182,7 +1387,30 @@ def citations_in(project, memory, is_index):
         on_this_line = [c for c in found if c.line == number and c.memory is memory]
         for citation in on_this_line:
             citation.spans, citation.siblings, citation.written_on = spans, on_this_line, written_on
+            citation.done = done
     return found
+
+
+def list_items(memory):
+    """{line number: (the item's first line, whether it is checked off)} for the lines of list
+    items: an item's own line and the indented lines that continue it, with no blank between
+    (`- [x] **Window maximised** (2026-08-05, commit a60e456):` then `  the duplicates in …`).
+    A continuation line is dated by its item, and an item checked off as done tells work done."""
+    items = {}
+    current = None
+    for number, line in enumerate(memory.lines, start=1):
+        if number in memory.fenced_lines or not line.strip() or heading_level(line):
+            current = None
+            continue
+        marker = patterns()["list-item"].match(line)
+        if marker:
+            rest = line[marker.end():].lstrip()
+            current = (number, rest[:3].lower() == "[x]")
+        elif not line[:1].isspace():
+            current = None
+        if current:
+            items[number] = current
+    return items
 
 
 def list_parents(memory, by_line):
@@ -1242,6 +1470,7 @@ def read_sections(memory):
     open_sections = []  # (level, date, history), outermost first
     entry = None
     dated_entry = None
+    decisions = decision_records(memory)
     for number, line in enumerate(memory.lines, start=1):
         level = 0 if number in memory.fenced_lines else heading_level(line)
         if level:
@@ -1250,7 +1479,8 @@ def read_sections(memory):
             title = line.strip().lstrip("#").strip()
             outer = open_sections[-1] if open_sections else (0, None, False)
             open_sections.append((level, first_date(title) or outer[1],
-                                  outer[2] or opens_with_date(title) or names_a_log(title)))
+                                  outer[2] or opens_with_date(title) or names_a_log(title)
+                                  or number in decisions))
             entry = dated_entry = None
         elif number not in memory.fenced_lines and line.startswith(("**", "__")) \
                 and opens_with_date(line):
@@ -1260,6 +1490,26 @@ def read_sections(memory):
             section = open_sections[-1] if open_sections else (0, None, False)
             sections[number] = (entry or section[1], bool(entry) or section[2], dated_entry)
     return sections
+
+
+def decision_records(memory):
+    """The heading lines of the sections that are a decision's record: a section that gives
+    its date on a line of its own (`- **Data:** 2026-08-05`, entry_dates) and labels its
+    decision (`**Decision:**`, `Decisione:`, `Decisión:`, `Entscheidung:`, `决定：`), as an ADR
+    does in miniature. A decision is recorded on its day and superseded, not edited: what it
+    cites is what was there when it was taken (§9.4.5). A decision in the team format
+    (`- 2026-10-01: the queue is Redis`) has no such label: it is a fact, kept true."""
+    dated = entry_dates(memory)
+    found, heading, labelled, has_date = set(), None, False, False
+    for number, line in enumerate(memory.lines + ["# end"], start=1):
+        if heading_level(line) and number not in memory.fenced_lines:
+            if heading and labelled and has_date:
+                found.add(heading)
+            heading, labelled, has_date = number, False, False
+            continue
+        has_date = has_date or number in dated
+        labelled = labelled or bool(patterns()["decision-label"].match(line.replace("*", "")))
+    return found
 
 
 def heading_level(line):
@@ -1562,6 +1812,8 @@ def check_citations(project, citations, history, findings):
         became, new_path, commit = what_became_of(project, known, history)
         if commit and citation.written_on and commit[1] <= citation.written_on:
             continue  # written on or after the day the path went: it does not name that path
+        if commit and citation.written_on and narrates_work(citation):
+            continue  # work told on its day, before the path went: true of that day
         findings.add("missing-path", citation.memory, citation.line,
                      "%s `%s`, which git knew as `%s`: %s" % (
                          "links" if citation.link else "cites", citation.written, known, became),
@@ -1618,7 +1870,7 @@ def narrates_work(citation):
     words_line, start, end, words, before = citation_clause(citation)
     if leads_to(before, words_line[start:citation.span[0]]):
         return False
-    return any(word in NARRATION_WORDS or word in CHANGED_WORDS for _, word in words) or any(
+    return citation.done or any(word in NARRATION_WORDS or word in CHANGED_WORDS for _, word in words) or any(
         mark in words_line[start:end] for mark in NARRATION_MARKS_WITHOUT_SPACES) or bool(
         patterns()["value-change"].search(words_line, start, end))
 
@@ -2183,7 +2435,7 @@ def memory_health(project, env, preview=True, installed=None):
     out the session-start injection (which runs git) from the load table; `installed=False`
     marks that injection as what the protocol would add, not what loads today."""
     project = os.path.abspath(project)
-    findings = Findings()
+    findings = Findings(checks_opted_in(env))
     env, index_path, files = read_memory(project, env, findings)
     folder = os.path.dirname(index_path)
     index, topics, notes = files.index, files.topics, files.notes

@@ -862,6 +862,7 @@ class GeneratedClone(Checkout):
         env.update((key, value) for key, value in self.installer.env.items()
                    if key.startswith(("MCP_", "GIT_", "PYTHON")) or key == "USERPROFILE")
         env["FAKE_API_KEY"] = self.token
+        env["MCP_HEALTH_CHECKS"] = "all"  # every check that quotes the memory reads the clone
         if self.managed is not None:
             env["MCP_MANAGED_SETTINGS_DIR"] = str(self.managed.folder)
         self.run("install.py %s" % " ".join(args),

@@ -505,10 +505,11 @@ def test_memory_report_reads_no_file_outside_the_project(origin, installer, how)
         origin.settings({"permissions": {"deny": deny}})
     origin.commit()
     clone = origin.clone()
-    text = installer.run("--check", "--memory", clone)
+    every_check = {"MCP_HEALTH_CHECKS": "all"}  # machine-local-path would quote the home path
+    text = installer.run("--check", "--memory", clone, env=every_check)
     assert SECRET not in text.stdout + text.stderr and "/home/alice" not in text.stdout
     assert refused[0] in text.stdout and refused[1] in text.stdout, text.stdout
-    done = installer.run("--check", "--memory", "--json", clone)
+    done = installer.run("--check", "--memory", "--json", clone, env=every_check)
     assert SECRET not in done.stdout + done.stderr and "/home/alice" not in done.stdout
     report = json.loads(done.stdout)["memory_health"]
     named = [f for f in report["findings"] if f["check"] == "not-read"]

@@ -121,17 +121,19 @@ def test_logs_are_known_by_name_type_dated_head_or_dated_sections(repo, env, nam
     assert findings(report, "missing-path") == []
 
 
-def test_claude_codes_own_types_are_claims_whatever_the_name(repo, env):
+def test_claude_codes_own_types_are_claims_unless_the_name_or_title_gives_a_day(repo, env):
+    """`type: project` says what the note is about, not whether it is kept current: a note named
+    without a date is a claim about the project now. (A name or a title that gives its day is a
+    dated snapshot whatever its type: test_memory_kinds.)"""
     write(repo / "scripts" / "build.ts", "// first\n")
-    write(repo / "memory" / "project_2026-08-15_build.md",
+    write(repo / "memory" / "project_build.md",
           "---\nname: build\ndescription: how the site builds\ntype: project\n---\n"
           "The site builds with `scripts/build.ts`.\n")
     commit(repo, "a project memory")
     delete(repo, "scripts/build.ts")
     report = health(repo, with_advice(env))
     assert findings(report, "session-log") == []
-    assert [f["file"] for f in findings(report, "missing-path")] == [
-        "memory/project_2026-08-15_build.md"]
+    assert [f["file"] for f in findings(report, "missing-path")] == ["memory/project_build.md"]
 
 
 def test_a_living_file_with_a_last_updated_line_is_not_a_dated_record(repo, env):
@@ -269,7 +271,7 @@ def test_a_cited_folder_is_not_stale_when_a_file_under_it_changed(repo, env):
     write(repo / "docs" / "adr" / "0002-next.md", "second\n")
     write(repo / "docs" / "adr" / "0001-start.md", "changed\n")
     commit(repo, "Add a decision", LATER)
-    assert findings(health(repo, env), "possibly-stale") == []
+    assert findings(health(repo, with_advice(env)), "possibly-stale") == []
 
 
 def test_a_cited_folder_that_was_renamed_is_missing(repo, env):
@@ -404,7 +406,7 @@ def test_a_dated_line_is_stale_only_when_it_says_how_the_file_is(repo, env, line
     write(repo / "docs" / "design.md", "# Design, revised\n")
     write(repo / "docs" / "SYNC_LOG.md", "# Syncs\n- 2026-11-02: one more\n")
     commit(repo, "Merge pull request #42 from team/retries", LATER)
-    lines = [f["lines"] for f in findings(health(repo, env), "possibly-stale")]
+    lines = [f["lines"] for f in findings(health(repo, with_advice(env)), "possibly-stale")]
     assert any(5 in numbers for numbers in lines) == stale  # line 5 is the one added
 
 
@@ -425,7 +427,7 @@ def test_a_document_listed_under_a_heading_of_references_is_where_to_read(repo, 
     commit(repo, "the fact")
     write(repo / "docs" / "triage.md", "# Triage, revised\n")
     commit(repo, "Rename the commands", LATER)
-    found = [f["lines"] for f in findings(health(repo, env), "possibly-stale")]
+    found = [f["lines"] for f in findings(health(repo, with_advice(env)), "possibly-stale")]
     assert any(7 in numbers for numbers in found) == stale, found  # line 7 is the one added
 
 

@@ -92,10 +92,23 @@ HEALTHY_FEEDBACK = """\
 
 @pytest.fixture
 def env(tmp_path):
-    """The variables memory_health reads, pointing into this test's own folders."""
+    """The variables memory_health reads, pointing into this test's own folders, with the
+    checks that read what the memory says turned on (MCP_HEALTH_CHECKS), so that each is seen
+    to fire; the advice stays off unless a test asks for it (with_advice), and the checks a
+    report runs by default are pinned apart (by_default)."""
     (tmp_path / "home").mkdir(exist_ok=True)
     (tmp_path / "projects").mkdir(exist_ok=True)
-    return {"HOME": str(tmp_path / "home"), "MCP_PROJECTS_DIR": str(tmp_path / "projects")}
+    return {"HOME": str(tmp_path / "home"), "MCP_PROJECTS_DIR": str(tmp_path / "projects"),
+            "MCP_HEALTH_CHECKS": JUDGED}
+
+
+# The opt-in checks that are not advice: each reads what a line says (spec §9.2).
+JUDGED = "missing-path,possibly-stale,not-a-pointer,orphan,machine-local-path"
+
+
+def by_default(env):
+    """The environment as a user who asks for no opt-in check has it."""
+    return dict((key, value) for key, value in env.items() if key != "MCP_HEALTH_CHECKS")
 
 
 @pytest.fixture
@@ -302,8 +315,8 @@ def test_a_link_only_inside_a_comment_leaves_the_file_an_orphan(repo, env):
 
 def with_advice(env):
     """The environment with the opt-in checks turned on (MCP_HEALTH_CHECKS): a date on each
-    fact, and logs kept apart from the topic files."""
-    return dict(env, MCP_HEALTH_CHECKS="missing-date,session-log")
+    fact, logs kept apart from the topic files, and facts whose cited file changed since."""
+    return dict(env, MCP_HEALTH_CHECKS="all")
 
 
 def test_a_topic_file_with_no_date_anywhere_gets_advice_when_the_check_is_asked_for(repo, env):
@@ -376,7 +389,7 @@ def test_feedback_in_any_of_the_formats_people_use_is_valid(repo, env, body):
 
 # --- stale references -----------------------------------------------------------------------
 
-def test_a_cited_path_git_knew_and_lost_is_broken_with_what_became_of_it(repo, env):
+def test_a_cited_path_git_knew_and_lost_is_a_warning_with_what_became_of_it(repo, env):
     write(repo / "src" / "old_worker.py", "LOOP = 1\n")
     write(repo / "src" / "gone.py", "X = 1\n")
     commit(repo, "two modules")
@@ -389,7 +402,7 @@ def test_a_cited_path_git_knew_and_lost_is_broken_with_what_became_of_it(repo, e
                      "- And again `src/old_worker.py`.\n")
     found = findings(health(repo, env), "missing-path")
     assert [(f["file"], f["lines"], f["severity"]) for f in found] == [
-        ("memory/retry.md", [5, 7], "broken"), ("memory/retry.md", [6], "broken")]
+        ("memory/retry.md", [5, 7], "warning"), ("memory/retry.md", [6], "warning")]
     assert "`src/old_worker.py`" in found[0]["message"]
     assert "deleted in %s on 2026-10-05, \"Drop the modules\"" % deleted in found[0]["message"]
     assert found[1]["message"].startswith("links `../src/gone.py`")
@@ -408,7 +421,7 @@ def test_words_that_only_look_like_paths_are_not_cited(repo, env):
 def test_a_fact_dated_before_a_later_commit_to_its_file_is_possibly_stale(repo, env):
     write(repo / "src" / "worker.py", "RETRIES = 5\n")
     later = commit(repo, "Retry five times", "2026-11-02T09:00:00+00:00")
-    [found] = findings(health(repo, env), "possibly-stale")
+    [found] = findings(health(repo, with_advice(env)), "possibly-stale")
     assert (found["file"], found["line"], found["severity"]) == ("memory/retry.md", 4, "warning")
     assert "dated 2026-10-01" in found["message"] and "`src/worker.py`" in found["message"]
     assert ("1 commit(s), the newest %s on 2026-11-02, \"Retry five times\"" % later) in found["message"]
@@ -420,16 +433,16 @@ def test_a_fact_without_a_date_on_its_line_takes_the_files_last_updated(repo, en
     commit(repo, "undated fact")
     write(repo / "src" / "worker.py", "RETRIES = 5\n")
     commit(repo, "Retry five times", "2026-11-02T09:00:00+00:00")
-    [found] = findings(health(repo, env), "possibly-stale")
+    [found] = findings(health(repo, with_advice(env)), "possibly-stale")
     assert "dated 2026-10-01" in found["message"]
 
 
 def test_no_commit_after_the_date_and_a_commit_that_updated_the_memory_are_silent(repo, env):
-    assert findings(health(repo, env), "possibly-stale") == []
+    assert findings(health(repo, with_advice(env)), "possibly-stale") == []
     write(repo / "src" / "worker.py", "RETRIES = 5\n")
     write(repo / "memory" / "retry.md", HEALTHY_TOPIC + "- Reviewed with the change.\n")
     commit(repo, "Retry five times, memory updated with it", "2026-11-02T09:00:00+00:00")
-    assert findings(health(repo, env), "possibly-stale") == []
+    assert findings(health(repo, with_advice(env)), "possibly-stale") == []
 
 
 def test_all_dated_facts_cost_one_history_pass(repo, env, monkeypatch):
@@ -449,7 +462,7 @@ def test_all_dated_facts_cost_one_history_pass(repo, env, monkeypatch):
         return real_run(command, *args, **kwargs)
 
     monkeypatch.setattr(subprocess, "run", counting_run)
-    report = health(repo, env)
+    report = health(repo, with_advice(env))
     assert len([c for c in calls if "log" in c]) == 1  # ls-files, rev-parse and one log
     assert len(calls) == 3
     assert len(findings(report, "possibly-stale")) == 10  # the ten parts changed since
@@ -656,7 +669,7 @@ def test_a_date_inside_the_cited_path_or_a_link_dates_no_fact(repo, env):
     commit(repo, "memory without dates")
     write(repo / "docs" / "designs" / "2026-08-19-retry.md", "# Design, revised\n")
     commit(repo, "Revise the design", "2026-11-02T09:00:00+00:00")
-    report = health(repo, env)
+    report = health(repo, with_advice(env))
     assert findings(report, "possibly-stale") == []
     assert report["citations"]["dated_facts"] == 0
 
@@ -669,7 +682,7 @@ def test_a_file_most_commits_change_is_not_a_reason_to_recheck(repo, env):
     for n in range(12):
         write(repo / "docs" / "VERSION_MANIFEST.md", "v%d\n" % (n + 1))
         commit(repo, "release %d" % n, "2026-11-%02dT09:00:00+00:00" % (n + 1))
-    report = health(repo, env)
+    report = health(repo, with_advice(env))
     assert [f["message"] for f in findings(report, "possibly-stale")
             if "VERSION_MANIFEST" in f["message"]] == []
     assert report["citations"]["churning"] == ["docs/VERSION_MANIFEST.md"]
@@ -683,7 +696,7 @@ def test_a_merged_branch_counts_by_the_day_it_reached_the_branch(repo, env):
     git_here(repo, "checkout", "-q", branch)
     git_here(repo, "merge", "-q", "--no-ff", "feature", "-m", "Merge feature",
              date="2026-11-04T09:00:00+00:00")
-    [found] = findings(health(repo, env), "possibly-stale")
+    [found] = findings(health(repo, with_advice(env)), "possibly-stale")
     assert "on 2026-11-04, \"Merge feature\"" in found["message"]
 
 
@@ -692,7 +705,7 @@ def test_a_back_dated_commit_on_top_does_not_hide_the_change_below_it(repo, env)
     commit(repo, "Five retries", "2026-11-05T09:00:00+00:00")
     write(repo / "README.md", "# Project\n")
     commit(repo, "Readme, back-dated", "2025-01-01T09:00:00+00:00")
-    [found] = findings(health(repo, env), "possibly-stale")
+    [found] = findings(health(repo, with_advice(env)), "possibly-stale")
     assert "on 2026-11-05, \"Five retries\"" in found["message"]
 
 
@@ -1134,7 +1147,8 @@ def test_check_is_one_line_when_memory_is_healthy(installer, repo):
 def test_warnings_are_shown_and_exit_0(installer, repo):
     installed(installer, repo)
     write(repo / "memory" / "lonely.md", "# Lonely\n\n- nothing links this file.\n")
-    done = installer.run("--check", repo)
+    assert installer.run("--check", repo).stdout.startswith("ok: ")  # orphan is asked for
+    done = installer.run("--check", repo, env={"MCP_HEALTH_CHECKS": "orphan"})
     assert done.returncode == 0, done.stdout
     assert "WARN     memory health: 1 warning(s) (orphan)" in done.stdout
     # the stamped format's advice (the fixture's memory); a missing date is not asked by default
@@ -1160,7 +1174,7 @@ def test_check_json_is_the_whole_report(installer, repo):
     installed(installer, repo)
     write(repo / "src" / "worker.py", "RETRIES = 5\n")
     commit(repo, "Retry five times", "2026-11-02T09:00:00+00:00")
-    done = installer.run("--check", "--json", repo)
+    done = installer.run("--check", "--json", repo, env={"MCP_HEALTH_CHECKS": "possibly-stale"})
     report = json.loads(done.stdout)
     assert done.returncode == report["exit"] == 0
     health_report = report["memory_health"]
@@ -1212,7 +1226,7 @@ def test_check_memory_is_about_the_memory_not_the_installation(installer, repo):
 def test_check_memory_exits_1_on_broken_memory_and_0_on_warnings(installer, repo):
     write(repo / "memory" / "lonely.md", "# Lonely\n<!-- Last updated: 2026-10-01 -->\n"
                                          "- 2026-10-01: nothing links this file.\n")
-    warned = installer.run("--check", "--memory", repo)
+    warned = installer.run("--check", "--memory", repo, env={"MCP_HEALTH_CHECKS": "all"})
     assert warned.returncode == 0 and "WARN     memory health: 1 warning(s) (orphan)" in warned.stdout
     with open(str(index(repo)), "a", encoding="utf-8") as handle:
         handle.write("- [Deploy](deploy.md) — how a release ships\n")

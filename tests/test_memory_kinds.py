@@ -74,18 +74,24 @@ def test_a_file_whose_entries_each_carry_a_date_is_a_file_of_dated_facts(repo, e
     report = health(repo, with_advice(env))
     assert report["session_logs"] == [] and findings(report, "session-log") == []
     mine = [f for f in report["findings"] if f["file"] == "memory/decisions.md"]
-    assert [(f["check"], f["lines"], f["message"].split("`")[1]) for f in mine] == [
+    assert sorted((f["check"], f["lines"], f["message"].split("`")[1]) for f in mine) == [
         ("missing-path", [9], "src/backoff.py"),
         ("possibly-stale", [5], "src/worker.py")]  # the retries' entry is dated after the change
 
 
 def test_a_document_dated_once_at_its_head_is_still_a_record(repo, env):
-    write(repo / "memory" / "review.md", ENTRIES.replace("date: 2026-10-20\n", ""))
-    commit(repo, "a review")
+    """A date under the title, before the first section, dates the document (minutes, a
+    review); a date inside a section dates that section's entry, however many entries the
+    file holds so far: one decision recorded is a file of entries, as two are."""
+    head = "# Review\n\ndate: 2026-09-01\n\n## The queue\nThe consumer is `src/worker.py`.\n"
+    write(repo / "memory" / "review.md", head)
+    write(repo / "memory" / "decisions.md", ENTRIES.replace("date: 2026-10-20\n", ""))
+    commit(repo, "a review and one decision")
     delete(repo, "src/worker.py")
     report = health(repo, with_advice(env))
     assert [log["file"] for log in report["session_logs"]] == ["memory/review.md"]
     assert checks_on(report, "memory/review.md") == ["session-log"]
+    assert "missing-path" in checks_on(report, "memory/decisions.md")
 
 
 # --- what a rejected path is: named only to be turned down -----------------------------------
@@ -197,9 +203,12 @@ def test_how_to_use_the_index_in_any_language_and_in_sub_sections_is_not_content
     assert "known traps" in found["message"], found
 
 
-def test_a_session_named_by_its_day_is_that_days_log_whatever_its_type(repo, env):
-    """Claude Code files a session's summary as `type: project`; named `project_session_<day>`,
-    it is the log of that day. A project note named by its day is still a claim."""
+def test_a_note_named_by_its_day_is_that_days_record_whatever_its_type(repo, env):
+    """Claude Code files a session's summary as `type: project`, and a snapshot of a setup as
+    `type: reference`: the type says what the note is about. A name that carries its day says
+    what it holds: what was so on that day (`project_2026-08-15_build.md` is the build as it
+    stood then, not a claim kept current; its author files the next state under the next day).
+    Its paths are history, like a session's."""
     head = "---\nname: {0}\ndescription: {0}\ntype: project\n---\n"
     write(repo / "memory" / "project_session_2026-08-15.md", head.format("session") +
           "- `src/worker.py` now retries.\n")
@@ -208,9 +217,9 @@ def test_a_session_named_by_its_day_is_that_days_log_whatever_its_type(repo, env
     commit(repo, "two project notes")
     delete(repo, "src/worker.py")
     report = health(repo, env)
-    assert [log["file"] for log in report["session_logs"]] == ["memory/project_session_2026-08-15.md"]
-    assert sorted(f["file"] for f in findings(report, "missing-path")) == [
-        "memory/project_2026-08-15_build.md", "memory/retry.md"]
+    assert [log["file"] for log in report["session_logs"]] == [
+        "memory/project_2026-08-15_build.md", "memory/project_session_2026-08-15.md"]
+    assert [f["file"] for f in findings(report, "missing-path")] == ["memory/retry.md"]
 
 
 def test_an_image_accounts_home_and_a_path_into_a_bracketed_name_are_no_ones_machine(repo, env):

@@ -200,5 +200,5 @@ def test_a_memory_file_a_note_points_to_makes_nothing_stale_when_it_is_edited(re
                                                      "- 2026-10-01: the staging host is `stage-1`.\n")
     write(repo / "src" / "worker.py", "RETRIES = 5\n")
     commit(repo, "frontmatter ids for the reference, five retries", LATER)
-    found = on(health(repo, env), "possibly-stale", "memory/reference/_INDEX.md")
+    found = on(health(repo, with_advice(env)), "possibly-stale", "memory/reference/_INDEX.md")
     assert [f["message"].split("`")[1] for f in found] == ["src/worker.py"]
