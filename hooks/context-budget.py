@@ -71,6 +71,7 @@ IGNORE_MARKER = "mcp-health: ignore"
 NAMED_AT_MOST = 5
 STDIN_SECONDS = 2.0
 STDIN_LIMIT = 64 * MIB
+CACHE_FORMAT = "v1"  # of what this file and prune-worktrees.py keep in the account's cache
 
 # The names the other hook files, install.py --check and memory_health.py use; a test fails on
 # any name one of them takes from this file that is not here.
@@ -195,6 +196,41 @@ def shown_path(project, path):
     except ValueError:  # another drive on Windows
         return path
     return path if relative.startswith(os.pardir) else relative.replace(os.sep, "/")
+
+
+# --- the account's cache (stop-handoff.py's account_cache, handed over by the hook that loads
+# this file: uses_cache) -----------------------------------------------------------------------
+
+CACHE = []
+
+
+def uses_cache(cache):
+    CACHE[:] = [cache]
+
+
+def account_cache(name, value=None):
+    """The value the account's cache keeps under `name`, or None; given a value, keep it. Without
+    a cache, or when it fails, nothing is kept and every start reads afresh."""
+    try:
+        return CACHE[0](name, value) if CACHE else None
+    except Exception:
+        return None
+
+
+def new_digest():
+    """A 128-bit BLAKE2b: the C module behind hashlib's, without hashlib's start-up."""
+    try:
+        from _blake2 import blake2b
+    except ImportError:
+        from hashlib import blake2b
+    return blake2b(digest_size=16)
+
+
+def cache_name(kind, path):
+    """The name of one project's or folder's entry in the account's cache."""
+    digest = new_digest()
+    digest.update(os.path.abspath(path).encode("utf-8", "surrogateescape"))
+    return "%s-%s.%s" % (kind, digest.hexdigest(), CACHE_FORMAT)
 
 
 # --- the hook input ---------------------------------------------------------------------------
@@ -488,19 +524,40 @@ def topic_folders(index):
     except OSError:
         return []
     linked = linked_paths(index.head, folder)
-    found = []
+    holding = set(os.path.dirname(path) for path in linked)
+    name = cache_name("listing", folder)
+    kept, seen, found = account_cache(name), {}, []
     for entry in first_entries(folder)[0]:
-        if entry.name.startswith(".") or not is_real_folder(entry) or \
-                os.path.normcase(os.path.normpath(entry.path)) in linked:
+        where = os.path.normcase(os.path.normpath(entry.path))
+        if entry.name.startswith(".") or not is_real_folder(entry) or where in linked:
             continue
-        names, more = notes_in(entry.path)
-        names = [name for name in names if os.path.normcase(os.path.normpath(
-            os.path.join(entry.path, name + ".md"))) not in linked]
+        names, more = folder_notes(entry, kept if isinstance(kept, dict) else {}, seen)
+        if where in holding:
+            names = [n for n in names if os.path.join(where, n + ".md") not in linked]
         if names:
             found.append((entry.name, (names, more)))
+    if seen != kept:
+        account_cache(name, seen)
     found.sort(key=lambda item: (item[0].lower(), item[0]))
     index.folders = (state, found)
     return found
+
+
+def folder_notes(entry, kept, seen):
+    """notes_in() of a topic folder, or what the account's cache kept of it while the folder's
+    time is the one kept, so a start reads the names of 5,000 notes no more than of 10. A time
+    within two seconds of the moment it is kept is not kept: on a coarse clock a note added in
+    the same tick would not move it."""
+    try:
+        moved = entry.stat(follow_symlinks=False).st_mtime_ns
+    except OSError:
+        return [], False
+    old = kept.get(entry.name)
+    listed = tuple(old[1:]) if isinstance(old, tuple) and len(old) == 3 and old[0] == moved \
+        else notes_in(entry.path)
+    if time.time() * 1e9 - moved > 2e9:
+        seen[entry.name] = (moved,) + tuple(listed)
+    return listed
 
 
 def linked_paths(text, folder):
@@ -551,32 +608,45 @@ def notes_in(folder):
     return sorted(names, key=lambda name: (name.lower(), name)), more
 
 
-def memory_listing(project, env):
-    """The lines session start shows under the index: a heading, then one line for each topic
-    folder with the names of its notes; [] when there is none."""
+def listing_section(project, env):
+    """The listing as a section of the injection. Every folder keeps its line and its link
+    whatever the room: short of room, the names of the notes share what is left (fitted), and
+    a cut names the command that lists every note, never the index, which lacks them."""
     index = read_index(project, env)
     found = topic_folders(index)
     if not found:
-        return []
-    heading = LISTING_HEADING % shown_path(project, os.path.dirname(index.path))
-    return [heading] + ["- [%s/](%s/) — %s" % (name, link_to(name), note_names(notes))
-                        for name, notes in found]
+        return None
+    memory = shown_path(project, os.path.dirname(index.path))
+    return Section(LISTING_HEADING % memory, fitted(found, None), memory, 2,
+                   rest="`ls %s/*/` lists every note" % memory,
+                   fit=lambda room: fitted(found, room))
 
 
-def note_names(listed):
-    """'3 notes: a, b, c', cut with 'and N more' before it grows past one screen line; 'at least'
-    for a folder too large to read whole at a start."""
+def fitted(found, room):
+    """The listing's lines: with the names of each folder's notes up to NOTE_NAMES_CHARS, or,
+    within `room` bytes, as many as an equal share of it leaves (none below 20)."""
+    share = NOTE_NAMES_CHARS
+    if room is not None:
+        bare = sum(injection_length(folder_line(name, notes, 0)) + 1 for name, notes in found)
+        share = min(share, (room - bare) // len(found) - 4)
+    return [folder_line(name, notes, share if share >= 20 else 0) for name, notes in found]
+
+
+def folder_line(name, listed, share):
+    """`- [name/](name/) — 3 notes: a, b and 1 more`: the names while they fit in `share`
+    characters; 'at least' for a folder too large to read whole at a start."""
     notes, more = listed
-    shown = []
-    length = 0
-    for name in notes:
-        if shown and length + len(name) + 2 > NOTE_NAMES_CHARS:
+    shown, length = [], 0
+    for note in notes if share else ():
+        if shown and length + len(note) + 2 > share:
             break
-        shown.append(name)
-        length += len(name) + 2
-    text = "%s%d note%s: %s" % ("at least " if more else "", len(notes),
-                                "" if len(notes) == 1 and not more else "s", ", ".join(shown))
-    return text + (" and %d more" % (len(notes) - len(shown)) if len(notes) > len(shown) else "")
+        shown.append(note)
+        length += len(note) + 2
+    text = "%s%d note%s%s" % ("at least " if more else "", len(notes),
+                              "" if len(notes) == 1 and not more else "s",
+                              ": " + ", ".join(shown) if shown else "")
+    text += " and %d more" % (len(notes) - len(shown)) if shown and len(notes) > len(shown) else ""
+    return clipped("- [%s/](%s/) — %s" % (name, link_to(name), text), REPORT_LINE_CHARS)
 
 
 def link_to(name):
@@ -1630,6 +1700,372 @@ def named_list(items, at_most=NAMED_AT_MOST):
     return ", ".join(shown[:-1]) + " and " + shown[-1]
 
 
+# --- what the memory cannot vouch for, read from its text (spec §4.5.7) -------------------------
+#
+# The team format keeps facts a blank line apart and corrects or deletes a fact where it stands
+# (`- (deleted) ...`), so where git merges by union two fact lines that touch are two branches'
+# versions of one fact. Each reading below is a fact of the lines, never a reading of what a
+# line means; prune-worktrees.py adds what git says (memory_marks), memory_health.py the rest.
+
+LIST_MARKS = ("- ", "* ", "+ ")
+LOG_NAMES = frozenset("log logs journal diary changelog history sessions devlog worklog".split())
+COMMANDS_OF_CHANGE = frozenset("rm mv rmdir unlink del rd ren rename move Remove-Item Move-Item "
+                               "Rename-Item".split())
+
+
+def is_date(text):
+    return len(text) == 10 and text[4] == text[7] == "-" and text.isascii() and \
+        (text[:4] + text[5:7] + text[8:]).isdigit()
+
+
+def is_dated_fact(line):
+    """`- 2026-11-02: ...`: a list item that opens with its date."""
+    after = line[12:13]
+    return line[:2] in LIST_MARKS and is_date(line[2:12]) and not (after.isalnum() or after == "_")
+
+
+def is_deletion(line):
+    """`- (deleted) 2026-11-02: ...`: a fact deleted on purpose, its line kept (spec §2.2.8)."""
+    return line[:2] in LIST_MARKS and line[2:11] == "(deleted)" and line[11:12] in ("", " ", "\t")
+
+
+def is_fact_line(line):
+    return is_dated_fact(line) or is_deletion(line)
+
+
+def fenced_numbers(lines):
+    """The numbers (from 1) of the lines of fenced code blocks, fences included."""
+    inside, fence = set(), None
+    for number, line in enumerate(lines, 1):
+        after = fence_after(fence, line)
+        if fence is not None or after is not None:
+            inside.add(number)
+        fence = after
+    return inside
+
+
+def marker_lines(lines, fenced):
+    """The lines of a conflict git could not merge; a line of seven `=` alone is a heading's
+    underline too, so it counts only beside an opening or closing marker."""
+    sides = [n for n, line in enumerate(lines, 1) if n not in fenced
+             and line[:7] in ("<" * 7, ">" * 7, "|" * 7) and line[7:8] in ("", " ")]
+    return sorted(sides + [n for n, line in enumerate(lines, 1) if n not in fenced
+                           and line.rstrip() == "=" * 7]) if sides else []
+
+
+def facts_side_by_side(lines, fenced):
+    """(line, line, whether one is a deletion) of two facts that touch, or a deletion touching
+    any line but a title: what the union keeps where two branches changed one fact."""
+    pairs = []
+    for second in range(2, len(lines) + 1):
+        first_line, second_line = lines[second - 2], lines[second - 1]
+        deletion = is_deletion(first_line) != is_deletion(second_line)
+        if second in fenced or second - 1 in fenced:
+            continue
+        if is_fact_line(first_line) and is_fact_line(second_line) or deletion and \
+                first_line.strip() and second_line.strip() and "# " not in \
+                (first_line[:2], second_line[:2]):
+            pairs.append((second - 1, second, deletion))
+    return pairs
+
+
+def run_of_facts(lines, first, second, fenced):
+    """(first, last line) of the facts around two that touch, each a blank line or none from the
+    next: git merges conflicts three lines apart or less as one, so where two branches changed
+    neighbouring facts the union keeps one branch's block of them, then the other's."""
+    def fact(number):
+        return 0 < number <= len(lines) and number not in fenced and is_fact_line(lines[number - 1])
+
+    def blank(number):
+        return 0 < number <= len(lines) and number not in fenced and not lines[number - 1].strip()
+    start, end = (first if fact(first) else second), (second if fact(second) else first)
+    while fact(start - 1) or (blank(start - 1) and fact(start - 2)):
+        start -= 1 if fact(start - 1) else 2
+    while fact(end + 1) or (blank(end + 1) and fact(end + 2)):
+        end += 1 if fact(end + 1) else 2
+    return start, end
+
+
+def title_lines(lines, fenced):
+    """The `# ` lines outside code, and outside a sample set off by a fence of one or two
+    backticks (`` `markdown ``, then a lone `` ` ``), as pasting through a chat leaves one."""
+    titles, pending, opened = [], [], False
+    for number, line in enumerate(lines, 1):
+        word = line.rstrip().lstrip("`")
+        ticks = len(line.rstrip()) - len(word)
+        if number in fenced:
+            continue
+        if 0 < ticks < 3 and not word and opened:
+            opened, pending = False, []
+        elif 0 < ticks < 3 and not opened and word[:1].isascii() and word[:1].isalpha() and \
+                all(c.isalnum() or c in "_+-" for c in word):
+            opened = True
+        elif line.startswith("# "):
+            (pending if opened else titles).append(number)
+    return sorted(titles + pending)
+
+
+def is_log_name(name):
+    """A log or a record of its day by its name (`session-log.md`, `findings-2026-07.md`): its
+    lines are history, true of their day, entries line after line."""
+    stem = name.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
+    words = stem.replace("_", "-").replace(".", "-").replace(" ", "-").split("-")
+    return any(word in LOG_NAMES for word in words) or any(
+        stem[at:at + 2] in ("19", "20") and is_date(stem[at:at + 7] + "-01") and
+        not stem[at - 1:at].isdigit() and not stem[at + 7:at + 8].isdigit()
+        for at in range(len(stem) - 6))
+
+
+def is_stamped(lines):
+    """Whether a file keeps a `<!-- Last updated: -->` or `<!-- Last dream: -->` stamp, as the
+    earlier format did, which kept facts on adjacent lines."""
+    for line in lines[:40]:
+        for piece in line.lower().split("<!--")[1:]:
+            rest = piece.lstrip()[4:] if piece.lstrip().startswith("last") else "?"
+            rest = rest[1:] if rest[:1] in " _-" else rest
+            if any(rest.startswith(w) and rest[len(w):].lstrip().startswith(":")
+                   for w in ("dream", "updated")):
+                return True
+    return False
+
+
+def merge_leftovers(lines, union, note, fenced):
+    """[(line, kind, first line, first and last line to compare)] of what a merge left in one
+    file: "markers" anywhere; where git merges the file by union, "versions" and
+    "deleted-changed" (facts side by side), and in a note "two-notes" (a second title)."""
+    marked = marker_lines(lines, fenced)
+    found = [(n, "markers", marked[0], n, n) for n in marked]
+    if not union:
+        return found
+    for first, second, deletion in facts_side_by_side(lines, fenced):
+        start, end = run_of_facts(lines, first, second, fenced)
+        found.append((second, "deleted-changed" if deletion else "versions", first, start, end))
+    titles = title_lines(lines, fenced) if note else []
+    if len(titles) > 1:
+        found.append((titles[1], "two-notes", titles[0], titles[0], titles[1]))
+    return found
+
+
+def has_extension(text):
+    extension = text.rpartition(".")[2] if "." in text else ""
+    return 0 < len(extension) <= 10 and extension.isascii() and \
+        all(c.isalnum() or c == "_" for c in extension)
+
+
+def looks_like_repository_path(text):
+    """A path in the repository: no spaces or shell characters, a '/', and a last part with an
+    extension or a trailing '/' (`origin/main` is no file). Not absolute, home or web paths."""
+    if not text or any(c.isspace() or c in "*?[]{}<>$|;&=\"'(),@!^%" for c in text) or \
+            "/" not in text or text.startswith(("/", "~", "-", "\\")) or "://" in text:
+        return False
+    first = text.split("/")[0]
+    if "." in first.strip(".") and first not in (".", ".."):
+        return False  # example.com/path: a host, not a folder
+    return text.endswith("/") or has_extension(text)
+
+
+def is_file_name(text):
+    """A bare file name as developers write one (`app.py`, `.env.local`)."""
+    if not text.isascii() or not all(c.isalnum() or c in "_.-" for c in text):
+        return False
+    if text[:1] == ".":
+        return 3 <= len(text) <= 42 and text[1].isalpha()
+    stem, _, extension = text.rpartition(".")
+    return bool(stem) and (stem[0].isalnum() or stem[0] == "_") and 0 < len(extension) <= 10 \
+        and extension[0].isalpha() and extension.isalnum()
+
+
+def is_line_suffix(rest):
+    """What points inside a file: `:42`, `:L42-L50`, `:42:7`, `#L42`, `#L3C2-L5C1`."""
+    if rest[:2] == "#L":
+        rest, column = rest[2:], "C"
+    elif rest[:1] == ":":
+        rest, column = rest[1:], ":"
+    else:
+        return False
+    parts = rest.split("-")
+    for part in parts:
+        number, mark, at = part[part[:1] == "L":].partition(column)
+        if not (number.isdigit() and number.isascii() and (not mark or at.isdigit() and at.isascii())):
+            return False
+    return len(parts) <= 2
+
+
+def cited_path(text):
+    """The repository path a piece of code names, or None: a path or a bare file name, without
+    what points inside it (`app.py:42`, `app.py#L42`, `tests/test_app.py::test_once`)."""
+    text = text.strip().partition("::")[0]
+    for at in range(len(text)):
+        if text[at] in ":#" and is_line_suffix(text[at:]):
+            text = text[:at]
+            break
+    return text if looks_like_repository_path(text) or is_file_name(text) else None
+
+
+def paths_in_code(content):
+    """The paths a code span cites: its content when that is a path; else, in a command (`pytest
+    tests/test_api.py -k retry`), each word that is a path with a folder, unless the command moves
+    or removes files (`git mv a.py b.py`), which records a change."""
+    whole = cited_path(content)
+    words = content.split()
+    if whole or len(words) < 2 or any(word in COMMANDS_OF_CHANGE for word in words):
+        return [whole] if whole else []
+    found = []
+    for word in words:
+        word = word.strip("\"'")
+        path = cited_path(word.split("=", 1)[1] if word.startswith("-") and "=" in word else word)
+        if path and "/" in path and not word.startswith("-"):
+            found.append(path)
+    return found
+
+
+def dates_in(text):
+    """The ISO dates (YYYY-MM-DD) a text holds, not inside a longer run of digits."""
+    return [text[at:at + 10] for at in range(len(text) - 9) if is_date(text[at:at + 10])
+            and (at == 0 or text[at - 1] not in "0123456789-") and not text[at + 10:at + 11].isdigit()]
+
+
+def cited_paths(text, folder, links=True):
+    """[(line, path, date)] of the repository paths a memory file cites outside comments and
+    fenced code: a code span naming a path with a folder (read from the project's top), and, with
+    `links`, a relative link (read from `folder`, the file's folder in the project). The date is
+    the newest on the line outside its code spans, or None."""
+    comments, code, _ = hidden_spans(text)
+    fences = set(fenced_blocks(text))
+    spans = [span for span in code if span not in fences]
+    found = []
+    for start, end in spans:
+        ticks = len(text[start:end]) - len(text[start:end].lstrip("`"))
+        found += [(start, path.rstrip("/")) for path in paths_in_code(text[start + ticks:end - ticks])
+                  if "/" in path and not path.startswith("./")]
+    for start, _, target in link_spans(text, sorted(comments + code)) if links else ():
+        path = project_relative(folder, target)
+        found += [(start, path)] if path else []
+    return [(line_number(text, at), path, line_date(text, at, spans)) for at, path in sorted(found)]
+
+
+def line_date(text, offset, spans):
+    """The newest date on the line at `offset`, its code spans left out, or None."""
+    start = text.rfind("\n", 0, offset) + 1
+    end = text.find("\n", offset)
+    end = len(text) if end < 0 else end
+    words, cursor = [], start
+    for span_start, span_end in spans[bisect_left(spans, (start,)):]:
+        if span_start >= end:
+            break
+        words.append(text[cursor:span_start])
+        cursor = span_end
+    dates = dates_in(" ".join(words + [text[cursor:end]]))
+    return max(dates) if dates else None
+
+
+def bisect_left(items, item):
+    from bisect import bisect_left as search
+    return search(items, item)
+
+
+def project_relative(folder, target):
+    """The project-relative path a relative link from `folder` leads to; None for a link that
+    leaves the project or is no relative file link."""
+    if not is_relative_file_link(target):
+        return None
+    parts = []
+    for part in (folder + "/" + target).replace("\\", "/").split("/"):
+        if part == "..":
+            if not parts:
+                return None
+            parts.pop()
+        elif part not in ("", "."):
+            parts.append(part)
+    return "/".join(parts) or None
+
+
+def fate_of(path, renamed, removed, exists):
+    """(the path it lives at now or None, the commit (hash, date, ...) that moved or deleted it),
+    from what git said: `renamed` {old: (new, commit)}, `removed` {path: commit}; renames are
+    followed to the end, and a folder whose files all moved into one other folder moved with
+    them. None when git never said the path went. `exists(path)`: whether a path is there now."""
+    current, last, hops = path, None, 0
+    while current in renamed and hops < 50:
+        current, last = renamed[current]
+        hops += 1
+    if last and exists(current):
+        return current, last
+    moved = folder_moved_to(path, renamed, exists)
+    if moved:
+        return moved
+    commit = removed.get(current) or removed.get(path) or last
+    if commit is None:  # a folder: the last of its files to go
+        under = [c for gone, c in removed.items() if gone.startswith(path + "/")]
+        commit = max(under, key=lambda c: c[1]) if under else None
+    return (None, commit) if commit else None
+
+
+def folder_moved_to(path, renamed, exists):
+    """(the folder there now, the commit) when the files of the folder `path` were renamed into
+    one other folder (`assets/icons/*` to `assets/ui/icons/*`), else None."""
+    prefix, places = path + "/", {}
+    for old, (new, commit) in renamed.items():
+        if old.startswith(prefix) and new.endswith("/" + old[len(prefix):]):
+            place = new[:len(new) - len(old) + len(prefix) - 1]
+            count, newest = places.get(place, (0, commit))
+            places[place] = (count + 1, max(newest, commit, key=lambda c: c[1]))
+    if not places:
+        return None
+    place, (_, commit) = max(places.items(), key=lambda item: item[1][0])
+    return (place, commit) if exists(place) else None
+
+
+def file_verdicts(name, text, memory, index=False):
+    """(merge leftovers, citations) of one memory file: `name` is its path in the memory folder,
+    `memory` that folder's in the project. A log's lines are history and cite nothing; the
+    index's links are pointers (§9.3); a path inside the memory is a note naming a note."""
+    lines = text.lstrip("\ufeff").replace("\r\n", "\n").split("\n")
+    log = is_log_name(name)
+    leftovers = merge_leftovers(lines, not log and not is_stamped(lines), "/" in name,
+                                fenced_numbers(lines))
+    folder = memory + ("/" + name.rsplit("/", 1)[0] if "/" in name else "")
+    cited = [] if log else cited_paths("\n".join(lines), folder, links=not index)
+    return leftovers, [c for c in cited if not (c[1] + "/").startswith(memory + "/")]
+
+
+MARK_TEXT = {
+    "markers": "conflict markers: a merge stopped here; keep what is true, delete the markers",
+    "versions": "two versions of one fact (lines %(first)d-%(line)d), both kept by a merge: "
+                "keep the true one",
+    "deleted-changed": "deleted on one branch, changed on another (lines %(first)d-%(line)d): "
+                       "keep the deletion or the fact",
+    "run": "two facts touch (lines %(first)d-%(line)d): a merge put one branch's versions of "
+           "lines %(start)d-%(end)d after the other's; keep one version of each fact",
+    "two-notes": "two notes under one name (titles on lines %(first)d and %(line)d): split or "
+                 "fold them",
+}
+
+
+def mark_line(mark):
+    """One short line per mark: where, then what the files or git show; never a line of the
+    file or a commit's subject."""
+    where = "%s:%d" % (mark["file"], mark["line"])
+    if mark["kind"] == "gone":
+        fate = ("renamed to `%s`" % mark["now"]) if mark["now"] else "deleted"
+        return "- %s cites `%s`, %s in %s (%s)" % (where, mark["path"], fate, mark["commit"],
+                                                   mark["date"])
+    several = mark["kind"] in ("versions", "deleted-changed") and \
+        (mark["start"], mark["end"]) != (mark["first"], mark["line"])
+    return "- %s %s" % (where, MARK_TEXT["run" if several else mark["kind"]] % mark)
+
+
+def marks_lines(marks):
+    """A line per mark, a conflict's markers once per file."""
+    lines, seen = [], set()
+    for mark in marks:
+        key = (mark["file"], "markers") if mark["kind"] == "markers" else id(mark)
+        if key not in seen:
+            seen.add(key)
+            lines.append(mark_line(mark))
+    return lines
+
+
 # --- memory defects found at every session start ---------------------------------------------
 
 def dead_links(text, folder):
@@ -1981,35 +2417,67 @@ STALE_HANDOFF_DAYS = 2
 READ_LIMIT = 256 * 1024  # far more than the injection can show, even after comments are removed
 
 
-def injection_for(project, env, hook_input, seen_at=None, pruned=(), refusals=()):
+def injection_for(project, env, hook_input, seen_at=None, pruned=(), refusals=(), marks=None):
     """The injection for a session starting now in `project`, in the environment the hooks
     trust (trusted_environment): the budget report, the index with the topic folders listed
     under it, and the handoff. A resumed or forked conversation already holds the handoff it
     was started with: it is shown again only when written after `seen_at`, the moment its
     conversation last took in the memory (the session's baseline). `refusals`: lines already
-    written about settings the hooks ignored."""
+    written about settings the hooks ignored. `marks`, called once the rest is read (session
+    start's git reads go on meanwhile), gives the marks of what the memory cannot vouch for."""
     source = text_field(hook_input, "source")  # any other value starts a new conversation
     transcript = text_field(hook_input, "transcript_path")
     weighed = dict(env, MCP_TRANSCRIPT_PATH=transcript) if transcript else env
     points, defects = budget_points(project, weighed), memory_defects(project, env)
     refusals = list(refusals)
     handoff_seen_at = seen_at if source in ("resume", "fork") else None
-    sections = [s for s in (index_section(project, env, refusals),
-                            handoff_section(project, env, time.time(), handoff_seen_at,
-                                            refusals)) if s]
-    return injection(points, list(pruned), sections, closing_line(source), defects, refusals)
+    sections = [index_section(project, env, refusals), part_of(listing_section, project, env),
+                handoff_section(project, env, time.time(), handoff_seen_at, refusals)]
+    sections.insert(0, part_of(marks_section, project, part_of(marks) if marks else None))
+    return injection(points, list(pruned), [s for s in sections if s], closing_line(source),
+                     defects, refusals)
+
+
+def part_of(function, *args):
+    """What `function` returns, or None when it fails: the listing and the marks are parts of
+    their own, and a part that fails costs only itself."""
+    try:
+        return function(*args)
+    except Exception:
+        return None
+
+
+MARKS_SHOWN = 10
+MARK_LINE_CHARS = 240
+
+
+def marks_section(project, marks):
+    """The marks, before the memory they speak of: the first MARKS_SHOWN lines, room for them
+    set aside before any other part's (keep_order), and a command for every one."""
+    lines = marks_lines(marks or [])
+    if not lines:
+        return None
+    command = "`python3 %s/session-start.py --marks`" % shown_path(
+        project, os.path.dirname(os.path.abspath(__file__)))
+    shown = [clipped(line, MARK_LINE_CHARS) for line in lines[:MARKS_SHOWN]]
+    if len(lines) > MARKS_SHOWN:
+        shown.append("- and %d more: %s lists them all" % (len(lines) - MARKS_SHOWN, command))
+    return Section("## Memory marks — %d line(s) not to take as written (/dream settles them)"
+                   % len(lines), shown, command, -1, rest=command + " lists them all")
 
 
 class Section:
     """A titled block of the injection. When the injection must be cut, sections with a lower
     `keep_order` get their room first."""
 
-    def __init__(self, title, lines, source, keep_order, notes=()):
+    def __init__(self, title, lines, source, keep_order, notes=(), rest=None, fit=None):
         self.title = title
         self.lines = lines
         self.source = source
         self.keep_order = keep_order
         self.notes = list(notes)
+        self.rest = rest or "read %s in full" % source  # where what a cut leaves out is
+        self.fit = fit  # the lines that fit a room, for a section that can say less
 
 
 def without_comments(text, enough=None):
@@ -2061,12 +2529,6 @@ def index_section(project, env, refusals):
     shown = shown_path(project, path)
     title = "## Memory index (%s — shared, committed; HTML comments omitted)" % shown
     lines = with_fences_closed(without_comments(text.rstrip("\n"), enough=INJECTION_LIMIT))
-    try:
-        listing = memory_listing(project, env)
-    except Exception:  # the listing is a part of its own: failing, it costs only itself
-        listing = []
-    if listing:
-        lines += [""] + [clipped(line, REPORT_LINE_CHARS) for line in listing]
     return Section(title, lines, shown, keep_order=1)
 
 
@@ -2181,12 +2643,13 @@ def cut_to_fit(sections, room):
     fits whole passes its share on. A cut inside a fenced code block closes the block before
     its notice, and the closing line is paid for from the section's room."""
     ordered = sorted(sections, key=lambda s: s.keep_order)
-    notices = ["[cut here: the injection limit is %d characters; read %s in full]"
-               % (INJECTION_LIMIT, section.source) for section in ordered]
+    notices = ["[cut here: the injection limit is %d characters; %s]"
+               % (INJECTION_LIMIT, section.rest) for section in ordered]
     room -= sum(injection_length(notice) + 1 for notice in notices)
     for section, notice in zip(ordered, notices):
         notice_cost = injection_length(notice) + 1
         room += notice_cost
+        section.lines = section.fit(room) if section.fit else section.lines
         costs = [injection_length(line) + 1 for line in section.lines]
         if sum(costs) <= room:
             room -= sum(costs)
@@ -2232,6 +2695,11 @@ def injection(points, pruned, sections, closing, defects=(), refusals=()):
                                                                      key=refusals.index)]
     report = report_lines(points, defects, refusals)
     text = as_text(framed(report, pruned, sections, closing))
+    for section in [s for s in sections if s.fit] if injection_length(text) > INJECTION_LIMIT \
+            else ():
+        spare = INJECTION_LIMIT - injection_length(text) + injection_length(as_text(section.lines))
+        section.lines = section.fit(spare)
+        text = as_text(framed(report, pruned, sections, closing))
     if injection_length(text) <= INJECTION_LIMIT:
         return text
     report = report_lines(points + [CUT_POINT], defects, refusals)

@@ -35,7 +35,8 @@ import stat
 import sys
 import time
 
-__all__ = ("uses", "Guard", "guard_the_stop", "prune", "GIT_SWITCHES", "READS_SECONDS")
+__all__ = ("uses", "Guard", "guard_the_stop", "prune", "memory_marks", "GIT_SWITCHES",
+           "READS_SECONDS")
 
 GIT_SWITCHES = ("--no-pager", "--no-optional-locks", "-c", "core.fsmonitor=false",
                 "-c", "core.hooksPath=" + os.devnull, "-c", "log.showSignature=false")
@@ -489,10 +490,11 @@ class Reading:
     dated) and the parts, the top's first. What a baseline records is `recorded()`, one line
     whatever the tree holds."""
 
-    def __init__(self, head, parts, moves=()):
+    def __init__(self, head, parts, moves=(), listing=None):
         self.head = head
         self.parts = parts
         self.moves = moves
+        self.listing = listing  # git's status listing, as read
 
     @property
     def count(self):
@@ -530,19 +532,10 @@ def parse_baseline(data):
     return Reading(None if head == "?" else head, parts)
 
 
-def new_digest():
-    """A 128-bit BLAKE2b: the C module behind hashlib's, without hashlib's start-up."""
-    try:
-        from _blake2 import blake2b
-    except ImportError:
-        from hashlib import blake2b
-    return blake2b(digest_size=16)
-
-
 def part_key(path):
     """A nested repository's name in a baseline: a digest of its path, so the line stays one
     line whatever the path holds."""
-    digest = new_digest()
+    digest = shared.new_digest()
     digest.update(path)
     return digest.hexdigest()[:16].encode("ascii")
 
@@ -561,7 +554,7 @@ def add_part(parts, key, path, folder, facts, dating, own_files=()):
         changed = [entry for entry in changed if not entry[1].startswith(own_files)
                    or entry[2] is not None and not entry[2].startswith(own_files)]
         untracked = [listed for listed in untracked if not listed.startswith(own_files)]
-    digest = new_digest()
+    digest = shared.new_digest()
     if key != TOP:  # the top's HEAD is judged on its own (§7.6)
         digest.update((facts.head or "").encode("ascii", "replace"))
     digest.update(b"\0".join(h for h in headers if not h.startswith(b"# branch.")) + b"\0\0")
@@ -648,7 +641,13 @@ class Guard:
         parts = []
         nested = add_part(parts, TOP, b"", self.top, facts, dating, self.saving_prefixes())
         self.read_nested(nested, dating, 1, parts)
-        return Reading(facts.head, parts, facts.moves)
+        return Reading(facts.head, parts, facts.moves, facts.listing)
+
+    def current(self, reads):
+        """The reading of the reads session start began, finished once for all that ask."""
+        if not hasattr(self, "now"):
+            self.now = self.reading(reads=reads)
+        return self.now
 
     def read_nested(self, paths, dating, depth, parts):
         """Append a part for each nested repository at `paths` (relative to the top), and for
@@ -706,7 +705,7 @@ class Guard:
     def record_baseline(self, hook_input, reads):
         """Snapshot the repository for this session's Stop hook, then forget baselines of
         sessions that ended over a week ago."""
-        reading = self.reading(reads=reads)
+        reading = self.current(reads)
         if reading is None:
             return
         path = self.baseline(hook_input)
@@ -740,6 +739,220 @@ class Guard:
             return False
         every, touching_memory, touching_the_rest, dropped = (int(result[1]) for result in counts)
         return every > 0 and touching_memory == every and touching_the_rest == 0 and dropped == 0
+
+
+# --- what the memory cannot vouch for (spec §4.5.7) ----------------------------------------------
+#
+# context-budget.py reads the memory's lines (file_verdicts); here git adds whether a file merges
+# by union and what became of a cited path that is gone. The marks are kept in the account's
+# cache with the state they depend on (marks_state), which the baseline's status read already
+# gives: while it stays the same, a start reads one small entry, at 10 notes as at 5,000.
+
+MARKS_SECONDS = 2.0  # git's share of a start whose memory or HEAD changed
+MARK_FILE_BYTES = 256 * 1024  # of a memory file; the rest is not judged
+MARK_FILES = 20000
+MARK_CITED = 5000  # distinct cited paths looked for
+DELETING_COMMITS = 32  # tree diffs asked for renames, per round
+RENAME_HOPS = 4  # rounds following a renamed path that is gone in turn
+
+
+def memory_marks(guard, reads):
+    """The marks (dicts: file, line, kind and what each kind says) of what session start tells
+    the agent not to take as written; None outside git, when git gave no answer in time, or for
+    a memory that is not a folder inside the project."""
+    reading = guard.current(reads)
+    folder, is_folder = guard.memory_path()
+    memory = shared.shown_path(os.path.realpath(guard.project), folder)
+    if reading is None or reading.listing is None or not is_folder or \
+            not shared.strictly_inside(folder, os.path.realpath(guard.project)):
+        return None
+    name, state = shared.cache_name("marks", guard.project), marks_state(guard, reading, memory)
+    kept = shared.account_cache(name)
+    if isinstance(kept, tuple) and len(kept) == 2 and kept[0] == state and isinstance(kept[1], list):
+        return kept[1]
+    git = Git(min(guard.git.deadline, time.monotonic() + MARKS_SECONDS))
+    marks = marks_now(guard, git, memory, reading.head or "")
+    if marks is not None:
+        shared.account_cache(name, (state, marks))
+    return marks
+
+
+def marks_state(guard, reading, memory):
+    """What the marks depend on, as one digest: HEAD; the memory folder; every status entry that
+    can change a memory file (signed by its size and time) or whether a cited path is there (an
+    addition, deletion, rename, conflict or untracked path) or how git merges (.gitattributes);
+    and each settings file whose rules decide what may be read. A memory file git ignores is
+    read again when one of these changes."""
+    digest = shared.new_digest()
+    digest.update(("%s\0%s\0" % (reading.head, memory)).encode("utf-8", "surrogateescape"))
+    own = os.fsencode(os.path.relpath(os.path.join(guard.project, memory), guard.top)
+                      .replace(os.sep, "/") + "/")
+    _, changed, untracked = parse_status(reading.listing)
+    signer = Signer(guard.top, False)
+    try:
+        for code, path, original in changed + [("?", path, None) for path in untracked]:
+            mine = path.startswith(own)
+            if mine or any(c in code for c in "ADRCU?") or path.endswith(b".gitattributes"):
+                digest.update(b"%s %s\0%s\0%s\0" % (code.encode("ascii", "replace"), path,
+                                                     original or b"-", mine and
+                                                     signer.signature(path) or b""))
+    finally:
+        signer.close()
+    for path, _ in shared.settings_files(guard.project, guard.env):
+        try:
+            info = os.stat(path)
+            digest.update(b"%d:%d\0" % (info.st_size, info.st_mtime_ns))
+        except (OSError, ValueError):
+            digest.update(b"-\0")
+    return digest.hexdigest()
+
+
+def marks_now(guard, git, memory, head):
+    """The marks read afresh: a stat of every memory file, a reading of those whose size or
+    time differ from what the account's cache kept, git only for what the files cannot say.
+    None when git gave no answer in time."""
+    name = shared.cache_name("verdicts", guard.project)
+    stored = shared.account_cache(name)
+    if not (isinstance(stored, tuple) and len(stored) == 2 and isinstance(stored[0], dict)
+            and isinstance(stored[1], dict)):
+        stored = ({}, {})
+    files = memory_files(guard, memory, stored[0])
+    leftovers = leftover_marks(git, guard, memory, files)
+    stale, fates = stale_marks(git, guard, memory, files, stored[1], head)
+    if leftovers is None or stale is None:
+        return None
+    if (files, fates) != stored:
+        shared.account_cache(name, (files, fates))
+    return sorted(leftovers + stale, key=lambda mark: (mark["file"], mark["line"]))
+
+
+def memory_files(guard, memory, kept):
+    """{name in the memory folder: (size, time, leftovers, citations)} of the Markdown files
+    directly in it and in its topic folders, never through a link, at most MARK_FILES, each
+    read by the read rule (read_project_text) and only when changed since it was kept."""
+    project, env = guard.project, guard.env
+    index = os.path.basename(shared.index_path(project, env))
+    files = {}
+    for name, path, size, changed in memory_entries(os.path.join(project, *memory.split("/"))):
+        old = kept.get(name)
+        if isinstance(old, tuple) and len(old) == 4 and old[:2] == (size, changed):
+            if shared.why_not_read(project, env, path) is None:
+                files[name] = old
+            continue
+        text = shared.read_project_text(project, env, path, MARK_FILE_BYTES)[0]
+        if text is not None:
+            files[name] = (size, changed) + shared.file_verdicts(name, text, memory, name == index)
+    return files
+
+
+def memory_entries(folder):
+    """(name, path, size, time) of the Markdown files in `folder` and one folder down, never
+    through a link or into a dot folder, sorted, at most MARK_FILES."""
+    found = []
+    for entry in shared.first_entries(folder)[0]:
+        inner = shared.first_entries(entry.path)[0] if entry.name[:1] != "." and \
+            shared.is_real_folder(entry) else [entry]
+        for each in inner:
+            try:
+                if each.name[:1] != "." and each.name.lower().endswith(".md") and \
+                        each.is_file(follow_symlinks=False):
+                    info = each.stat(follow_symlinks=False)
+                    found.append(((entry.name + "/" if each is not entry else "") + each.name,
+                                  each.path, info.st_size, info.st_mtime_ns))
+            except OSError:
+                continue
+    return sorted(found)[:MARK_FILES]
+
+
+def leftover_marks(git, guard, memory, files):
+    """The marks of merge leftovers: markers anywhere, the rest in the files git merges by
+    union (one `check-attr`, for the files that hold such a leftover). None when git failed."""
+    shown = dict((name, memory + "/" + name) for name in files)
+    asked = sorted(shown[name] for name, kept in files.items()
+                   if any(item[1] != "markers" for item in kept[2]))
+    listed = git.output(guard.project, "check-attr", "-z", "merge", "--", *asked) if asked else ""
+    if listed is None:
+        return None
+    fields = listed.split("\0")
+    union = set(fields[n] for n in range(0, len(fields) - 2, 3) if fields[n + 2] == "union")
+    return [{"file": shown[name], "line": line, "kind": kind, "first": first, "start": start,
+             "end": end} for name, kept in sorted(files.items())
+            for line, kind, first, start, end in kept[2]
+            if kind == "markers" or shown[name] in union]
+
+
+def stale_marks(git, guard, memory, files, fates, head):
+    """(the marks of citations whose path is gone and that git shows deleted or renamed after
+    the line's date, the fates to keep), or (None, ...) when git failed. What git said is kept
+    per HEAD and set of missing paths: git runs only when that pair is new."""
+    cited = {}
+    for name, kept in sorted(files.items()):
+        for line, path, date in kept[3]:
+            if path in cited or len(cited) < MARK_CITED:
+                cited.setdefault(path, []).append((memory + "/" + name, line, date))
+    exists = lambda path: os.path.lexists(os.path.join(guard.project, *path.split("/")))
+    gone = sorted(path for path in cited if not exists(path))
+    if gone and (fates.get("head") != head or fates.get("gone") != gone):
+        went = gone_from_git(git, guard, gone)
+        if went is None:
+            return None, fates
+        fates = {"head": head, "gone": gone, "renamed": went[0], "removed": went[1]}
+    marks = []
+    for path in gone:
+        fate = shared.fate_of(path, fates["renamed"], fates["removed"], exists)
+        for shown, line, date in cited[path] if fate else ():
+            if date is None or date < fate[1][1]:  # a line dated after the change knows of it
+                marks.append({"file": shown, "line": line, "kind": "gone", "path": path,
+                              "now": fate[0], "commit": fate[1][0], "date": fate[1][1]})
+    return marks, fates
+
+
+def gone_from_git(git, guard, paths):
+    """({old: (new, commit)}, {path: commit}) of missing paths (project-relative): the newest
+    first-parent commit where each went, then whether it was renamed there and to where, a
+    renamed path that is gone in turn followed for RENAME_HOPS rounds. None when git failed."""
+    prefix = os.path.relpath(guard.project, guard.top).replace(os.sep, "/") + "/"
+    prefix = "" if prefix == "./" else prefix
+    renamed, removed, wanted = {}, {}, sorted(set(paths))
+    for _ in range(RENAME_HOPS):
+        went = deleting_commits(git, guard.top, [prefix + path for path in wanted], prefix)
+        commits = sorted(set(went.values()) if went else (), key=lambda c: c[1], reverse=True)
+        diffs = git.run([git.argv(guard.top, "diff-tree", "-r", "-z", "-M", "--name-status",
+                                  "--diff-filter=R", "--no-ext-diff", "--no-textconv",
+                                  commit[0] + "~1", commit[0])
+                         for commit in commits[:DELETING_COMMITS]])
+        if went is None or any(result is None or result[0] != 0 for result in diffs):
+            return None
+        for commit, result in zip(commits, diffs):
+            fields = result[1].decode("utf-8", "surrogateescape").split("\0")
+            for old, new in zip(fields[1::3], fields[2::3]):  # status, old path, new path
+                old, new = old[len(prefix):], new[len(prefix):]
+                if any(went[p] == commit and (old + "/").startswith(p + "/") for p in went):
+                    renamed[old] = (new, commit)
+        removed.update((path, commit) for path, commit in went.items() if path not in renamed)
+        wanted = sorted(set(renamed[p][0] for p in went if p in renamed and not os.path.lexists(
+            os.path.join(guard.project, renamed[p][0]))) - set(renamed) - set(removed))
+        if not wanted:
+            break
+    return renamed, removed
+
+
+def deleting_commits(git, top, paths, prefix):
+    """{path: (short hash, date)} of the newest first-parent commit that took each path (or a
+    file under it, for a folder) out of the tree; None when git failed."""
+    out = git.output(top, "log", "--first-parent", "-m", "--no-renames", "--diff-filter=D",
+                     "--name-only", "-z", "--format=%x1e%h%x1f%cs", "--", *paths)
+    if out is None:
+        return None
+    went = {}
+    for record in out.split("\x1e")[1:]:
+        header, _, body = record.partition("\0")
+        commit = tuple(header.strip("\n").split("\x1f"))
+        for name in body.strip("\n").split("\0"):
+            for path in paths:
+                if len(commit) == 2 and (name.strip("\n") + "/").startswith(path + "/"):
+                    went.setdefault(path[len(prefix):], commit)
+    return went
 
 
 # --- the baseline ------------------------------------------------------------------------------

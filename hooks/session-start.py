@@ -36,8 +36,8 @@ PRUNE_SECONDS = 3.0
 
 
 def the_loader():
-    """stop-handoff.py's load_sibling, from that file's source: opened without waiting, so a
-    FIFO in its place never holds the session."""
+    """stop-handoff.py's namespace (its load_sibling, its account_cache), from that file's
+    source: opened without waiting, so a FIFO in its place never holds the session."""
     path = os.path.join(HOOK_DIR, "stop-handoff.py")
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     try:
@@ -48,35 +48,41 @@ def the_loader():
         os.close(fd)
     namespace = {"__name__": "mcp_stop_handoff", "__file__": path}
     exec(compile(source, path, "exec"), namespace)
-    return namespace["load_sibling"]
+    return namespace
 
 
-def main():
-    load = the_loader()
-    shared = load("context-budget.py")
+def main(marks_only=False):
+    spoke = the_loader()
+    shared = spoke["load_sibling"]("context-budget.py")
     shared.keep_the_hook_folder_off_the_import_path()
     project = shared.project_dir()
     if project is None:
         return
-    hook_input = shared.read_hook_input()
+    hook_input = {} if marks_only else shared.read_hook_input()
     refusals = adopt_the_trusted_environment(shared, project, hook_input)
     seen_at = baseline_time(shared, project, hook_input)
     keeps_baseline = shared.text_field(hook_input, "source") in ("resume", "compact") \
         and seen_at is not None
-    git = part(None, the_git, load, shared)
+    git, guard, reads = the_git(spoke, shared, project)
+    if marks_only:  # `session-start.py --marks`: every mark the injection shows the first of
+        marks = part(None, git.memory_marks, guard, reads) if reads else None
+        return shared.write_text_to(sys.stdout, "\n".join(shared.marks_lines(marks or [])) + "\n")
     pruned = part([], prune, git, shared, project, hook_input)
-    guard = None if keeps_baseline else part(None, lambda: git.Guard(project, STARTED))
-    reads = part(None, guard.start_reads) if guard else None
-    text = shared.injection_for(project, os.environ, hook_input, seen_at, pruned, refusals)
-    if reads is not None:
+    text = shared.injection_for(project, os.environ, hook_input, seen_at, pruned, refusals,
+                                lambda: git.memory_marks(guard, reads) if reads else None)
+    if reads is not None and not keeps_baseline:
         part(None, guard.record_baseline, hook_input, reads)
     shared.write_text_to(sys.stdout, shared.in_the_harness_form(shared.harness(hook_input), text))
 
 
-def the_git(load, shared):
-    git = load("prune-worktrees.py")
-    git.uses(shared)
-    return git
+def the_git(spoke, shared, project):
+    """(prune-worktrees.py, its Guard of the project, the git reads started for the baseline and
+    the marks), each None where it fails; the account's cache handed to context-budget.py."""
+    shared.uses_cache(spoke["account_cache"])
+    git = part(None, spoke["load_sibling"], "prune-worktrees.py")
+    part(None, git.uses, shared)
+    guard = part(None, git.Guard, project, STARTED)
+    return git, guard, part(None, guard.start_reads) if guard else None
 
 
 def prune(git, shared, project, hook_input):
@@ -124,14 +130,17 @@ def adopt_the_trusted_environment(shared, project, hook_input):
 def preview_injection(project):
     """What a session starting now would be shown, with nothing pruned or recorded: for
     install.py --check, which weighs everything that loads before the first turn."""
-    shared = the_loader()("context-budget.py")
+    spoke = the_loader()
+    shared = spoke["load_sibling"]("context-budget.py")
     env, refusals = shared.trusted_environment(project, dict(os.environ))
-    return shared.injection_for(project, env, {}, None, [], refusals)
+    git, guard, reads = the_git(spoke, shared, project)
+    return shared.injection_for(project, env, {}, None, [], refusals,
+                                lambda: git.memory_marks(guard, reads) if reads else None)
 
 
 if __name__ == "__main__":
     try:
-        main()
+        main(sys.argv[1:] == ["--marks"])
     except BaseException:  # the read path must never take the session down
         pass
     sys.exit(0)

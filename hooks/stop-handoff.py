@@ -97,6 +97,18 @@ def code_cache_folder():
     return folder if os.path.isabs(home) and is_mine_alone(info, stat.S_ISDIR) else None
 
 
+def account_cache(name, value=None):
+    """The account's cache as a store of values: the one kept under `name` (None: none this user
+    wrote), or, given a value, that value kept there. A caller that writes no bytecode
+    (install.py --check) keeps nothing."""
+    import marshal
+    folder = code_cache_folder()
+    if folder is not None and value is None:
+        return cached(os.path.join(folder, name), marshal)
+    if folder is not None and not sys.dont_write_bytecode:
+        keep(folder, os.path.join(folder, name), marshal.dumps(value))
+
+
 def is_mine_alone(info, kind):
     """Whether a stat result is of the expected kind, owned by this user and writable by no
     one else."""
