@@ -88,7 +88,11 @@ __all__ = (
     "first_entries", "notes_in", "is_real_folder", "instruction_file", "auto_memory_index",
     "auto_memory_load", "first_lost_entries", "overflow_cause", "home_shown",
     "budget_points", "memory_defects", "format_report", "refused_reads", "injection_for",
-    "in_the_harness_form", "write_text_to", "keep_the_hook_folder_off_the_import_path", "MIB", "INDEX_HEAD_BYTES", "DEFAULT_INDEX", "DEFAULT_STATE",
+    "in_the_harness_form", "write_text_to", "keep_the_hook_folder_off_the_import_path",
+    "why_not_read", "uses_cache", "account_cache", "new_digest", "cache_name", "is_dated_fact",
+    "marker_lines", "facts_side_by_side", "run_of_facts", "title_lines", "file_verdicts",
+    "looks_like_repository_path", "without_line_suffix", "paths_in_code", "fate_of",
+    "marks_lines", "COMMANDS_OF_CHANGE", "MIB", "INDEX_HEAD_BYTES", "DEFAULT_INDEX", "DEFAULT_STATE",
     "AUTO_MEMORY_LINES", "AUTO_MEMORY_BYTES", "NAMED_AT_MOST", "ENTRIES_AT_MOST",
     "INJECTION_LIMIT")
 
@@ -1864,17 +1868,6 @@ def looks_like_repository_path(text):
     return text.endswith("/") or has_extension(text)
 
 
-def is_file_name(text):
-    """A bare file name as developers write one (`app.py`, `.env.local`)."""
-    if not text.isascii() or not all(c.isalnum() or c in "_.-" for c in text):
-        return False
-    if text[:1] == ".":
-        return 3 <= len(text) <= 42 and text[1].isalpha()
-    stem, _, extension = text.rpartition(".")
-    return bool(stem) and (stem[0].isalnum() or stem[0] == "_") and 0 < len(extension) <= 10 \
-        and extension[0].isalpha() and extension.isalnum()
-
-
 def is_line_suffix(rest):
     """What points inside a file: `:42`, `:L42-L50`, `:42:7`, `#L42`, `#L3C2-L5C1`."""
     if rest[:2] == "#L":
@@ -1891,15 +1884,20 @@ def is_line_suffix(rest):
     return len(parts) <= 2
 
 
-def cited_path(text):
-    """The repository path a piece of code names, or None: a path or a bare file name, without
-    what points inside it (`app.py:42`, `app.py#L42`, `tests/test_app.py::test_once`)."""
+def without_line_suffix(text):
+    """Code that names a file, without what points inside it (`app.py:42`, `app.py#L42`, a pytest
+    id `tests/test_app.py::test_once`)."""
     text = text.strip().partition("::")[0]
     for at in range(len(text)):
         if text[at] in ":#" and is_line_suffix(text[at:]):
-            text = text[:at]
-            break
-    return text if looks_like_repository_path(text) or is_file_name(text) else None
+            return text[:at]
+    return text
+
+
+def cited_path(text):
+    """The repository path a piece of code names, or None."""
+    text = without_line_suffix(text)
+    return text if looks_like_repository_path(text) else None
 
 
 def paths_in_code(content):

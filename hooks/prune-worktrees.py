@@ -941,7 +941,8 @@ def deleting_commits(git, top, paths, prefix):
     """{path: (short hash, date)} of the newest first-parent commit that took each path (or a
     file under it, for a folder) out of the tree; None when git failed."""
     out = git.output(top, "log", "--first-parent", "-m", "--no-renames", "--diff-filter=D",
-                     "--name-only", "-z", "--format=%x1e%h%x1f%cs", "--", *paths)
+                     "--name-only", "--no-ext-diff", "--no-textconv", "-z",
+                     "--format=%x1e%h%x1f%cs", "--", *paths)
     if out is None:
         return None
     went = {}

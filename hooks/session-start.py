@@ -66,7 +66,8 @@ def main(marks_only=False):
     git, guard, reads = the_git(spoke, shared, project)
     if marks_only:  # `session-start.py --marks`: every mark the injection shows the first of
         marks = part(None, git.memory_marks, guard, reads) if reads else None
-        return shared.write_text_to(sys.stdout, "\n".join(shared.marks_lines(marks or [])) + "\n")
+        return shared.write_text_to(sys.stdout, "".join(line + "\n" for line in
+                                                       shared.marks_lines(marks or [])))
     pruned = part([], prune, git, shared, project, hook_input)
     text = shared.injection_for(project, os.environ, hook_input, seen_at, pruned, refusals,
                                 lambda: git.memory_marks(guard, reads) if reads else None)
@@ -80,8 +81,7 @@ def the_git(spoke, shared, project):
     the marks), each None where it fails; the account's cache handed to context-budget.py."""
     shared.uses_cache(spoke["account_cache"])
     git = part(None, spoke["load_sibling"], "prune-worktrees.py")
-    part(None, git.uses, shared)
-    guard = part(None, git.Guard, project, STARTED)
+    guard = part(None, lambda: git.uses(shared) or git.Guard(project, STARTED))
     return git, guard, part(None, guard.start_reads) if guard else None
 
 
