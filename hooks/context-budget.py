@@ -492,7 +492,8 @@ def topic_folders(index):
             continue
         names, more = folder_notes(entry, kept if isinstance(kept, dict) else {}, seen)
         if where in holding:
-            names = [n for n in names if os.path.join(where, n + ".md") not in linked]
+            names = [n for n in names if os.path.normcase(os.path.join(where, n + ".md")) not in
+                     linked]
         if names:
             found.append((entry.name, (names, more)))
     if seen != kept:
@@ -582,7 +583,7 @@ def fitted(found, room):
     share = NOTE_NAMES_CHARS
     if room is not None:
         bare = sum(injection_length(folder_line(name, notes, 0)) + 1 for name, notes in found)
-        share = min(share, (room - bare) // len(found) - 4)
+        share = min(share, (room - bare) // len(found) - 16)  # ": ", " and N more"
     return [folder_line(name, notes, share if share >= 20 else 0) for name, notes in found]
 
 
@@ -1590,9 +1591,8 @@ def named_list(items, at_most=NAMED_AT_MOST):
 
 
 # --- what the memory cannot vouch for, read from its lines (spec §4.5.7) ---
-# Facts sit a blank line apart and are corrected or deleted where they stand, so where git merges
-# by union two fact lines that touch are two branches' versions. Facts of the lines, never a
-# reading of what a line means; prune-worktrees.py adds what git says (memory_marks).
+# Facts sit a blank line apart, corrected or deleted in place: under union, two that touch are
+# two branches' versions. Facts of the lines, never a reading of their meaning.
 
 LIST_MARKS = ("- ", "* ", "+ ")
 LOG_NAMES = frozenset("log logs journal diary changelog history sessions devlog worklog".split())
@@ -2227,8 +2227,8 @@ def part_of(function, *args):
         return None
 
 
-MARKS_SHOWN = 10
-MARK_LINE_CHARS = 240
+MARKS_SHOWN = 25
+MARK_LINE_CHARS = 160
 
 
 def marks_section(project, marks):

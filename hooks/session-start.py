@@ -65,12 +65,12 @@ def main(marks_only=False):
     shared.write_text_to(sys.stdout, shared.in_the_harness_form(shared.harness(hook_input), text))
 
 
-def the_git(spoke, shared, project):
+def the_git(spoke, shared, project, started=STARTED):
     """(prune-worktrees.py, its Guard, the git reads begun for the baseline and the marks), each
     None where it fails; the account's cache handed to context-budget.py."""
     shared.uses_cache(spoke["account_cache"])
     git = part(None, spoke["load_sibling"], "prune-worktrees.py")
-    guard = part(None, lambda: git.uses(shared) or git.Guard(project, STARTED))
+    guard = part(None, lambda: git.uses(shared) or git.Guard(project, started))
     return git, guard, part(None, guard.start_reads) if guard else None
 
 
@@ -121,7 +121,7 @@ def preview_injection(project):
     spoke = the_loader()
     shared = spoke["load_sibling"]("context-budget.py")
     env, refusals = shared.trusted_environment(project, dict(os.environ))
-    git, guard, reads = the_git(spoke, shared, project)
+    git, guard, reads = the_git(spoke, shared, project, time.monotonic())
     return shared.injection_for(project, env, {}, None, [], refusals,
                                 lambda: git.memory_marks(guard, reads) if reads else None)
 

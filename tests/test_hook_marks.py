@@ -459,15 +459,15 @@ def test_session_start_shows_the_marks_before_the_memory_they_speak_of(moved):
 
 
 def test_the_first_marks_are_shown_and_a_command_lists_them_all(moved):
-    for number in range(14):
+    for number in range(29):
         write(moved / "memory" / "facts" / ("n%02d.md" % number),
               "# N\n\n- 2026-10-01: `src/lex.py` is here.\n")
     section = marks_section(inject(moved))
-    assert section[0].startswith(MARKS + "16 line(s)") and len(section) == 12
+    assert section[0].startswith(MARKS + "31 line(s)") and len(section) == 27
     assert section[-1].startswith("- and 6 more: `python3 ")  # the hooks' folder, then:
     assert section[-1].endswith("/session-start.py --marks` lists them all")
     listed = run_hook_marks(moved)
-    assert len(listed) == 16 and listed[:10] == section[1:11]
+    assert len(listed) == 31 and listed[:25] == section[1:26]
 
 
 def run_hook_marks(project):
@@ -547,3 +547,20 @@ def test_a_folder_added_or_emptied_shows_at_the_next_start_whatever_the_cache(pr
     for note in (project / "memory" / "topic-001").iterdir():
         note.unlink()
     assert "topic-001/" not in inject(project)
+
+
+# --- what --check says session start shows ------------------------------------------------------
+
+def test_check_says_which_findings_session_starts_marks_show(moved):
+    from test_memory_health import HEALTH
+    write(moved / "memory" / "retry.md", "# Retry\n\n- 2026-10-05: five times.\n- 2026-10-06: twice.\n")
+    write(moved / "memory" / "bare.md", "# Bare\n\n- 2026-10-01: `lex.py` held the lexer.\n")
+    git(moved, "add", "-A")
+    git(moved, "commit", "-q", "-m", "more memory")
+    findings = HEALTH.memory_health(str(moved), {})["findings"]
+    shown = dict(((f["file"], f["check"]), f["at_session_start"]) for f in findings)
+    assert shown[("memory/retry.md", "diverged-fact")] is True
+    assert shown[("memory/parser/entry.md", "missing-path")] is True
+    assert shown[("memory/bare.md", "missing-path")] is False  # a bare name: --check's alone
+    without = HEALTH.memory_health(str(moved), {}, preview=False)["findings"]
+    assert not [f for f in without if f["at_session_start"] and f["check"] == "missing-path"]
