@@ -2227,7 +2227,7 @@ def part_of(function, *args):
         return None
 
 
-MARKS_SHOWN = 25
+MARKS_SHOWN = 40
 MARK_LINE_CHARS = 160
 
 

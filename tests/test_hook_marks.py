@@ -459,15 +459,15 @@ def test_session_start_shows_the_marks_before_the_memory_they_speak_of(moved):
 
 
 def test_the_first_marks_are_shown_and_a_command_lists_them_all(moved):
-    for number in range(29):
+    for number in range(44):
         write(moved / "memory" / "facts" / ("n%02d.md" % number),
               "# N\n\n- 2026-10-01: `src/lex.py` is here.\n")
     section = marks_section(inject(moved))
-    assert section[0].startswith(MARKS + "31 line(s)") and len(section) == 27
+    assert section[0].startswith(MARKS + "46 line(s)") and len(section) == 42
     assert section[-1].startswith("- and 6 more: `python3 ")  # the hooks' folder, then:
     assert section[-1].endswith("/session-start.py --marks` lists them all")
     listed = run_hook_marks(moved)
-    assert len(listed) == 31 and listed[:25] == section[1:26]
+    assert len(listed) == 46 and listed[:40] == section[1:41]
 
 
 def run_hook_marks(project):
