@@ -226,8 +226,10 @@ class Hooks:
         self.home.uses(self.shared)
         self.cache = Cache()
         self.shared.uses_cache(self.cache)
-        self.calls, self.reads = [], []
+        self.calls, self.reads, self.looked = [], [], []
         run, read = self.home.Git.run, self.shared.read_project_text
+        entries = self.home.memory_entries
+        self.home.memory_entries = lambda folder: self.looked.append(folder) or entries(folder)
         self.home.Git.run = lambda git, commands, deadline=None: self.calls.extend(
             c[c.index("-C") + 2] for c in commands if isinstance(c, tuple)) or run(
             git, commands, deadline)
@@ -324,18 +326,21 @@ def test_leftovers_are_marked_where_git_merges_by_union_and_markers_everywhere(m
 def test_while_the_state_is_the_same_the_kept_marks_are_the_answer_and_nothing_is_read(moved):
     hooks = Hooks()
     first = hooks.marks(moved)
-    assert hooks.calls and hooks.reads
-    del hooks.calls[:], hooks.reads[:]
-    assert hooks.marks(moved) == first and (hooks.calls, hooks.reads) == ([], [])
+    assert hooks.calls and hooks.reads and hooks.looked
+    done = lambda: (hooks.calls, hooks.reads, hooks.looked) == ([], [], [])
+    del hooks.calls[:], hooks.reads[:], hooks.looked[:]
+    assert hooks.marks(moved) == first and done()
     write(moved / "src" / "emit.py", "def emit():\n    return 2\n")  # code, not the memory
-    assert hooks.marks(moved) == first and (hooks.calls, hooks.reads) == ([], [])
+    assert hooks.marks(moved) == first and done()
+    write(moved / "src" / "lex.py", "def lex():\n    return 3\n")  # a cited path back, untracked
+    assert [m["path"] for m in hooks.marks(moved)] == ["src/parse.py"]
+    os.unlink(str(moved / "src" / "lex.py"))
     write(moved / "memory" / "parser" / "lexer.md", "# Lexer\n\n- 2026-10-01: gone.\n")
+    del hooks.reads[:]
     assert [m["path"] for m in hooks.marks(moved)] == ["src/parse.py"]
     assert [os.path.basename(path) for path in hooks.reads] == ["lexer.md"]
     write(moved / "memory" / "parser" / "lexer.md", "# Lexer\n\n- 2026-10-01: `src/lex.py`.\n")
     assert len(hooks.marks(moved)) == 2  # the same file changed again
-    os.unlink(str(moved / "src" / "emit.py"))  # a cited path gone from the work tree alone
-    assert [m["path"] for m in hooks.marks(moved)] == ["src/parse.py", "src/lex.py"]
 
 
 def test_a_file_kept_is_not_read_again_nor_git_asked_again_what_it_said(moved):
