@@ -2,9 +2,8 @@
 """session-start: the read path, at every session start, resume, fork, /clear and compaction.
 
 Why it exists: a fresh context window remembers nothing, and a context problem cannot be seen
-from inside the session that has it. What this hook prints is in the agent's context before its
-next turn: the budget report, the marks of what the memory cannot vouch for, the index with its
-topic folders listed, and the last handoff.
+from inside the session that has it. What it prints is in the agent's context before its next
+turn: the budget report, the memory's marks, the index and its folders, the last handoff.
 
 What it promises (spec §5): exit status 0, no traceback. In order: the trusted environment
 adopted; merged agent worktrees pruned; the baseline's git reads started; the injection made

@@ -15,10 +15,10 @@ What it promises (spec §5, §6, §8.8):
 - Its cost does not grow with the transcript, the index (64 KiB parsed, links in bounded work)
   or the notes (the listing cached per folder); the worktree walk stops after WALK_SECONDS.
 - It shows the agent only what the repository's reviewer could see and the project's rules
-  allow (read_project_text): a regular file reached through no link inside the project, covered
-  by no `Read(...)` deny rule, and nothing a rule might cover while a settings file the harness
-  may apply cannot be read. A path variable a file of the repository sets may not lead outside
-  the project, nor say where the user's files are. Each refusal is one line.
+  allow (read_project_text): a regular file reached through no link inside the project, under
+  no `Read(...)` deny rule, nothing while a settings file the harness applies cannot be read. A
+  path variable the repository sets may not lead out of the project, nor say where the user's
+  files are. Each refusal is one line.
 - The injection never exceeds INJECTION_LIMIT UTF-8 bytes (no harness's unit is larger): the
   report first, the marks' room next, the rest cut at line boundaries, a fence cut open closed,
   each cut saying where the whole is. Every character is printable and encodes.
@@ -53,7 +53,7 @@ IGNORE_MARKER = "mcp-health: ignore"
 NAMED_AT_MOST = 5
 STDIN_SECONDS = 2.0
 STDIN_LIMIT = 64 * MIB
-CACHE_FORMAT = "v1"  # of what this file and prune-worktrees.py keep in the account's cache
+CACHE_FORMAT = "v1"  # of the hooks' entries in the account's cache
 
 # Every name another file takes from this one (tests/test_hook_names.py).
 __all__ = (
@@ -504,8 +504,8 @@ def topic_folders(index):
 
 
 def folder_notes(entry, kept, seen):
-    """notes_in(), or what the account's cache kept while the folder's time is the same (never a
-    time within 2 s of keeping it), so 5,000 notes cost what 10 do."""
+    """notes_in(), or what the account's cache kept while the folder's time is the same (not a time
+    within 2 s of keeping), so 5,000 notes cost what 10 do."""
     try:
         moved = entry.stat(follow_symlinks=False).st_mtime_ns
     except OSError:
@@ -565,8 +565,8 @@ def notes_in(folder):
 
 
 def listing_section(project, env):
-    """The listing: every folder keeps its line and link whatever the room, the names sharing what
-    is left; a cut names a command that lists every note."""
+    """The listing: every folder keeps its line and link whatever the room, its notes' names sharing
+    what is left; a cut names a command listing every note."""
     index = read_index(project, env)
     found = topic_folders(index)
     if not found:
@@ -1070,7 +1070,7 @@ def deny_rule_covering(project, env, paths):
 
 
 def read_rule_covers(rule, project, env, paths, memo=None):
-    """Whether a `Read(...)` rule covers one of `paths` as the harness reads it (gitignore patterns,
+    """Whether a `Read(...)` rule covers one of `paths` as the harness reads it (gitignore patterns
     anchored by `//`, `~/`, `/`, else at any depth)."""
     if rule == "Read":
         return True
@@ -1774,8 +1774,8 @@ def dates_in(text):
 
 
 def cited_paths(text, folder, links=True):
-    """[(line, path, date)] a memory file cites: code spans' paths, and with `links` relative links
-    from `folder`; the line's newest date outside code."""
+    """[(line, path, date)] a memory file cites: code spans' paths, with `links` relative links from
+    `folder`; the line's newest date outside code."""
     comments, code, _ = hidden_spans(text)
     fences = set(fenced_blocks(text))
     spans = [span for span in code if span not in fences]
@@ -1816,7 +1816,7 @@ def project_relative(folder, target):
 
 def fate_of(path, renamed, removed, exists):
     """(where the path is now or None, the commit) from git's `renamed` and `removed`, renames
-    followed and a folder moved whole; None when it never went."""
+    followed, a folder moved whole; None when it never went."""
     current, last, hops = path, None, 0
     while current in renamed and hops < 50:
         current, last = renamed[current]
@@ -2205,7 +2205,7 @@ READ_LIMIT = 256 * 1024  # far more than the injection can show, even after comm
 
 def injection_for(project, env, hook_input, seen_at=None, pruned=(), refusals=(), marks=None):
     """The injection for a session starting now: report, marks, index and listing, handoff (on
-    resume or fork only when written after `seen_at`); `marks` is called last, while git works."""
+    resume or fork only if written after `seen_at`); `marks` is called last."""
     source = text_field(hook_input, "source")  # any other value starts a new conversation
     transcript = text_field(hook_input, "transcript_path")
     weighed = dict(env, MCP_TRANSCRIPT_PATH=transcript) if transcript else env

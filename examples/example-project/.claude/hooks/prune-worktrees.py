@@ -54,7 +54,7 @@ OPERATIONS_UNDER_WAY = ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "sequen
                         "rebase-merge", "rebase-apply", "BISECT_START")
 
 
-# context-budget.py, handed over by the hook that loads this file (uses).
+# context-budget.py, handed over by the hook loading this file (uses).
 shared = None
 
 
@@ -254,7 +254,7 @@ def collect_spawned(started, deadline):
         pid, fd = job
         if fd in open_ends:
             os.close(fd)
-            os.kill(pid, 9)  # SIGKILL; the signal module would import enum just for this number
+            os.kill(pid, 9)  # SIGKILL, without importing the signal module
         status = os.waitpid(pid, 0)[1]
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
         results.append((TIMED_OUT if fd in open_ends else code, b"".join(output[fd])))
@@ -297,8 +297,8 @@ class Facts:
 
 
 def repository_reads(git, folder, dating=False):
-    """The status listing with HEAD (every untracked file and submodule, the stash count), and to
-    date changes the reflogs of HEAD and the stashes."""
+    """The status listing with HEAD (every untracked file and submodule, the stashes), and to date
+    changes the reflogs of HEAD and the stashes."""
     reads = [git.argv(folder, "-c", "status.submoduleSummary=false", "status", "--porcelain=v2",
                       "-z", "--branch", "--no-ahead-behind", "--untracked-files=all",
                       "--ignore-submodules=none", "--show-stash")]
@@ -333,6 +333,8 @@ def reflog_moves(result):
 def parse_status(raw):
     """`status --porcelain=v2 -z` as (headers, changed (code, path, original), untracked),
     top-relative."""
+    if PARSED and PARSED[0] is raw:  # the baseline's and the marks' one reading
+        return PARSED[1]
     headers, changed, untracked = [], [], []
     fields = iter(raw.split(b"\0"))
     for field in fields:
@@ -350,7 +352,11 @@ def parse_status(raw):
                 if parts[2].startswith(b"S"):
                     code += " " + parts[2].decode("ascii", "replace")
                 changed.append((code, parts[-1], original))
+    PARSED[:] = [raw, (headers, changed, untracked)]
     return headers, changed, untracked
+
+
+PARSED = []
 
 
 def change_time(info):
@@ -677,14 +683,13 @@ class Guard:
 
 # --- what the memory cannot vouch for (spec §4.5.7) ---
 #
-# context-budget.py reads the lines (file_verdicts); git adds the merge rule and what became of a
-# cited path. Kept with the state they depend on, the marks cost one read while it stays.
+# context-budget.py reads the lines; git adds the merge rule and what became of cited paths.
 
 MARKS_SECONDS = 2.0  # git's share of a start whose state changed
-MARK_FILE_BYTES = 256 * 1024  # of a memory file; the rest is not judged
+MARK_FILE_BYTES = 256 * 1024  # read of a memory file
 MARK_FILES = 20000
-MARK_CITED = 5000  # distinct cited paths looked for
-DELETING_COMMITS = 32  # tree diffs asked for renames, per round
+MARK_CITED = 5000  # distinct cited paths
+DELETING_COMMITS = 32  # tree diffs for renames, a round
 RENAME_HOPS = 4  # rounds following a renamed path gone in turn
 
 
@@ -709,16 +714,18 @@ def memory_marks(guard, reads):
 
 
 def marks_state(guard, reading, memory):
-    """What the marks depend on, as a digest: HEAD, the memory folder, status entries that can
+    """What the marks depend on, as a digest: HEAD, the memory folder, the status entries that can
     change a memory file (signed) or a cited path or the merge rule, the settings."""
     digest = shared.new_digest()
     digest.update(("%s\0%s\0" % (reading.head, memory)).encode("utf-8", "surrogateescape"))
     own = os.fsencode(os.path.relpath(os.path.join(guard.project, memory), guard.top)
                       .replace(os.sep, "/") + "/")
     _, changed, untracked = parse_status(reading.listing)
+    digest.update(b"\0".join(untracked))  # in one call: a million untracked files are common
     signer = Signer(guard.top, False)
     try:
-        for code, path, original in changed + [("?", path, None) for path in untracked]:
+        for code, path, original in changed + [("?", p, None) for p in untracked
+                                               if p.startswith(own)]:
             mine = path.startswith(own)
             if mine or any(c in code for c in "ADRCU?") or path.endswith(b".gitattributes"):
                 digest.update(b"%s %s\0%s\0%s\0" % (code.encode("ascii", "replace"), path,
@@ -790,8 +797,7 @@ def memory_entries(folder):
 
 
 def leftover_marks(git, guard, memory, files):
-    """Markers anywhere; the other leftovers where git merges by union (one `check-attr`). None when
-    git failed."""
+    """Markers anywhere; the other leftovers where git merges by union. None when git failed."""
     shown = dict((name, memory + "/" + name) for name in files)
     asked = sorted(shown[name] for name, kept in files.items()
                    if any(item[1] != "markers" for item in kept[2]))
@@ -807,8 +813,8 @@ def leftover_marks(git, guard, memory, files):
 
 
 def stale_marks(git, guard, memory, files, fates, head):
-    """(marks of citations git shows deleted or renamed after the line's date, the fates kept); None
-    when git failed."""
+    """(marks of citations git shows gone after the line's date, the fates kept); None when git
+    failed."""
     cited = {}
     for name, kept in sorted(files.items()):
         for line, path, date in kept[3]:
@@ -833,7 +839,7 @@ def stale_marks(git, guard, memory, files, fates, head):
 
 def gone_from_git(git, guard, paths):
     """({old: (new, commit)}, {path: commit}) of missing paths on the first-parent line, renames
-    followed; None when git failed."""
+    followed."""
     prefix = os.path.relpath(guard.project, guard.top).replace(os.sep, "/") + "/"
     prefix = "" if prefix == "./" else prefix
     renamed, removed, wanted = {}, {}, sorted(set(paths))
