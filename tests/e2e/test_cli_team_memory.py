@@ -27,8 +27,8 @@ pytestmark = pytest.mark.e2e
 
 
 CACHE_NOTE = "# Cache layer\n\n%s\n"
-CACHE_EDITS = {"alice": "- (deleted) 2026-11-01: the cache is in-process.",
-               "bob": "- 2026-12-01: the cache is Redis."}
+CACHE_EDITS = {"deletes": "- (deleted) 2026-11-01: the cache is in-process.",
+               "corrects": "- 2026-12-01: the cache is Redis."}
 
 
 def write_note(fixture, text):
@@ -100,10 +100,13 @@ def team(claude_binary, api, tmp_path_factory):  # noqa: F811
         run = runner.run(clone.path, ["work on it"], replies, mode="acceptEdits")
         clone.git("add", name + ".txt")
         clone.git("commit", "-q", "-m", "%s's work" % name)
-        write_note(clone, CACHE_NOTE % CACHE_EDITS[name])  # a deletion, and a correction
-        clone.git("commit", "-q", "-am", "%s edits the cache fact" % name)
         clone.git("push", "-q", "origin", name)
         developers[name] = (clone, run, note, fact, written)
+    for branch, line in CACHE_EDITS.items():  # one deletes the fact, the other corrects it
+        editor = Clone(origin.path, folder / branch, branch=branch)
+        write_note(editor, CACHE_NOTE % line)
+        editor.git("commit", "-q", "-am", "memory: %s the cache fact" % branch)
+        editor.git("push", "-q", "origin", branch)
     yield origin, runner, developers
     runner.close()
 
@@ -171,8 +174,10 @@ def test_a_deletion_against_a_correction_is_marked_in_what_the_model_is_handed(t
     origin, runner, _ = team
     maintainer = Clone(origin.path, tmp_path / "maintainer")
     land(maintainer, squash_as_a_forge=False)
+    for branch in CACHE_EDITS:
+        maintainer.git("merge", "-q", "--no-edit", "origin/" + branch)
     assert maintainer.read("memory/gotchas/cache-layer.md") == CACHE_NOTE % "\n".join(
-        CACHE_EDITS[name] for name in ("alice", "bob"))  # the union kept both, side by side
+        CACHE_EDITS.values())  # the union kept both, side by side
     maintainer.git("push", "-q", "origin", "HEAD:refs/heads/merged-edits")
     teammate = Clone(origin.path, tmp_path / "teammate")
     teammate.git("checkout", "-q", "merged-edits")
