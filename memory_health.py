@@ -1679,9 +1679,9 @@ def session_start_marks(project):
         module = load_hook("session-start.py", "mcp_session_start_marks")
         spoke = module.the_loader()
         shared = spoke["load_sibling"]("context-budget.py")
-        git, guard, reads = module.the_git(spoke, shared, os.path.abspath(project),
-                                           __import__("time").monotonic())
-        return git.memory_marks(guard, reads) if reads else None
+        git, guard = module.the_git(spoke, shared, os.path.abspath(project),
+                                    __import__("time").monotonic())
+        return git.memory_marks(guard, guard.start_reads())
     except Exception:  # a broken sibling costs only the column
         return None
     finally:

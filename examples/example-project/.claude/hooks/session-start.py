@@ -51,12 +51,13 @@ def main(marks_only=False):
     seen_at = baseline_time(shared, project, hook_input)
     keeps_baseline = shared.text_field(hook_input, "source") in ("resume", "compact") \
         and seen_at is not None
-    git, guard, reads = the_git(spoke, shared, project)
+    git, guard = the_git(spoke, shared, project)
+    pruned = [] if marks_only else part([], prune, git, shared, project, hook_input)
+    reads = part(None, guard.start_reads) if guard else None
     if marks_only:  # `session-start.py --marks`: every mark the injection shows the first of
         marks = part(None, git.memory_marks, guard, reads) if reads else None
         return shared.write_text_to(sys.stdout, "".join(line + "\n" for line in
                                                        shared.marks_lines(marks or [])))
-    pruned = part([], prune, git, shared, project, hook_input)
     text = shared.injection_for(project, os.environ, hook_input, seen_at, pruned, refusals,
                                 lambda: git.memory_marks(guard, reads) if reads else None)
     if reads is not None and not keeps_baseline:
@@ -65,12 +66,11 @@ def main(marks_only=False):
 
 
 def the_git(spoke, shared, project, started=STARTED):
-    """(prune-worktrees.py, its Guard, the git reads begun for the baseline and the marks), each
-    None where it fails; the account's cache handed to context-budget.py."""
+    """(prune-worktrees.py, its Guard of the project), None where it fails; the account's cache
+    handed to context-budget.py."""
     shared.uses_cache(spoke["account_cache"])
     git = part(None, spoke["load_sibling"], "prune-worktrees.py")
-    guard = part(None, lambda: git.uses(shared) or git.Guard(project, started))
-    return git, guard, part(None, guard.start_reads) if guard else None
+    return git, part(None, lambda: git.uses(shared) or git.Guard(project, started))
 
 
 def prune(git, shared, project, hook_input):
@@ -120,7 +120,8 @@ def preview_injection(project):
     spoke = the_loader()
     shared = spoke["load_sibling"]("context-budget.py")
     env, refusals = shared.trusted_environment(project, dict(os.environ))
-    git, guard, reads = the_git(spoke, shared, project, time.monotonic())
+    git, guard = the_git(spoke, shared, project, time.monotonic())
+    reads = part(None, guard.start_reads) if guard else None
     return shared.injection_for(project, env, {}, None, [], refusals,
                                 lambda: git.memory_marks(guard, reads) if reads else None)
 
