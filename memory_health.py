@@ -55,9 +55,6 @@ BUDGET = load_hook("context-budget.py", "mcp_context_budget_for_health")
 GIT = load_by_path(os.path.join(ROOT, "installer", "git.py"), "mcp_git_for_health")
 # The team format's move (install.py --update), for its one reading of a stamp.
 FORMAT = load_by_path(os.path.join(ROOT, "memory_format.py"), "mcp_memory_format_for_health")
-# The verdicts session start shows, and this report names with their reasons: what a path is,
-# what became of a path git no longer has, and what a merge left in a file.
-VERDICTS = load_by_path(os.path.join(ROOT, "memory_verdicts.py"), "mcp_memory_verdicts_for_health")
 
 # Every finding names a file and a line; a finding about a whole file names its line 1. A line
 # that carries the hook's ignore marker silences every finding at that line; a file that carries
@@ -112,11 +109,34 @@ MAX_IMPORT_HOPS = 4
 CHARACTERS_PER_TOKEN = 4
 INJECTION_LIMIT = 10000
 GIT_SECONDS = 60
-# How a line says that the path it cites changed, or will (records_change): the words of the
-# verdicts' one reading of a citation.
-CHANGED_WORDS = VERDICTS.CHANGED_WORDS
-CHANGED_PHRASES = VERDICTS.CHANGED_PHRASES
-PLANNED_WORDS = VERDICTS.PLANNED_WORDS
+# How a line says that the path it cites changed, or will (records_change), in the languages
+# memories are kept in: words that say it happened...
+CHANGED_WORDS = frozenset("""
+removed deleted dropped renamed moved replaced gone retired deprecated obsolete superseded
+migrated ported converted merged switched archived relocated extracted consolidated inlined
+folded absorbed rewritten rewrote purged eliminated discontinued formerly former
+removing deleting dropping renaming moving replacing migrating merging retiring deprecating
+removal deletion deprecation
+eliminado eliminada borrado borrada renombrado renombrada movido movida reemplazado
+reemplazada migrado obsoleto removido removida excluído excluido renomeado renomeada
+substituído substituido supprimé supprimée supprimés renommé renommée déplacé déplacée
+remplacé remplacée migré obsolète gelöscht entfernt umbenannt verschoben ersetzt migriert
+veraltet rimosso rimossa eliminato rinominato spostato sostituito
+удалён удален удалена удалено удалены переименован переименована перемещён перемещен заменён
+заменен
+""".split())
+CHANGED_PHRASES = ("no longer", "not anymore", "got rid of", "get rid of", "in favour of",
+                   "in favor of")
+# ...and words that plan it (`Delete `x/``, `TODO: remove `y``). Session start weighs none of
+# them: its marks are facts git shows, and a line that says its path changed is dated after the
+# change (§4.5.7).
+PLANNED_WORDS = frozenset("""
+delete remove drop rename move replace retire deprecate migrate purge merge consolidate
+relocate eliminate
+eliminar borrar renombrar mover reemplazar remover excluir renomear substituir supprimer
+renommer déplacer remplacer löschen entfernen umbenennen verschieben ersetzen rimuovere
+eliminare rinominare spostare удалить переименовать
+""".split())
 # ...words of succession with another cited path that exists (`now`, `->`) count too.
 SUCCESSION_WORDS = frozenset("now became becomes old new legacy previous previously was were "
                              "instead".split())
@@ -175,7 +195,7 @@ POINTER_MARKS_WITHOUT_SPACES = ("见", "参见", "详见", "参考", "参照", "
 POINTER_HEADING_WORDS = frozenset("documentation docs references reference resources related links "
                                   "reading sources bibliography see".split())
 # A command in a code span that moves or removes files records a change, not a claim.
-COMMANDS_OF_CHANGE = VERDICTS.COMMANDS_OF_CHANGE
+COMMANDS_OF_CHANGE = BUDGET.COMMANDS_OF_CHANGE
 # Words of a stamp's label (is_stamp): when the index was last kept, in the languages memories use.
 STAMP_WORDS = ("updated", "update", "consolidated", "reviewed", "dream", "atualizad", "actualizad",
                "mis à jour", "aktualisiert", "aggiornat", "обновлен", "更新", "업데이트", "갱신")
@@ -347,6 +367,8 @@ def patterns():
     if not PATTERNS:
         import re
         PATTERNS.update({
+            "file-name": re.compile(r"^(?:[A-Za-z0-9_][A-Za-z0-9_.-]*\.[A-Za-z][A-Za-z0-9]{0,9}"
+                                    r"|\.[A-Za-z][A-Za-z0-9_.-]{1,40})$"),
             "date": re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?![\d])"),
             "last-updated": re.compile(r"last[ _-]?updated\W{0,6}(\d{4}-\d{2}-\d{2})", re.I),
             # `Date: 2026-03-03`, and a date so labelled in the languages memories are kept in
@@ -1281,10 +1303,23 @@ class Citation(object):
         self.done = False  # in a list item checked off as done (`- [x] …`)
 
 
-# What a path is: the verdicts' one reading, shared with session start.
-looks_like_repository_path = VERDICTS.looks_like_repository_path
-cited_path = VERDICTS.cited_path
-paths_in_code = VERDICTS.paths_in_code
+# What a path is: the hooks' one reading, shared with session start's marks; this report also
+# reads a bare file name (`app.py`), which session start does not.
+looks_like_repository_path = BUDGET.looks_like_repository_path
+
+
+def cited_path(text):
+    """The repository path or bare file name a piece of code names (BUDGET.cited_path), or None."""
+    text = BUDGET.without_line_suffix(text)
+    return text if looks_like_repository_path(text) or patterns()["file-name"].match(text) \
+        else None
+
+
+def paths_in_code(content):
+    """The paths a code span cites (BUDGET.paths_in_code), its whole content a bare name too."""
+    whole = cited_path(content)
+    return [whole] if whole else BUDGET.paths_in_code(content)
+
 
 
 def spans_by_line(memory, with_links):
@@ -1782,7 +1817,7 @@ def resolve(project, citation, history):
 def what_became_of(project, path, history):
     """(`renamed to X in <commit>` or `deleted in <commit>`, the new path or None, the commit or
     None): the verdicts' fate_of, told for a person."""
-    fate = VERDICTS.fate_of(path, history.renamed, history.removed,
+    fate = BUDGET.fate_of(path, history.renamed, history.removed,
                             lambda name: os.path.exists(os.path.join(project, name)))
     if fate is None:
         return "gone from the working tree", None, None
@@ -2078,6 +2113,23 @@ def session_start_preview(project):
         sys.dont_write_bytecode = writes_bytecode
 
 
+def session_start_marks(project):
+    """The marks this project's session start shows (hooks/ beside this file, loaded by path;
+    its reads of git are the hooks' own); None when it cannot say."""
+    writes_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True
+    try:
+        module = load_hook("session-start.py", "mcp_session_start_marks")
+        spoke = module.the_loader()
+        shared = spoke["load_sibling"]("context-budget.py")
+        git, guard = module.the_git(spoke, shared, os.path.abspath(project),
+                                    __import__("time").monotonic())
+        return git.memory_marks(guard, guard.start_reads())
+    except Exception:  # a broken sibling costs only the column
+        return None
+    finally:
+        sys.dont_write_bytecode = writes_bytecode
+
+
 def start_of_session_load(project, env, findings, auto, preview=True, installed=None, index=None):
     parts, seen = [], set()
     budget_kb = BUDGET.number_setting(env, "MCP_CLAUDE_KB", 8)
@@ -2184,13 +2236,6 @@ SEVERITY.update(MERGE_LEFTOVERS)
 FACT_WORDS_AT_LEAST = 4  # a shorter list item ("- None.") may well repeat on purpose
 # The .gitattributes block install.py writes, whose first line tells a project it set up.
 GITATTRIBUTES_TEMPLATE = os.path.join(ROOT, "templates", "gitattributes")
-LEFTOVER_PATTERNS = {}
-
-
-def leftover_patterns():
-    if not LEFTOVER_PATTERNS:
-        LEFTOVER_PATTERNS.update({"dated-fact": VERDICTS.DATED_FACT})
-    return LEFTOVER_PATTERNS
 
 
 def merge_leftovers(project, index, topics, notes, findings):
@@ -2233,7 +2278,7 @@ def union_merged(project, memories):
 def conflict_markers(memory, findings):
     """Lines git writes around a conflict it could not merge. A line of seven `=` alone is also a
     heading's underline, so it counts only in a file that holds an opening or closing marker."""
-    marked = VERDICTS.marker_lines(memory.lines, memory.fenced_lines)
+    marked = BUDGET.marker_lines(memory.lines, memory.fenced_lines)
     for number in marked:
         findings.add("conflict-markers", memory, number,
                      "holds the markers of a merge conflict nobody finished (%s): whatever "
@@ -2283,7 +2328,7 @@ def doubled_lines(memory, findings, is_index):
         words = " ".join(line.split())
         if len(words.split()) < FACT_WORDS_AT_LEAST + 1 or (is_index and is_pointer_line(line)):
             continue
-        key = words if leftover_patterns()["dated-fact"].match(line.lstrip()) else (block, words)
+        key = words if BUDGET.is_dated_fact(line.lstrip()) else (block, words)
         if key in first:
             findings.add("doubled-line", memory, number,
                          "says the same thing twice (line %d and line %d): \"%s\""
@@ -2334,7 +2379,7 @@ def doubled_title(memory, findings):
 
 def titles(memory):
     """The numbers of the lines outside code samples that open with a `# ` title."""
-    return VERDICTS.title_lines(memory.lines, memory.fenced_lines)
+    return BUDGET.title_lines(memory.lines, memory.fenced_lines)
 
 
 def stamped_format(project, index, topics, findings):
@@ -2390,8 +2435,8 @@ def stamped(memory):
 
 def facts_side_by_side(memory):
     """(line, line, whether one is a deletion) of each two facts that touch outside fenced code
-    (the verdicts' versions_side_by_side)."""
-    return VERDICTS.versions_side_by_side(memory.lines, memory.fenced_lines)
+    (the hooks' facts_side_by_side)."""
+    return BUDGET.facts_side_by_side(memory.lines, memory.fenced_lines)
 
 
 def diverged_facts(memory, findings):
@@ -2400,7 +2445,7 @@ def diverged_facts(memory, findings):
     two facts that touch are the two versions a union merge keeps when two branches changed the
     same fact, or deleted it on one branch and changed it on the other."""
     for first, second, deletion in facts_side_by_side(memory):
-        start, end = VERDICTS.run_of_facts(memory.lines, first, second, memory.fenced_lines)
+        start, end = BUDGET.run_of_facts(memory.lines, first, second, memory.fenced_lines)
         if (start, end) != (first, second):
             findings.add("diverged-fact", memory, second,
                          "holds two facts that touch (lines %d and %d) in a run of facts (lines "
@@ -2453,9 +2498,10 @@ def memory_health(project, env, preview=True, installed=None):
     load = start_of_session_load(project, env, findings, auto, preview, installed, index)
     index_size = BUDGET.regular_file_size(index_path)
     index_shown = BUDGET.shown_path(project, index_path)
+    marks = session_start_marks(project) if preview else None
     for finding in findings.items:
         finding["at_session_start"] = reported_at_session_start(finding, index_size, env,
-                                                                index_shown)
+                                                                index_shown, marks)
     items = sorted(findings.items, key=finding_order)
     counts = dict((severity, sum(1 for f in items if f["severity"] == severity))
                   for severity in SEVERITIES)
@@ -2518,12 +2564,17 @@ def history_for(project, citations):
     return history
 
 
-def reported_at_session_start(finding, index_size, env, index_shown):
-    """Whether the hook's memory_defects() shows this finding too, at every session start. The
-    start-time checks read the index's first INDEX_HEAD_BYTES, and look for dead pointers only
-    within the index budget's lines. Session start refuses the index and the path settings the
-    report does not read, and names them; it never reads a topic file or a note."""
+def reported_at_session_start(finding, index_size, env, index_shown, marks=None):
+    """Whether session start shows this finding too. The start-time checks read the index's
+    first INDEX_HEAD_BYTES, and look for dead pointers only within the index budget's lines.
+    Session start refuses the index and the path settings the report does not read, and names
+    them. Its marks (`marks`, as session_start_marks gives them) cover a leftover or a missing
+    path they name at the finding's file and line (conflict markers anywhere in the file)."""
     check = finding["check"]
+    if check in MARKED_AT_START:
+        return any(mark["file"] == finding["file"] and mark["kind"] in MARKED_AT_START[check] and
+                   (check == "conflict-markers" or mark["line"] in finding["lines"])
+                   for mark in marks or ())
     if check == "not-read":
         return finding["file"] == index_shown or finding["file"] in BUDGET.PROJECT_SETTINGS_FILES
     whole_index_read = index_size is not None and index_size <= BUDGET.INDEX_HEAD_BYTES
@@ -2534,6 +2585,9 @@ def reported_at_session_start(finding, index_size, env, index_shown):
     return check == "auto-memory-overflow"
 
 
+# The findings session start's marks cover, and the kinds of mark that cover each.
+MARKED_AT_START = {"conflict-markers": ("markers",), "doubled-title": ("two-notes",),
+                   "diverged-fact": ("versions", "deleted-changed"), "missing-path": ("gone",)}
 SEVERITY_ORDER = dict((severity, rank) for rank, severity in enumerate(SEVERITIES))
 
 

@@ -37,17 +37,20 @@ next session sees it:
   leftovers  what the team has not settled, known from what the saves wrote: a fact on two
              lines, a deleted fact still there, a replaced version back, a note two branches
              created under one name, markers
-  marked     leftovers among the lines a mark of session start's verdicts tells /dream to look
-             at (memory_verdicts.memory_marks); named: the same for `install.py --check`
+  marked     leftovers among the lines a mark the session-start injection shows (its `## Memory
+             marks`, not the ones counted past its cap) tells /dream to look at; named: the same
+             for `install.py --check`
   wrong      marks on no leftover
 
 Then a memory whose notes cite the project's files sees 6 of them deleted, 6 renamed and 6
-changed: every file citing a path that is gone should be marked at session start and named by
---check, no other, with the new path of each renamed one, and a second reading from the
-verdicts' cache should read no file and ask git nothing but HEAD.
+changed: every file citing a path that is gone should be marked in the injection and named by
+--check, no other, with the new path of each renamed one, and a second start on the same state
+should read no memory file and run no git but the status the baseline reads. Last, a memory of
+5,000 notes in 100 folders (--notes, --folders): every note reachable in one step from the
+injection, and session start's time against a 10-note memory.
 
-The pointers are read from the real session-start hook's injection (hooks/ of this checkout,
-copied to the scratch folder and run through its preview), so they are what an agent is given.
+The pointers and the marks are read from the real session-start hook's injection (hooks/ of this
+checkout, copied to the scratch folder and run through its preview), as an agent is given them.
 
 Formats (--formats; the first two are the protocol's previous and current formats):
 
@@ -696,6 +699,8 @@ class Judge(object):
         self.health = None
 
     def injection(self, project):
+        """The session-start injection as a session starting now is given it, marks and all;
+        nothing is kept in the account's cache (the bench makes thousands of projects)."""
         if self.session_start is None:
             from importlib.machinery import SourceFileLoader
             module = type(sys)("bench_session_start")
@@ -704,9 +709,11 @@ class Judge(object):
             self.session_start = module
         saved = os.environ.get("CLAUDE_PROJECT_DIR")
         os.environ["CLAUDE_PROJECT_DIR"] = project
+        writes, sys.dont_write_bytecode = sys.dont_write_bytecode, True
         try:
             return self.session_start.preview_injection(project)
         finally:
+            sys.dont_write_bytecode = writes
             if saved is None:
                 os.environ.pop("CLAUDE_PROJECT_DIR", None)
             else:
@@ -767,21 +774,18 @@ class Judge(object):
             "markers": sum(1 for text in texts.values() for line in text.split("\n")
                            if MARKER.match(line)),
         })
-        result.update(self.leftovers(project, texts, written))
+        result.update(self.leftovers(project, texts, written, injected))
         return result
 
-    def leftovers(self, project, texts, written):
+    def leftovers(self, project, texts, written, injected):
         """The leftovers the end state holds, found from what each save wrote (leftover_units),
-        against what session start's verdicts mark (memory_verdicts.memory_marks) and what
+        against the marks the session-start injection shows (injected_marks) and what
         `install.py --check` names (memory_health's merge-leftover checks)."""
         if self.health is None:
             import memory_health
-            import memory_verdicts
-            self.health, self.verdicts = memory_health, memory_verdicts
-        git = lambda *args: git_answer(self.health.GIT.git_bytes(project, *args))
-        marks = [(m["file"][len("memory/"):], set(range(m["start"], m["end"] + 1)))  # to compare
-                 for m in self.verdicts.memory_marks(project, os.path.join(project, "memory"), git)
-                 if m["kind"] != "gone"]
+            self.health = memory_health
+        marks = [(name, named) for name, named, text in injected_marks(injected)
+                 if not text.startswith("cites `")]
         named = [(f["file"][len("memory/"):], self.lines_named(texts, f))
                  for f in self.health.merge_leftover_findings(project, {})  # memory/MEMORY.md
                  if f["check"] != "stamped-format"]
@@ -797,13 +801,13 @@ class Judge(object):
     def lines_named(self, texts, finding):
         """The lines a finding tells /dream to look at: each line it names and the one above
         (a diverged fact is named at the second of two), and for two facts that touch, the run
-        of facts its message names (the verdicts' run_of_facts)."""
+        of facts its message names (the hooks' run_of_facts)."""
         lines = texts[finding["file"][len("memory/"):]].split("\n")
         named = set()
         for number in finding["lines"]:
             named.update((number - 1, number))
             if finding["check"] == "diverged-fact":
-                start, end = self.verdicts.run_of_facts(lines, number - 1, number, set())
+                start, end = self.health.BUDGET.run_of_facts(lines, number - 1, number, set())
                 named.update(range(start, end + 1))
         return named
 
@@ -811,6 +815,28 @@ class Judge(object):
 def git_answer(result):
     code, out = result
     return out if code == 0 else None
+
+
+MARK_LINE = re.compile(r"^- memory/(\S+?):(\d+) (.*)$")
+MARK_RANGES = re.compile(r"lines (\d+)(?:-| and )(\d+)")
+
+
+def injected_marks(injected):
+    """[(file, {lines the mark tells /dream to compare}, the line)] of the marks the session-start
+    injection shows (its `## Memory marks` section, not the ones it counts past its cap): a
+    mark's line, and the lines it names (`lines 3-4`, a run's `lines 3-8`, titles on two lines)."""
+    lines = injected.split("\n")
+    start = next((n for n, line in enumerate(lines) if line.startswith("## Memory marks")), None)
+    marks = []
+    for line in lines[start + 1:] if start is not None else ():
+        found = MARK_LINE.match(line)
+        if not found:
+            break
+        named = {int(found.group(2))}
+        for low, high in MARK_RANGES.findall(found.group(3)):
+            named.update(range(int(low), int(high) + 1))
+        marks.append((found.group(1), named, found.group(3)))
+    return marks
 
 
 def leftover_units(texts, written):
@@ -919,12 +945,10 @@ def run(formats, developers, saves, orders, seed, modes=MODES, scratch=None, kee
     results = dict((name, dict((mode, dict((c, 0) for c in COLUMNS)) for mode in modes))
                    for name in formats)
     import memory_health
-    import memory_verdicts
     stale = dict((column, 0) for column in STALE_COLUMNS)
     try:
         for each in range(seed, seed + seeds):
-            for column, value in stale_citations(git, scratch, each, memory_verdicts,
-                                                 memory_health).items():
+            for column, value in stale_citations(git, scratch, each, judge, memory_health).items():
                 stale[column] += value
             for name in formats:
                 origin = os.path.join(scratch, "%s-%d" % (name, each), "origin")
@@ -965,14 +989,15 @@ CITATION_FORMS = ("- %(date)s: `%(path)s` holds the %(what)s.",
                   "- %(date)s: the %(what)s lives in [%(name)s](../../%(path)s).")
 
 
-def stale_citations(git, scratch, seed, verdicts, health):
+def stale_citations(git, scratch, seed, judge, health):
     """A memory of notes and topic files that cite the project's files, then commits that delete
-    6 of the cited files, rename 6 (3 into another folder) and change 6 more. Judged against
-    what each file cites (the rule), never against a check: a file is stale when it cites a
-    path that is gone, fresh otherwise; a line that says its path was removed is history, and
-    makes no file stale. Returns the figures of session start's verdicts (memory_marks, run
-    twice: the second run, on the cache, should read no file and run git only to check HEAD)
-    and of `install.py --check` (missing-path)."""
+    6 of the cited files, rename 6 (3 into another folder) and change 6 more, and a note written
+    after them that says one of the deleted paths was removed. Judged against what each file
+    cites (the rule), never against a check: a file is stale when it cites a path that is gone,
+    fresh otherwise; the note that records the removal, dated the day of it, is history. Returns
+    the figures of the marks the session-start injection shows, of a second start on the same
+    state (it should read no file and run no git but the status the baseline reads), and of
+    `install.py --check` (missing-path)."""
     rng = random.Random("stale-%d" % seed)
     project = os.path.join(scratch, "stale-%d" % seed)
     sources = ["%s/%s_%d.py" % (rng.choice(SOURCE_FOLDERS), rng.choice(WORDS), n) for n in range(40)]
@@ -991,8 +1016,6 @@ def stale_citations(git, scratch, seed, verdicts, health):
             lines = [line.replace("](../../", "](../") for line in lines]
         write_file(project, "memory/" + name, "\n".join(lines))
     gone = rng.sample(sorted(set(p for paths in cites.values() for p in paths)), 12)
-    history = "- %s: `%s` was removed in favour of the %s.\n" % (day(0), gone[0], WORDS[0])
-    write_file(project, "memory/decisions/history-note.md", "# History\n\n" + history)
     write_file(project, "memory/MEMORY.md", "# Project Memory Index\n\n" + "".join(
         "- [%s](%s) — what is known\n" % (title_of(name[:-3]), name) for name in cites if "/" not in name))
     write_file(project, ".gitattributes", union_attributes())
@@ -1000,9 +1023,14 @@ def stale_citations(git, scratch, seed, verdicts, health):
     git.run(project, "add", "-A")
     git.run(project, "commit", "-q", "-m", "start")
     moved = move_cited_files(git, project, rng, gone, sources)
+    history = "- %s: `%s` was removed in favour of the %s.\n" % (
+        git.out(project, "log", "-1", "--format=%cs").strip(), gone[0], WORDS[0])
+    write_file(project, "memory/decisions/history-note.md", "# History\n\n" + history)
+    git.run(project, "add", "-A")
+    git.run(project, "commit", "-q", "-m", "memory: the removal recorded")
     stale = set("memory/" + name for name, paths in cites.items() if set(paths) & set(gone))
     fresh = set("memory/" + name for name in cites) - stale | {"memory/decisions/history-note.md"}
-    return judge_stale(project, verdicts, health, stale, fresh, moved)
+    return judge_stale(project, judge, health, stale, fresh, moved)
 
 
 def move_cited_files(git, project, rng, gone, sources):
@@ -1026,30 +1054,141 @@ def move_cited_files(git, project, rng, gone, sources):
     return moved
 
 
-def judge_stale(project, verdicts, health, stale, fresh, moved):
-    git = lambda *args: git_answer(health.GIT.git_bytes(project, *args))
-    cache = os.path.join(project, ".git", "bench-verdicts")  # a folder of the bench's own
-    os.makedirs(cache)
-    first = verdicts.memory_marks(project, os.path.join(project, "memory"), git, cache)
-    marks = [m for m in first if m["kind"] == "gone"]
-    calls, reads = [], []
-    counting = lambda *args: calls.append(args[0]) or git(*args)
-    reading, verdicts.file_verdicts = verdicts.file_verdicts, lambda *a: reads.append(a) or reading(*a)
-    try:
-        again = verdicts.memory_marks(project, os.path.join(project, "memory"), counting, cache)
-    finally:
-        verdicts.file_verdicts = reading
-    if again != first:
-        raise RuntimeError("the verdicts read from the cache differ in %s" % project)
+def judge_stale(project, judge, health, stale, fresh, moved):
+    marks = [(name, text) for name, _, text in injected_marks(judge.injection(project))
+             if text.startswith("cites `")]
+    reads, calls = second_start(judge, project)
     asked = {"MCP_HEALTH_CHECKS": "missing-path"}  # a check that runs when asked
     named = set(f["file"] for f in health.memory_health(project, asked, preview=False)["findings"]
                 if f["check"] == "missing-path")
-    marked = set(m["file"] for m in marks)
+    marked = set("memory/" + name for name, _ in marks)
+    renames = [re.search(r"cites `([^`]+)`, renamed to `([^`]+)`", text) for _, text in marks]
     return {"files": len(stale | fresh), "stale": len(stale), "marked": len(marked & stale),
             "marked_fresh": len(marked & fresh),
-            "new_path_wrong": sum(1 for m in marks if m["now"] != moved.get(m["path"])),
+            "new_path_wrong": sum(1 for found in renames if found and
+                                  found.group(2) != moved.get(found.group(1))),
             "named": len(named & stale), "named_fresh": len(named & fresh),
-            "reads_again": len(reads), "git_again": len([c for c in calls if c != "rev-parse"])}
+            "reads_again": reads, "git_again": calls}
+
+
+def second_start(judge, project):
+    """(memory files read, git commands run beyond the status the baseline reads) by the marks
+    of a second session start on the same state, the first one's marks kept in a cache of the
+    bench's own: the hooks of the bench's scratch folder, loaded as session start loads them."""
+    from importlib.machinery import SourceFileLoader
+    modules = []
+    for name in ("context-budget.py", "prune-worktrees.py"):
+        module = type(sys)("bench_" + name[:-3].replace("-", "_"))
+        module.__file__ = os.path.join(judge.hooks, name)
+        SourceFileLoader(module.__name__, module.__file__).exec_module(module)
+        modules.append(module)
+    shared, home = modules
+    home.uses(shared)
+    kept = {}
+    shared.uses_cache(lambda name, value=None: kept.get(name) if value is None
+                      else kept.__setitem__(name, value))
+    counted = {"reads": 0, "calls": 0}
+    read, run = shared.read_project_text, home.Git.run
+
+    def reading(*args):
+        counted["reads"] += 1
+        return read(*args)
+
+    def running(git, commands, deadline=None):
+        counted["calls"] += len(commands)
+        return run(git, commands, deadline)
+    for number in range(2):
+        if number:
+            counted.update(reads=0, calls=0)
+            shared.read_project_text, home.Git.run = reading, running
+        guard = home.Guard(project, __import__("time").monotonic())
+        home.memory_marks(guard, guard.start_reads())
+    return counted["reads"], counted["calls"]
+
+
+# --- a memory of many notes -------------------------------------------------------------------
+
+MANY_COLUMNS = ("notes", "folders", "reachable", "injection_bytes", "cut", "start_ms_10",
+                "start_ms_many", "ratio", "floor_ms_10", "floor_ms_many", "floor_ratio")
+LINKED_FOLDER = re.compile(r"\[([^\]]+)/\]\(<?([^)>]+)/>?\)")
+
+
+def many_notes(git, scratch, judge, notes=5000, folders=100, runs=9):
+    """A memory of `notes` notes in `folders` topic folders, as the team format writes them,
+    judged as a session starting now is given it: a note is reachable in one step when the
+    injection links its folder (`[folder/](folder/)`) or a cut notice names a command that
+    lists every note, never when it sends the agent to a file that lacks the note. Also session
+    start's time at this size against a memory of 10 notes: the hook run as the harness runs it,
+    the two interleaved, `runs` times each after a warm-up, medians (a figure, not a verdict:
+    the machine may be shared)."""
+    small, large = (os.path.join(scratch, "many-%d" % count) for count in (10, notes))
+    for project, count, spread in ((small, 10, 5), (large, notes, folders)):
+        for number in range(count):
+            write_file(project, "memory/topic-%03d/note-%05d-on-%s.md" % (
+                number % spread, number, WORDS[number % len(WORDS)]),
+                "# Note %d\n\n- %s: fact %d holds.\n" % (number, day(0), number))
+        write_file(project, "memory/MEMORY.md", "# Project Memory Index\n")
+        write_file(project, ".gitattributes", union_attributes())
+        git.run(project, "init", "-q", "-b", "main")
+        git.run(project, "add", "-A")
+        git.run(project, "commit", "-q", "-m", "memory")
+        settled_an_hour_ago(git, project)
+    injected = judge.injection(large)
+    linked = set(found[1] for found in LINKED_FOLDER.finditer(injected))
+    commands = [line for line in injected.split("\n") if line.startswith("[cut here")
+                and "lists every note" in line]
+    names = Memory(os.path.join(large, "memory")).names()
+    reachable = sum(1 for name in names if "/" in name and (name.split("/")[0] in linked
+                                                            or commands))
+    times = start_times(judge, small, large, runs)
+    return {"notes": notes, "folders": folders, "reachable": reachable,
+            "injection_bytes": len(injected.encode("utf-8")),
+            "cut": sum(1 for line in injected.split("\n") if line.startswith("[cut here")),
+            "start_ms_10": round(times[0], 1), "start_ms_many": round(times[1], 1),
+            "ratio": round(times[1] / times[0], 2), "floor_ms_10": round(times[2], 1),
+            "floor_ms_many": round(times[3], 1), "floor_ratio": round(times[3] / times[2], 2)}
+
+
+def settled_an_hour_ago(git, project):
+    """The memory's folders dated an hour back, as a memory that exists is, and git's index
+    refreshed after a second, so no run pays for re-hashing files written in its own second."""
+    import time
+    past = time.time() - 3600
+    for folder, _, _ in os.walk(os.path.join(project, "memory")):
+        os.utime(folder, (past, past))
+    time.sleep(1.1)
+    git.run(project, "status", "--porcelain")
+
+
+def start_times(judge, small, large, runs):
+    """Median milliseconds of session-start.py on each project, as the harness runs it, then of
+    the floor no session start goes below there: the interpreter started the same way, and the
+    status read the baseline needs (`git status --porcelain=v2 --untracked-files=all`)."""
+    import time
+    taken = {small: [], large: [], (small,): [], (large,): []}
+    for number in range(runs + 1):
+        for project in (small, large):
+            began = time.perf_counter()
+            subprocess.run([sys.executable, "-I", "-S", "-c", "pass"])
+            subprocess.run(["git", "status", "--porcelain=v2", "--untracked-files=all"],
+                           cwd=project, stdout=subprocess.DEVNULL)
+            if number:
+                taken[(project,)].append((time.perf_counter() - began) * 1000)
+            payload = json.dumps({"session_id": "bench", "source": "startup", "cwd": project,
+                                  "hook_event_name": "SessionStart"}).encode("utf-8")
+            env = {k: v for k, v in os.environ.items() if not k.startswith(("MCP_", "CLAUDE_"))}
+            env["CLAUDE_PROJECT_DIR"] = project
+            began = time.perf_counter()
+            subprocess.run([sys.executable, "-I", "-S", os.path.join(judge.hooks, "session-start.py")],
+                           input=payload, stdout=subprocess.DEVNULL, env=env, cwd=project)
+            if number:  # the first run of each warms the caches, as any earlier start did
+                taken[project].append((time.perf_counter() - began) * 1000)
+    return [sorted(taken[p])[len(taken[p]) // 2] for p in (small, large, (small,), (large,))]
+
+
+def many_defects(many):
+    """A note the agent cannot reach in one step from what session start gives it."""
+    return many["notes"] - many["reachable"]
 
 
 def write_file(project, path, text):
@@ -1060,7 +1199,7 @@ def write_file(project, path, text):
 
 
 def stale_defects(stale):
-    """What session start's verdicts must never show on the moved files: a stale file left
+    """What session start's marks must never show on the moved files: a stale file left
     unmarked, a fresh one marked, a wrong new path, a file read again or git run again (beyond
     the look at HEAD) when nothing changed."""
     return (stale["stale"] - stale["marked"] + stale["marked_fresh"] + stale["new_path_wrong"]
@@ -1095,6 +1234,9 @@ def main(argv=None):
     parser.add_argument("--workdir", help="build the repositories here and keep them")
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 when the team format shows any defect")
+    parser.add_argument("--notes", type=int, default=5000,
+                        help="notes of the many-notes memory (0: not run)")
+    parser.add_argument("--folders", type=int, default=100, help="its topic folders")
     options = parser.parse_args(argv)
     formats = [f for f in options.formats.split(",") if f]
     modes = [m for m in options.modes.split(",") if m]
@@ -1115,16 +1257,34 @@ def main(argv=None):
                                          if options.seeds > 1 else ""))
     print(table(results))
     print("\nA memory whose cited files moved (6 deleted, 6 renamed, 6 changed per seed), judged "
-          "by session start's verdicts and by --check:")
+          "by the marks session start shows and by --check:")
     print(table({"stale citations": {"": stale}}, STALE_COLUMNS))
+    many = many_run(os.path.join(options.workdir, "many") if options.workdir else None,
+                    options.notes, options.folders) if options.notes else None
+    if many:
+        print("\nA memory of %d notes in %d topic folders, as session start shows it (times are "
+              "medians of this machine, not a verdict):" % (options.notes, options.folders))
+        print(table({"many notes": {"": many}}, MANY_COLUMNS))
     if options.json:
         with open(options.json, "w", encoding="utf-8") as stream:
             json.dump({"developers": options.developers, "saves": options.saves,
                        "orders": orders, "seed": options.seed, "seeds": options.seeds,
-                       "results": results, "stale_citations": stale}, stream, indent=1)
+                       "results": results, "stale_citations": stale, "many_notes": many},
+                      stream, indent=1)
     found = sum(defects(totals, mode) for mode, totals in results.get("team", {}).items())
-    found += stale_defects(stale)
+    found += stale_defects(stale) + (many_defects(many) if many else 0)
     return 1 if options.strict and found else 0
+
+
+def many_run(scratch, notes, folders):
+    """The many-notes judgement in a scratch folder of its own."""
+    owned = scratch is None
+    scratch = scratch or tempfile.mkdtemp(prefix="mcp-team-many-")
+    try:
+        return many_notes(Git(scratch), scratch, Judge(scratch), notes, folders)
+    finally:
+        if owned:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -1,29 +1,17 @@
 #!/usr/bin/env python3
-"""session-start: the read path. Runs at every session start, resume, fork, /clear and compaction.
+"""session-start: the read path, at every session start, resume, fork, /clear and compaction.
 
 Why it exists: a fresh context window remembers nothing, and a context problem cannot be seen
-from inside the session that has it. Whatever this hook prints is in the agent's context before
-its next turn, at no tool call: the budget report, the memory index (with the topic folders of
-notes listed under it) and the last handoff.
+from inside the session that has it. What it prints is in the agent's context before its next
+turn: the budget report, the memory's marks, the index and its folders, the last handoff.
 
-What it promises (spec §5):
-- Exit status 0 on every path, and no traceback, whatever it is given.
-- The order of work: the environment the user set is adopted (a path variable a file of the
-  repository sets may not lead outside the project, nor say where the user's files are, and
-  each one ignored is said in a line); merged agent worktrees are pruned; the git reads of this
-  session's baseline start, and the injection is made while git works (context-budget.py's
-  injection_for: within its limit, fitted to how the session starts, in the harness's form);
-  then the baseline is recorded, so the Stop hook can tell whether the session did work, and
-  the injection is printed. A resumed or compacted session keeps the baseline it has. Each part
-  that fails costs only itself.
-- Every wait is bounded and counted from the hook's start: stdin 2 s; pruning 3 s, and 2 s more
-  that a removal under way may take; the worktree walk 1 s; the git reads end 10 s after the
-  start: well inside the 15-second timeout install.py writes into settings.json.
-- In the project it writes only baselines, inside its .claude/ folder (prune-worktrees.py).
-
-The other hook files run in this process through stop-handoff.py's loader, which this file
-compiles first. Standard library only; Python 3.8 or newer; runs as
-`python3 -I -S session-start.py`. Configuration: the variables context-budget.py lists.
+What it promises (spec §5): exit status 0, no traceback. In order: the trusted environment
+adopted; merged agent worktrees pruned; the baseline's git reads started; the injection made
+while git works, the marks last; the baseline recorded (a resumed or compacted session keeps
+its own); the injection printed. A part that fails costs only itself. Every wait is bounded
+from the hook's start (stdin 2 s, pruning 3 + 2 s, the worktree walk 1 s, git 10 s).
+It writes only baselines in .claude/ and the account's cache. `session-start.py --marks` prints
+every mark. Standard library only; Python 3.8 or newer; run as `python3 -I -S session-start.py`.
 """
 import os
 import stat
@@ -36,8 +24,8 @@ PRUNE_SECONDS = 3.0
 
 
 def the_loader():
-    """stop-handoff.py's load_sibling, from that file's source: opened without waiting, so a
-    FIFO in its place never holds the session."""
+    """stop-handoff.py's namespace (load_sibling, account_cache), from its source, opened without
+    waiting."""
     path = os.path.join(HOOK_DIR, "stop-handoff.py")
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     try:
@@ -48,46 +36,51 @@ def the_loader():
         os.close(fd)
     namespace = {"__name__": "mcp_stop_handoff", "__file__": path}
     exec(compile(source, path, "exec"), namespace)
-    return namespace["load_sibling"]
+    return namespace
 
 
-def main():
-    load = the_loader()
-    shared = load("context-budget.py")
+def main(marks_only=False):
+    spoke = the_loader()
+    shared = spoke["load_sibling"]("context-budget.py")
     shared.keep_the_hook_folder_off_the_import_path()
     project = shared.project_dir()
     if project is None:
         return
-    hook_input = shared.read_hook_input()
+    hook_input = {} if marks_only else shared.read_hook_input()
     refusals = adopt_the_trusted_environment(shared, project, hook_input)
     seen_at = baseline_time(shared, project, hook_input)
     keeps_baseline = shared.text_field(hook_input, "source") in ("resume", "compact") \
         and seen_at is not None
-    git = part(None, the_git, load, shared)
-    pruned = part([], prune, git, shared, project, hook_input)
-    guard = None if keeps_baseline else part(None, lambda: git.Guard(project, STARTED))
+    git, guard = the_git(spoke, shared, project)
+    pruned = [] if marks_only else part([], prune, git, shared, project, hook_input)
     reads = part(None, guard.start_reads) if guard else None
-    text = shared.injection_for(project, os.environ, hook_input, seen_at, pruned, refusals)
-    if reads is not None:
+    if marks_only:  # `session-start.py --marks`: every mark the injection shows the first of
+        marks = part(None, git.memory_marks, guard, reads) if reads else None
+        return shared.write_text_to(sys.stdout, "".join(line + "\n" for line in
+                                                       shared.marks_lines(marks or [])))
+    text = shared.injection_for(project, os.environ, hook_input, seen_at, pruned, refusals,
+                                lambda: git.memory_marks(guard, reads) if reads else None)
+    if reads is not None and not keeps_baseline:
         part(None, guard.record_baseline, hook_input, reads)
     shared.write_text_to(sys.stdout, shared.in_the_harness_form(shared.harness(hook_input), text))
 
 
-def the_git(load, shared):
-    git = load("prune-worktrees.py")
-    git.uses(shared)
-    return git
+def the_git(spoke, shared, project, started=STARTED):
+    """(prune-worktrees.py, its Guard of the project), None where it fails; the account's cache
+    handed to context-budget.py."""
+    shared.uses_cache(spoke["account_cache"])
+    git = part(None, spoke["load_sibling"], "prune-worktrees.py")
+    return git, part(None, lambda: git.uses(shared) or git.Guard(project, started))
 
 
 def prune(git, shared, project, hook_input):
-    """The lines pruning printed, or [] when it removed nothing."""
+    """The lines pruning printed, or []."""
     cwd = shared.text_field(hook_input, "cwd")
     return git.prune(project, os.environ, [cwd] if cwd else [], STARTED + PRUNE_SECONDS)
 
 
 def part(default, function, *args):
-    """What `function` returns for `args`, or `default` when it fails: pruning and the baseline
-    are parts of their own, and a part that fails costs only itself."""
+    """What `function` returns, or `default` when it fails: a part that fails costs only itself."""
     try:
         return function(*args)
     except Exception:
@@ -95,8 +88,8 @@ def part(default, function, *args):
 
 
 def baseline_time(shared, project, hook_input):
-    """When this session's baseline was last written, before this start records anything: the
-    moment its conversation last took in the memory. None when there is none."""
+    """When this session's baseline was last written (the moment its conversation last took in the
+    memory), before this start records anything; None without one."""
     path = shared.baseline_path(project, os.environ, shared.text_field(hook_input, "session_id"))
     try:
         info = os.stat(path)
@@ -106,8 +99,8 @@ def baseline_time(shared, project, hook_input):
 
 
 def adopt_the_trusted_environment(shared, project, hook_input):
-    """Make this process's environment, before anything reads it, the one context-budget.py
-    trusts (trusted_environment); the lines that say what was ignored."""
+    """Make this process's environment the one context-budget.py trusts; the lines saying what was
+    ignored."""
     trusted, lines = shared.trusted_environment(project, dict(os.environ),
                                                 shared.text_field(hook_input, "cwd"))
     for name in [name for name in os.environ if name not in trusted]:
@@ -122,16 +115,20 @@ def adopt_the_trusted_environment(shared, project, hook_input):
 
 
 def preview_injection(project):
-    """What a session starting now would be shown, with nothing pruned or recorded: for
-    install.py --check, which weighs everything that loads before the first turn."""
-    shared = the_loader()("context-budget.py")
+    """What a session starting now would be shown, nothing pruned or recorded: for install.py
+    --check."""
+    spoke = the_loader()
+    shared = spoke["load_sibling"]("context-budget.py")
     env, refusals = shared.trusted_environment(project, dict(os.environ))
-    return shared.injection_for(project, env, {}, None, [], refusals)
+    git, guard = the_git(spoke, shared, project, time.monotonic())
+    reads = part(None, guard.start_reads) if guard else None
+    return shared.injection_for(project, env, {}, None, [], refusals,
+                                lambda: git.memory_marks(guard, reads) if reads else None)
 
 
 if __name__ == "__main__":
     try:
-        main()
+        main(sys.argv[1:] == ["--marks"])
     except BaseException:  # the read path must never take the session down
         pass
     sys.exit(0)

@@ -2,26 +2,22 @@
 """stop-handoff: the write guard. A session that did real work cannot stop without saving it.
 
 Why it exists: what a session learned dies at the next /clear unless it was written down, and a
-rule that depends on remembering is a preference. This Stop hook asks for /handoff and /dream,
-but only when it is owed: a guard that interrupts every stop gets disabled.
+rule that depends on remembering is a preference. This Stop hook asks for /handoff and /dream
+only when owed: a guard that interrupts every stop gets disabled.
 
-What it promises (spec §7.6 is the table; prune-worktrees.py's Guard keeps the account):
-- It passes at once, reading nothing else, within MCP_THROTTLE_MIN minutes (45) of a handoff
-  that a stop has already taken in: the path most turns take.
-- Otherwise it weighs the work since this session's baseline and blocks only on work not yet
-  saved, once for the same state: exit 2 with the instructions on stderr under Claude Code, a
-  JSON decision on stdout with exit 0 under Codex CLI and Gemini CLI (its AfterAgent hook).
-- Exit status 0 or 2 and nothing else; no traceback reaches the user: any failure lets the stop
-  through. Every wait ends within READS_SECONDS (10) of its start, well inside the 15-second
-  timeout install.py writes into settings.json.
+What it promises (spec §7.6; prune-worktrees.py's Guard keeps the account):
+- It passes at once, reading nothing else, within MCP_THROTTLE_MIN minutes (45) of a handoff a
+  stop has already taken in: the path most turns take.
+- Otherwise it blocks only on work not yet saved, once for the same state: exit 2 with the
+  instructions on stderr under Claude Code, a JSON decision with exit 0 under Codex CLI and
+  Gemini CLI. Exit 0 or 2 and no traceback; any failure lets the stop through; every wait ends
+  within 10 s, inside the installed 15 s timeout.
 
-It also holds the hooks' one loader, since it is the smallest hook and the one run at every
-turn: the other hook files run from their source as it is now, compiled here or taken from
-this user's cache of an earlier compilation of the very same bytes (~/.cache, in the home the
-system's user database names, which a repository's settings cannot move), never from a
-__pycache__ beside the hooks, which a repository can commit. session-start.py compiles this file
-to use it. Standard library only; Python 3.8 or newer; runs as `python3 -I -S stop-handoff.py`.
-Configuration: the variables context-budget.py lists.
+It holds the hooks' one loader (the smallest hook, run at every turn): a hook file runs from its
+source, compiled here or taken from the account's cache (~/.cache in the home the user database
+names) whose entry keeps the very bytes it was compiled from; never from a __pycache__ beside
+the hooks, which a repository can commit. The cache also keeps the marks and the listing
+(account_cache). Standard library only; Python 3.8 or newer.
 """
 import os
 import stat
@@ -45,8 +41,8 @@ def load_sibling(file_name):
 
 
 def hook_source(path):
-    """The bytes of a hook file, read whole without waiting (a FIFO in its place never holds the
-    session), or an OSError."""
+    """A hook file's bytes, read whole without waiting (a FIFO never holds the session), or an
+    OSError."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
@@ -63,9 +59,8 @@ def hook_source(path):
 
 
 def code_for(source, path):
-    """The code of `source`: the cache's entry for it when that entry was compiled from these
-    very bytes by this interpreter (the entry keeps the bytes it was compiled from, compared
-    whole), else compiled now (10 ms for a large file) and kept."""
+    """The code of `source`: the cache's entry when compiled from these very bytes by this
+    interpreter (kept whole, compared), else compiled now and kept."""
     import marshal
     folder = code_cache_folder()
     if folder is None:
@@ -83,9 +78,8 @@ def code_for(source, path):
 
 
 def code_cache_folder():
-    """The cache folder in the account's home, made if missing; None where it cannot be
-    trusted: a link, another user's, or writable by others. On Windows, where there is no such
-    ownership to check, the hooks are compiled every time."""
+    """The cache folder in the account's home, made if missing; None where it cannot be trusted (a
+    link, another's, writable by others; or on Windows, where the hooks compile every time)."""
     try:
         import pwd
         home = pwd.getpwuid(os.getuid()).pw_dir
@@ -97,14 +91,24 @@ def code_cache_folder():
     return folder if os.path.isabs(home) and is_mine_alone(info, stat.S_ISDIR) else None
 
 
+def account_cache(name, value=None):
+    """The account's cache as a store of values: the one under `name` (None: none), or given a
+    value, kept (not by a caller writing no bytecode, as install.py --check)."""
+    import marshal
+    folder = code_cache_folder()
+    if folder is not None and value is None:
+        return cached(os.path.join(folder, name), marshal)
+    if folder is not None and not sys.dont_write_bytecode:
+        keep(folder, os.path.join(folder, name), marshal.dumps(value))
+
+
 def is_mine_alone(info, kind):
-    """Whether a stat result is of the expected kind, owned by this user and writable by no
-    one else."""
+    """Of the expected kind, owned by this user, writable by no one else."""
     return kind(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o022
 
 
 def cached(entry, marshal):
-    """The value kept at `entry`, or None when there is none this user wrote."""
+    """The value kept at `entry`, or None when none this user wrote."""
     try:
         fd = os.open(entry, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except (OSError, ValueError):
@@ -123,8 +127,8 @@ def cached(entry, marshal):
 
 
 def keep(folder, entry, data):
-    """Write the entry atomically, readable by this user alone; past CODE_CACHE_ENTRIES the
-    oldest entries go. A failure costs only the next run a compilation."""
+    """Write the entry atomically, for this user alone; past CODE_CACHE_ENTRIES the oldest code
+    entries go."""
     temporary = "%s.%d.tmp" % (entry, os.getpid())
     try:
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

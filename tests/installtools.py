@@ -105,8 +105,7 @@ def build_source(dest):
     for name in installer_modules():
         shutil.copy2(os.path.join(REPO, "installer", name), os.path.join(dest, "installer", name))
     wanted = (["hooks/" + name for name in HOOKS] + ["commands/" + name for name in COMMANDS]
-              + ["templates/" + name for name in TEMPLATES] + ["memory_health.py", "memory_format.py",
-                                                                  "memory_verdicts.py"])
+              + ["templates/" + name for name in TEMPLATES] + ["memory_health.py", "memory_format.py"])
     for rel in wanted:
         target = os.path.join(dest, *rel.split("/"))
         os.makedirs(os.path.dirname(target), exist_ok=True)

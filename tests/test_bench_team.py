@@ -7,10 +7,11 @@ conflict wherever git honours the committed union attribute, and on a forge the 
 left are the merges of a branch that changed or deleted a fact another merged branch changed
 too (or wrote a note under a name one did), each settled by the one local step of spec §4.5.6.
 In every mode the team format loses no fact, brings no deleted fact back unmarked, leaves every
-memory file reached by exactly one pointer, and every leftover it keeps is marked by session
-start's verdicts and named by --check, with no mark elsewhere. On the memory whose cited files
-moved, every stale file is marked and no fresh one, and a second reading from the cache reads
-no file and asks git nothing but HEAD."""
+memory file reached by exactly one pointer, and every leftover it keeps is marked in the
+session-start injection and named by --check, with no mark elsewhere. On the memory whose cited
+files moved, every stale file is marked in the injection and no fresh one, and a second start on
+the same state reads no memory file and runs no git of its own. In a memory of many notes in many
+folders, every note is one step away from the injection."""
 import json
 import subprocess
 import sys
@@ -29,7 +30,8 @@ def run_bench(tmp_path, *args):
 def test_a_small_team_run_measures_both_formats_in_every_mode(tmp_path):
     # seeds 3 and 4 of 3 developers x 3 saves hold disagreements (the rules need some to judge)
     table, data = run_bench(tmp_path, "-k", "3", "-m", "3", "--orders", "1", "--seed", "3",
-                            "--seeds", "2", "--formats", "stamped,team", "--strict")
+                            "--seeds", "2", "--formats", "stamped,team", "--strict",
+                            "--notes", "600", "--folders", "60")
     assert "| format" in table and "| stamped " in table and "| team " in table
     stamped, team = data["results"]["stamped"], data["results"]["team"]
     assert sorted(stamped) == sorted(team) == ["forge", "merge", "rebase", "squash"]
@@ -49,6 +51,8 @@ def test_a_small_team_run_measures_both_formats_in_every_mode(tmp_path):
     assert stale["marked"] == stale["named"] == stale["stale"], stale
     for defect in ("marked_fresh", "named_fresh", "new_path_wrong", "reads_again", "git_again"):
         assert stale[defect] == 0, (defect, stale)
+    many = data["many_notes"]
+    assert many["notes"] == many["reachable"] == 600 and many["injection_bytes"] <= 10000, many
 
 
 def test_an_unknown_format_or_mode_is_one_line_and_exit_2(tmp_path):

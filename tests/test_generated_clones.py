@@ -504,7 +504,7 @@ class GeneratedClone(Checkout):
         forced = []
         planners = [self.plan_links, self.plan_repository_settings, self.plan_trusted_deny_rule,
                     self.plan_bytecode, self.plan_agent_env_file, self.plan_baseline_link,
-                    self.plan_git_exec_path]
+                    self.plan_git_exec_path, self.plan_marks]
         for plan in planners:
             if rng.random() < 0.6:
                 forced += plan() or []
@@ -568,6 +568,30 @@ class GeneratedClone(Checkout):
                 self.note("link %s -> %s" % (site, kind))
             forced.append(site)
         return forced
+
+    def plan_marks(self):
+        """What session start's marks read and ask git: a note citing files a later commit
+        deletes and renames, leftovers of a union merge (with the union rule beside the evil
+        filter's), and a note that is a link to a secret, which the read rule refuses."""
+        if self.below_a_link("memory/notes"):
+            return []
+        origin, site = self.origin, "memory/notes/secret.md"
+        origin.write(".gitattributes", (origin.path / ".gitattributes").read_text(
+            encoding="utf-8") + "memory/**/*.md merge=union\n")
+        origin.write("src/gone.py", "x = 1\n")
+        origin.write("src/moved.py", "y = 2\n")
+        origin.write("memory/notes/cites.md", "# Cites\n\n- 2026-01-01: `src/gone.py` and [it]"
+                     "(../../src/moved.py).\n- 2026-01-02: another version.\n\n<<<<<<< HEAD\n"
+                     "- a\n=======\n- b\n>>>>>>> theirs\n# A second title\n")
+        origin.commit()
+        (origin.path / "src" / "gone.py").unlink()
+        os.rename(str(origin.path / "src" / "moved.py"), str(origin.path / "src" / "renamed.py"))
+        origin.commit()
+        kind = self.rng.choice(["outside", "local-secret", "chain"] + (["environ"] if HAS_ENVIRON
+                                                                        else []))
+        origin.link(site, self.target(kind, site))
+        self.note("marks: a note citing moved files, leftovers, %s -> %s" % (site, kind))
+        return [site]
 
     def below_a_link(self, site):
         """Whether `site`, or a folder on the way to it, is a link already planted."""

@@ -787,7 +787,6 @@ def test_the_report_writes_no_bytecode_beside_the_hooks(repo, tmp_path):
     shutil.copytree(os.path.join(ROOT, "hooks"), str(copy / "hooks"))
     shutil.copy(os.path.join(ROOT, "memory_health.py"), str(copy / "memory_health.py"))
     shutil.copy(os.path.join(ROOT, "memory_format.py"), str(copy / "memory_format.py"))
-    shutil.copy(os.path.join(ROOT, "memory_verdicts.py"), str(copy / "memory_verdicts.py"))
     shutil.copytree(os.path.join(ROOT, "installer"), str(copy / "installer"),
                     ignore=shutil.ignore_patterns("__pycache__"))
     environment = clean_environment(tmp_path / "home")

@@ -7,7 +7,9 @@ the project, work on a branch of their own, are blocked at the stop, and save as
 topic folder and commits memory/ on its own. Their branches land on main with a plain `git merge`
 in a third clone, and the same landing as a forge does it (no merge attribute) meets no conflict
 either. In a fresh clone of main, where nobody ran the installer, the next session's injection,
-as the CLI hands it to the model, names both developers' notes."""
+as the CLI hands it to the model, names both developers' notes; and where one developer deleted a
+fact that the other corrected, both lines landed side by side and the injection marks them, at
+their file and lines, as the model is handed it."""
 import os
 import subprocess
 import uuid
@@ -22,6 +24,18 @@ from installtools import sealed_env
 from mock_api import say, use
 
 pytestmark = pytest.mark.e2e
+
+
+CACHE_NOTE = "# Cache layer\n\n%s\n"
+CACHE_EDITS = {"deletes": "- (deleted) 2026-11-01: the cache is in-process.",
+               "corrects": "- 2026-12-01: the cache is Redis."}
+
+
+def write_note(fixture, text):
+    path = fixture.file("memory/gotchas/cache-layer.md")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8", newline="\n") as stream:
+        stream.write(text)
 
 
 def note_of(name, fact):
@@ -73,6 +87,7 @@ def team(claude_binary, api, tmp_path_factory):  # noqa: F811
     origin = Fixture(folder / "origin")
     done = origin.install_py("--update")
     assert done.returncode == 0, done.stdout
+    write_note(origin, CACHE_NOTE % "- 2026-11-01: the cache is in-process.")
     origin.git("add", "-A")
     origin.git("commit", "-q", "-m", "memory: the team format")
     runner = Cli(claude_binary, api, str(folder / "cli"))
@@ -87,6 +102,11 @@ def team(claude_binary, api, tmp_path_factory):  # noqa: F811
         clone.git("commit", "-q", "-m", "%s's work" % name)
         clone.git("push", "-q", "origin", name)
         developers[name] = (clone, run, note, fact, written)
+    for branch, line in CACHE_EDITS.items():  # one deletes the fact, the other corrects it
+        editor = Clone(origin.path, folder / branch, branch=branch)
+        write_note(editor, CACHE_NOTE % line)
+        editor.git("commit", "-q", "-am", "memory: %s the cache fact" % branch)
+        editor.git("push", "-q", "origin", branch)
     yield origin, runner, developers
     runner.close()
 
@@ -128,7 +148,7 @@ def test_the_two_branches_land_without_a_conflict(team, tmp_path, forge):
     land(maintainer, forge)
     assert maintainer.git("diff", "--name-only", "--diff-filter=U") == ""
     assert sorted(os.listdir(maintainer.file("memory/gotchas"))) == sorted(
-        "%s.md" % note for _, _, note, _, _ in team[2].values())
+        ["cache-layer.md"] + ["%s.md" % note for _, _, note, _, _ in team[2].values()])
 
 
 def test_the_next_session_in_a_fresh_clone_is_handed_both_notes(team, tmp_path):
@@ -148,3 +168,23 @@ def test_the_next_session_in_a_fresh_clone_is_handed_both_notes(team, tmp_path):
         assert fact in teammate.read("memory/gotchas/%s.md" % note)
     handed = "\n".join(injections(run.main_requests[0], "startup"))
     assert listing[0] in handed
+
+
+def test_a_deletion_against_a_correction_is_marked_in_what_the_model_is_handed(team, tmp_path):
+    origin, runner, _ = team
+    maintainer = Clone(origin.path, tmp_path / "maintainer")
+    land(maintainer, squash_as_a_forge=False)
+    for branch in CACHE_EDITS:
+        maintainer.git("merge", "-q", "--no-edit", "origin/" + branch)
+    assert maintainer.read("memory/gotchas/cache-layer.md") == CACHE_NOTE % "\n".join(
+        CACHE_EDITS.values())  # the union kept both, side by side
+    maintainer.git("push", "-q", "origin", "HEAD:refs/heads/merged-edits")
+    teammate = Clone(origin.path, tmp_path / "teammate")
+    teammate.git("checkout", "-q", "merged-edits")
+    run = runner.run(teammate.path, ["hello"], [say("Hello.")])
+    assert_clean(run)
+    handed = "\n".join(injections(run.main_requests[0], "startup"))
+    assert "## Memory marks — 1 line(s) not to take as written (/dream settles them)" in handed
+    assert ("- memory/gotchas/cache-layer.md:4 deleted on one branch, changed on another "
+            "(lines 3-4): keep the deletion or the fact") in handed
+    assert handed.index("## Memory marks") < handed.index("## Memory index")

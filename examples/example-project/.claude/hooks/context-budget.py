@@ -1,45 +1,31 @@
 #!/usr/bin/env python3
-"""context-budget: what the hooks read and show. The project and the files it names, the hook
-input, the harness's settings as the harness applies them, the environment the user set, the
-one rule for what may be shown to the agent, the Markdown reading, the context budgets with the
-memory defects found at every start, and the session-start injection fitted to its limit.
+"""context-budget: what the hooks read and show. The project and its paths, the hook input,
+the settings as the harness applies them, the environment the user set, the one rule for what
+may be shown to the agent, the Markdown reading, the budgets and the memory's defects, what the
+memory cannot vouch for as its lines show it, and the session-start injection fitted to its limit.
 
-Why it exists: every file that loads at session start is a standing tax on every request, and a
-budget binds only where it is checked; and a repository is untrusted input, so what the hooks
-read of it is decided in one place. session-start.py and stop-handoff.py load this file through
-stop-handoff.py's load_sibling; install.py --check and memory_health.py load it by its path. The
-names they use are listed in __all__. Run alone (`python3 -I -S context-budget.py`, as /dream
-and /memory-status run it), it prints the budget report of the project it stands in.
+Why it exists: what loads at session start is a tax on every request, a budget binds only where
+it is checked, and a repository is untrusted input, so what the hooks read is decided in one
+place. The entries load it through stop-handoff.py's loader, install.py --check and
+memory_health.py by path (names in __all__). Run alone, it prints the budget report.
 
-What it promises:
-- Silence while every budget holds and the memory has none of the start's defects; otherwise a
-  heading that counts the points, then one line per point naming the file, its measure, the
-  budget and the repair. Exit status 0 on every path; run alone it reads no standard input.
-- Its cost does not grow with the transcript (one stat call) or with the index (one streaming
-  count, only its first 64 KiB parsed, the link reading bounded by the characters it reads);
-  the worktree budget walks its folder for at most WALK_SECONDS (1). Nothing here runs git.
+What it promises (spec §5, §6, §8.8):
+- Silence while every budget holds and the memory has no defect; else a heading that counts the
+  points, then one line per point: the file, its measure, the budget, the repair. Exit status 0.
+- Its cost does not grow with the transcript, the index (64 KiB parsed, links in bounded work)
+  or the notes (the listing cached per folder); the worktree walk stops after WALK_SECONDS.
 - It shows the agent only what the repository's reviewer could see and the project's rules
-  allow (read_project_text, spec §8.8): a regular file, reached through no symbolic link inside
-  the project, covered by none of the harness's `Read(...)` deny rules. Where it cannot read a
-  settings file the harness may apply, it shows nothing a rule might cover. A path variable a
-  file of the repository sets (a settings "env", an agent's .env) may not lead outside the
-  project, nor say where the user's own files are. Each refusal is one line.
-- The injection never exceeds INJECTION_LIMIT, counted in UTF-8 bytes, which no harness's unit
-  exceeds (Claude Code counts UTF-16 units, Codex CLI bytes): the report and instructions stay
-  first, the rest is cut at line boundaries, a fenced block cut open is closed, and the cut
-  says which file holds the whole text. Every character in it is printable and encodes.
+  allow (read_project_text): a regular file reached through no link inside the project, under
+  no `Read(...)` deny rule, nothing while a settings file the harness applies cannot be read. A
+  path variable the repository sets may not lead out of the project, nor say where the user's
+  files are. Each refusal is one line.
+- The injection never exceeds INJECTION_LIMIT UTF-8 bytes (no harness's unit is larger): the
+  report first, the marks' room next, the rest cut at line boundaries, a fence cut open closed,
+  each cut saying where the whole is. Every character is printable and encodes.
 - Standard library only; Python 3.8 or newer.
 
-Configuration is by environment, with the names and defaults of the bash reference:
-MCP_MEM_LINES (80), MCP_CLAUDE_KB (8), MCP_TRANSCRIPT_MB (60), MCP_WORKTREE_MB (100),
-MCP_MEMORY_INDEX (memory/MEMORY.md), MCP_SESSION_STATE (.session-state.md, else the older
-.claude/session-state.md), MCP_BASELINE (.claude/hooks/.session-baseline), MCP_THROTTLE_MIN (45),
-MCP_CLAUDE_MD (CLAUDE.md), MCP_PROJECTS_DIR (~/.claude/projects), MCP_TRANSCRIPT_PATH,
-MCP_WORKTREE_DIR (.claude/worktrees), MCP_MANAGED_SETTINGS_DIR (the platform's). The harness's
-CLAUDE_PROJECT_DIR (else GEMINI_PROJECT_DIR), CLAUDE_CONFIG_DIR, CLAUDE_CODE_DISABLE_AUTO_MEMORY
-and CLAUDE_CODE_PROJECT_DIR_NAME are honoured as it honours them, and so are the
-autoMemoryEnabled and autoMemoryDirectory keys of its settings files. A numeric override that
-is not a whole number falls back to its default.
+Configuration is by environment (spec §7.9, the bash reference's names and defaults); a number
+that is not a whole number falls back to its default.
 """
 import os
 import stat
@@ -47,7 +33,6 @@ import sys
 import time
 
 MIB = 1024 * 1024
-# How long the worktree budget may walk its folder: part of the session start's time limits.
 WALK_SECONDS = 1.0
 DEFAULT_INDEX = "memory/MEMORY.md"
 DEFAULT_STATE = ".session-state.md"
@@ -57,13 +42,10 @@ DEFAULT_THROTTLE_MINUTES = 45
 DEFAULT_INSTRUCTION_FILE = "CLAUDE.md"
 ALTERNATE_INSTRUCTION_FILE = os.path.join(".claude", "CLAUDE.md")
 DEFAULT_WORKTREE_DIR = ".claude/worktrees"
-# The harness truncates an encoded folder name longer than this and appends a hash of the path.
 ENCODED_NAME_LIMIT = 200
-# How much of the index the session-start checks parse. An index within its budget is far
-# smaller; an index beyond it is already reported, and the full report reads it whole.
+# The index's part parsed at start; one past its budget is reported, and --check reads it whole.
 INDEX_HEAD_BYTES = 64 * 1024
-# The harness loads the first 200 lines or the first 25 KB of its auto-memory index, whichever
-# ends first. "25 KB" is taken as 25 x 1,024 bytes.
+# The harness loads the first 200 lines or 25 x 1,024 bytes of its auto-memory index.
 AUTO_MEMORY_LINES = 200
 AUTO_MEMORY_BYTES = 25 * 1024
 # A line carrying this text is never reported by any memory check.
@@ -71,9 +53,9 @@ IGNORE_MARKER = "mcp-health: ignore"
 NAMED_AT_MOST = 5
 STDIN_SECONDS = 2.0
 STDIN_LIMIT = 64 * MIB
+CACHE_FORMAT = "v1"  # of the hooks' entries in the account's cache
 
-# The names the other hook files, install.py --check and memory_health.py use; a test fails on
-# any name one of them takes from this file that is not here.
+# Every name another file takes from this one (tests/test_hook_names.py).
 __all__ = (
     "project_dir", "work_tree_top", "project_path", "index_path", "state_path", "state_paths",
     "baseline_path", "throttle_minutes", "handoff_time", "handoff_is_fresh",
@@ -87,17 +69,19 @@ __all__ = (
     "first_entries", "notes_in", "is_real_folder", "instruction_file", "auto_memory_index",
     "auto_memory_load", "first_lost_entries", "overflow_cause", "home_shown",
     "budget_points", "memory_defects", "format_report", "refused_reads", "injection_for",
-    "in_the_harness_form", "write_text_to", "keep_the_hook_folder_off_the_import_path", "MIB", "INDEX_HEAD_BYTES", "DEFAULT_INDEX", "DEFAULT_STATE",
+    "in_the_harness_form", "write_text_to", "keep_the_hook_folder_off_the_import_path",
+    "why_not_read", "uses_cache", "account_cache", "new_digest", "cache_name", "is_dated_fact",
+    "marker_lines", "facts_side_by_side", "run_of_facts", "title_lines", "file_verdicts",
+    "looks_like_repository_path", "without_line_suffix", "paths_in_code", "fate_of",
+    "marks_lines", "COMMANDS_OF_CHANGE", "MIB", "INDEX_HEAD_BYTES", "DEFAULT_INDEX", "DEFAULT_STATE",
     "AUTO_MEMORY_LINES", "AUTO_MEMORY_BYTES", "NAMED_AT_MOST", "ENTRIES_AT_MOST",
     "INJECTION_LIMIT")
 
 
-# --- the project and the files it names -------------------------------------------------------
+# --- the project and the files it names ---
 
 def project_dir():
-    """The project the harness names (Claude Code's CLAUDE_PROJECT_DIR, Gemini CLI's
-    GEMINI_PROJECT_DIR); else the top of the work tree holding the working folder, since
-    Codex CLI names none and starts hooks where it was started, a subfolder perhaps."""
+    """The project the harness names, else the work tree's top around the working folder."""
     try:
         path = (os.environ.get("CLAUDE_PROJECT_DIR") or os.environ.get("GEMINI_PROJECT_DIR")
                 or work_tree_top(os.getcwd()))
@@ -107,8 +91,7 @@ def project_dir():
 
 
 def work_tree_top(folder):
-    """The nearest folder at or above `folder`, resolved, that holds a .git entry, as git finds
-    the top of a work tree; `folder` itself, resolved, outside any."""
+    """The nearest folder at or above `folder` holding a .git entry, resolved; else `folder`."""
     here = real = os.path.realpath(folder)
     while not os.path.lexists(os.path.join(here, ".git")):
         parent = os.path.dirname(here)
@@ -127,9 +110,7 @@ def index_path(project, env):
 
 
 def state_path(project, env):
-    """The session-state file: MCP_SESSION_STATE when set; else the default at the top of the
-    project, or the older default inside .claude/ while only that one exists, so a project not
-    yet updated keeps its handoff."""
+    """MCP_SESSION_STATE, else the default, or the older one while only it exists."""
     if env.get("MCP_SESSION_STATE"):
         return project_path(project, env, "MCP_SESSION_STATE", DEFAULT_STATE)
     path = os.path.join(project, DEFAULT_STATE)
@@ -146,7 +127,7 @@ def state_paths(project, env):
 
 def baseline_path(project, env, session_id):
     """One baseline per session, so sessions sharing a checkout never erase each other's
-    evidence of work; the shared file only when the harness gives no session_id."""
+    evidence."""
     shared = project_path(project, env, "MCP_BASELINE", DEFAULT_BASELINE)
     suffix = "".join(c for c in session_id or "" if c.isascii() and (c.isalnum() or c in "-_"))
     return shared + "." + suffix[:128] if suffix else shared
@@ -157,7 +138,7 @@ def throttle_minutes(env):
 
 
 def handoff_time(project, env):
-    """The session-state file's modification time in ns, or None without such a regular file."""
+    """The session-state file's mtime in ns, or None."""
     try:
         info = os.stat(state_path(project, env))
     except (OSError, ValueError):
@@ -166,8 +147,7 @@ def handoff_time(project, env):
 
 
 def handoff_is_fresh(written_ns, env):
-    """Whether the handoff was written within the throttle window, and not in the future (a
-    skewed clock or a copied file must not silence the guard for good)."""
+    """Written within the throttle window and not in the future (a skewed clock)."""
     if written_ns is None:
         return False
     age_seconds = time.time() - written_ns / 1e9
@@ -175,9 +155,7 @@ def handoff_is_fresh(written_ns, env):
 
 
 def stop_may_pass_at_once(project, env):
-    """The Stop guard's cheapest way out, before anything else is read: a fresh handoff that a
-    baseline written after it already took in (the folder of the baselines changed since; both
-    times within one tick of the file system's clock tell nothing)."""
+    """The guard's cheapest way out: a fresh handoff that a baseline written after it took in."""
     written_ns = handoff_time(project, env)
     if not handoff_is_fresh(written_ns, env):
         return False
@@ -197,14 +175,46 @@ def shown_path(project, path):
     return path if relative.startswith(os.pardir) else relative.replace(os.sep, "/")
 
 
-# --- the hook input ---------------------------------------------------------------------------
+# --- the account's cache: stop-handoff.py's account_cache, handed over (uses_cache) ---
+
+CACHE = []
+
+
+def uses_cache(cache):
+    CACHE[:] = [cache]
+
+
+def account_cache(name, value=None):
+    """The value kept under `name` in the account's cache (None: none); given a value, keep it."""
+    try:
+        return CACHE[0](name, value) if CACHE else None
+    except Exception:
+        return None
+
+
+def new_digest():
+    """A 128-bit BLAKE2b: the C module behind hashlib's, without hashlib's start-up."""
+    try:
+        from _blake2 import blake2b
+    except ImportError:
+        from hashlib import blake2b
+    return blake2b(digest_size=16)
+
+
+def cache_name(kind, path):
+    """The name of one project's or folder's entry in the account's cache."""
+    digest = new_digest()
+    digest.update(os.path.abspath(path).encode("utf-8", "surrogateescape"))
+    return "%s-%s.%s" % (kind, digest.hexdigest(), CACHE_FORMAT)
+
+
+# --- the hook input ---
 
 HOOK_INPUT = []  # the harness's input, once read
 
 
 def read_hook_input():
-    """The harness's JSON object, or {} for anything else; never waits longer than
-    STDIN_SECONDS. Read once: a later call returns the same object."""
+    """The harness's JSON object, or {}; read once, waiting at most STDIN_SECONDS."""
     if not HOOK_INPUT:
         HOOK_INPUT.append(read_stdin_object())
     return HOOK_INPUT[0]
@@ -232,8 +242,7 @@ def read_with_select(fd, deadline):
         if not chunk:
             break
         data += chunk
-        # The harness may keep the pipe open: a complete object is as good as end of file.
-        # Past a mebibyte, only end of file ends the read, so parsing is never repeated at length.
+        # A complete object is as good as end of file (the pipe may stay open), up to a MiB.
         if len(data) <= MIB and data.rstrip().endswith(b"}") and json_object(data):
             break
     return json_object(data)
@@ -265,9 +274,8 @@ def json_object(data):
 
 
 def json_value(data, strict=False):
-    """The JSON value of bytes decoded as the harness decodes them (UTF-8, a byte that is not
-    replaced, a leading byte-order mark dropped), or None when they hold no JSON. Nested past
-    Python's limit: None too, or, with `strict`, the RecursionError."""
+    """The JSON value of bytes as the harness decodes them, or None (with `strict`, a
+    RecursionError)."""
     if data.startswith(b"\xef\xbb\xbf"):  # by hand: the utf-8-sig codec is one more import
         data = data[3:]
     try:
@@ -292,8 +300,7 @@ class JsonOptions:
 
 
 def parse_json(text):
-    """json.loads without importing the json package, whose regular expressions cost more
-    start-up time than a hook; the same C scanner does the parsing."""
+    """json.loads through the same C scanner, without the json package's start-up."""
     try:
         from _json import make_scanner
     except ImportError:
@@ -317,9 +324,8 @@ def text_field(hook_input, name):
 
 
 def harness(hook_input):
-    """Which CLI runs the hook, from what it sends: Gemini CLI names its stop AfterAgent and
-    gives hooks the session's id in GEMINI_SESSION_ID; Codex CLI alone sends a turn_id and names
-    its transcripts rollout-<time>-<session id>.jsonl. Anything else is answered as Claude Code."""
+    """Which CLI runs the hook: Gemini (AfterAgent, GEMINI_SESSION_ID), Codex (turn_id,
+    rollout-*.jsonl), else Claude Code."""
     session = text_field(hook_input, "session_id")
     if (hook_input.get("hook_event_name") == "AfterAgent"
             or session is not None and os.environ.get("GEMINI_SESSION_ID") == session):
@@ -338,7 +344,7 @@ def number_setting(env, name, default):
 
 
 def regular_file_size(path):
-    """Size of a regular file, or None. Checked before any open: a FIFO must never be read."""
+    """Size of a regular file, or None: a FIFO is never opened."""
     try:
         info = os.stat(path)
     except (OSError, ValueError):
@@ -365,8 +371,7 @@ def mib_rounded_up(size):
 
 
 class IndexReading(object):
-    """The memory index, read once for every session-start check: the newline count of the
-    whole file, and its first INDEX_HEAD_BYTES as text for the checks that parse it."""
+    """The index, read once per start: its newline count and first INDEX_HEAD_BYTES as text."""
 
     def __init__(self, path, newlines=None, head="", complete=True, refusal=None):
         self.path = path
@@ -378,8 +383,7 @@ class IndexReading(object):
         self.refusal = refusal  # why the index was not read (read_project_text's line)
 
 
-# The last reading, kept so that session-start's two calls (budgets, then defects) read the
-# index once: keyed by the file's identity, so a changed file is read again.
+# The last reading, by the file's identity: a start reads the index once.
 LAST_READING = {}
 
 
@@ -448,36 +452,27 @@ def index_point(project, env, index):
 
 
 def listed_count(index):
-    """How many lines the listing adds under the index; 0 when it cannot be made, which then
-    costs only itself: the index's own lines are still weighed."""
+    """The lines the listing adds under the index; 0 when it cannot be made."""
     try:
         return len(topic_folders(index))
     except Exception:
         return 0
 
 
-# --- the listing: the topic folders beside the index -------------------------------------------
+# --- the listing: the topic folders beside the index ---
 #
-# A note is a file of its own in a topic folder beside the index (memory/<topic>/<note>.md). The
-# index does not point to notes: session start lists every topic folder under it, one line each
-# with the names of its notes. A note added on a branch then needs no index edit, so two branches
-# that each add one never touch the same line, and no merge can drop a pointer to it.
+# A note is a file of its own in a topic folder (memory/<topic>/<note>.md), listed under the
+# index, never pointed to: a note added on a branch needs no index edit a merge could lose.
 
 LISTING_HEADING = "## Topic folders (listed at session start; a note is %s/<folder>/<note>.md)"
 NOTE_NAMES_CHARS = 240
-# Entries read from one folder at one start: the listing costs the same however many files a
-# folder holds (a log folder of years); past it, a folder's line says "at least".
+# Entries read from one folder at a start; past it, its line says "at least".
 ENTRIES_AT_MOST = 2000
 
 
 def topic_folders(index):
-    """(folder name, notes_in(folder)) of every topic folder beside the index, sorted: a folder
-    directly beside it that holds Markdown notes the index does not link. A folder the index
-    links, and a note it links, are reached by that link and not listed again. Never a dot
-    folder, never through a symlink (a committed link cannot bring names from outside the
-    project), and nothing when the index sits at the project's top, where its folder is the
-    whole project. Kept with the reading of the index while the folder's entries stay as they
-    were."""
+    """(name, notes_in(folder)) of each topic folder beside the index with notes it does not link,
+    sorted; never a dot folder or a link, none for an index at the top."""
     if not index.path or index.newlines is None or not index.listable:
         return []
     folder = os.path.dirname(index.path)
@@ -488,24 +483,43 @@ def topic_folders(index):
     except OSError:
         return []
     linked = linked_paths(index.head, folder)
-    found = []
+    holding = set(os.path.dirname(path) for path in linked)
+    name = cache_name("listing", folder)
+    kept, seen, found = account_cache(name), {}, []
     for entry in first_entries(folder)[0]:
-        if entry.name.startswith(".") or not is_real_folder(entry) or \
-                os.path.normcase(os.path.normpath(entry.path)) in linked:
+        where = os.path.normcase(os.path.normpath(entry.path))
+        if entry.name.startswith(".") or not is_real_folder(entry) or where in linked:
             continue
-        names, more = notes_in(entry.path)
-        names = [name for name in names if os.path.normcase(os.path.normpath(
-            os.path.join(entry.path, name + ".md"))) not in linked]
+        names, more = folder_notes(entry, kept if isinstance(kept, dict) else {}, seen)
+        if where in holding:
+            names = [n for n in names if os.path.normcase(os.path.join(where, n + ".md")) not in
+                     linked]
         if names:
             found.append((entry.name, (names, more)))
+    if seen != kept:
+        account_cache(name, seen)
     found.sort(key=lambda item: (item[0].lower(), item[0]))
     index.folders = (state, found)
     return found
 
 
+def folder_notes(entry, kept, seen):
+    """notes_in(), or what the account's cache kept while the folder's time is the same (not a time
+    within 2 s of keeping), so 5,000 notes cost what 10 do."""
+    try:
+        moved = entry.stat(follow_symlinks=False).st_mtime_ns
+    except OSError:
+        return [], False
+    old = kept.get(entry.name)
+    listed = tuple(old[1:]) if isinstance(old, tuple) and len(old) == 3 and old[0] == moved \
+        else notes_in(entry.path)
+    if time.time() * 1e9 - moved > 2e9:
+        seen[entry.name] = (moved,) + tuple(listed)
+    return listed
+
+
 def linked_paths(text, folder):
-    """The normalised paths the relative links of `text` (outside comments and code) lead to,
-    read from `folder`."""
+    """The normalised paths `text`'s relative links lead to from `folder`."""
     comments, spans, _ = hidden_spans(text)
     return set(os.path.normcase(os.path.normpath(os.path.join(folder, target)))
                for _, target in markdown_links(text, sorted(comments + spans))
@@ -534,9 +548,8 @@ def first_entries(folder):
 
 
 def notes_in(folder):
-    """(names, without `.md`, of the Markdown notes directly in a topic folder, sorted; whether
-    the folder holds more entries than were read): regular files only, never a README (it
-    explains the folder to people) or a dot file."""
+    """(the sorted names of a folder's Markdown notes, no README or dot file; whether it holds
+    more)."""
     entries, more = first_entries(folder)
     names = []
     for entry in entries:
@@ -551,32 +564,43 @@ def notes_in(folder):
     return sorted(names, key=lambda name: (name.lower(), name)), more
 
 
-def memory_listing(project, env):
-    """The lines session start shows under the index: a heading, then one line for each topic
-    folder with the names of its notes; [] when there is none."""
+def listing_section(project, env):
+    """The listing: every folder keeps its line and link whatever the room, its notes' names sharing
+    what is left; a cut names a command listing every note."""
     index = read_index(project, env)
     found = topic_folders(index)
     if not found:
-        return []
-    heading = LISTING_HEADING % shown_path(project, os.path.dirname(index.path))
-    return [heading] + ["- [%s/](%s/) — %s" % (name, link_to(name), note_names(notes))
-                        for name, notes in found]
+        return None
+    memory = shown_path(project, os.path.dirname(index.path))
+    return Section(LISTING_HEADING % memory, fitted(found, None), memory, 2,
+                   rest="`ls %s/*/` lists every note" % memory,
+                   fit=lambda room: fitted(found, room))
 
 
-def note_names(listed):
-    """'3 notes: a, b, c', cut with 'and N more' before it grows past one screen line; 'at least'
-    for a folder too large to read whole at a start."""
+def fitted(found, room):
+    """The listing's lines, names up to NOTE_NAMES_CHARS each, or an equal share of `room` (none
+    below 20)."""
+    share = NOTE_NAMES_CHARS
+    if room is not None:
+        bare = sum(injection_length(folder_line(name, notes, 0)) + 1 for name, notes in found)
+        share = min(share, (room - bare) // len(found) - 16)  # ": ", " and N more"
+    return [folder_line(name, notes, share if share >= 20 else 0) for name, notes in found]
+
+
+def folder_line(name, listed, share):
+    """`- [name/](name/) — 3 notes: a, b and 1 more`, names within `share` characters."""
     notes, more = listed
-    shown = []
-    length = 0
-    for name in notes:
-        if shown and length + len(name) + 2 > NOTE_NAMES_CHARS:
+    shown, length = [], 0
+    for note in notes if share else ():
+        if shown and length + len(note) + 2 > share:
             break
-        shown.append(name)
-        length += len(name) + 2
-    text = "%s%d note%s: %s" % ("at least " if more else "", len(notes),
-                                "" if len(notes) == 1 and not more else "s", ", ".join(shown))
-    return text + (" and %d more" % (len(notes) - len(shown)) if len(notes) > len(shown) else "")
+        shown.append(note)
+        length += len(note) + 2
+    text = "%s%d note%s%s" % ("at least " if more else "", len(notes),
+                              "" if len(notes) == 1 and not more else "s",
+                              ": " + ", ".join(shown) if shown else "")
+    text += " and %d more" % (len(notes) - len(shown)) if shown and len(notes) > len(shown) else ""
+    return clipped("- [%s/](%s/) — %s" % (name, link_to(name), text), REPORT_LINE_CHARS)
 
 
 def link_to(name):
@@ -619,10 +643,7 @@ def projects_dir(env):
 
 
 def encoded_name(path):
-    """The harness's folder name for a project path, as its JavaScript writes it: every UTF-16
-    unit that is not an ASCII letter or digit becomes '-' (so a character outside the BMP, two
-    units, becomes '--'); a name over 200 characters keeps its first 200, then '-' and a hash of
-    the whole path in base 36."""
+    """The harness's folder name for a path (non-alphanumerics as '-', hashed past 200)."""
     name = "".join(c if c.isascii() and c.isalnum() else "--" if ord(c) > 0xFFFF else "-"
                    for c in path)
     if len(name) <= ENCODED_NAME_LIMIT:
@@ -692,11 +713,7 @@ def newest_transcript(folder):
 
 
 def live_transcript(project, env):
-    """The transcript that rides along on every request: the one the harness named, else the newest.
-
-    A named transcript that does not exist yet is a fresh startup: nothing to measure, and
-    falling back to an older file would warn about a session that has already ended.
-    """
+    """The transcript named (not there yet: a fresh start), else the newest."""
     named = env.get("MCP_TRANSCRIPT_PATH")
     if named:
         return named
@@ -722,11 +739,8 @@ def transcript_point(project, env, index=None):
 
 
 def disk_usage(folder, enough=None):
-    """(bytes allocated under a folder, whether every entry was counted), as `du` counts them:
-    blocks, hard links once, links not followed. The walk stops once the total passes
-    `enough`: past the budget, the exact figure is not worth a walk through every file of
-    every worktree at every session start. It also stops after WALK_SECONDS, whatever it has
-    counted: a slow disk or millions of empty files must not cost the session its start."""
+    """(bytes under a folder as `du` counts them, whether all were counted), stopping past `enough`
+    or WALK_SECONDS."""
     total = 0
     seen = set()
     pending = [folder]
@@ -784,25 +798,22 @@ def worktree_point(project, env, index=None):
     )
 
 
-# --- the harness's settings, as the harness applies them -----------------------------------------
+# --- the harness's settings, as the harness applies them ---
 
 PROJECT_SETTINGS_FILES = (".claude/settings.local.json", ".claude/settings.json")
 SETTINGS_LIMIT = MIB  # far more than any settings file; past it, the file counts as unread
 
 
 class Unreadable(dict):
-    """The settings of a file the harness may apply that the hooks cannot read (too large,
-    nested past Python's limit, not a regular file): empty to every reader, and where it matters
-    (what may be shown, whose environment it is) it counts against showing."""
+    """Settings the harness may apply and the hooks cannot read: empty, and counted against
+    showing."""
 
 
 SETTINGS_READ = {}  # by the file's identity: one start asks for the same files several times
 
 
 def settings_object(path):
-    """The JSON object of a settings file; {} when there is none, or it is not JSON or not an
-    object, which the harness skips too; an Unreadable when the harness may read what the hooks
-    cannot. Decoded as the harness decodes it (json_value)."""
+    """A settings file's JSON object; {} for none; Unreadable when the hooks cannot read it."""
     try:
         info = os.stat(path)
     except (OSError, ValueError):
@@ -827,9 +838,8 @@ def settings_in(data):
 
 
 def settings_files(project, env):
-    """(path, whether it may move auto memory) of every settings file the harness reads for the
-    project, highest precedence first: the managed policy (its file, then its drop-in folder's
-    .json files, the last by name first), the project's local and shared files, the user's."""
+    """(path, whether it may move auto memory) of each settings file the harness reads, highest
+    precedence first."""
     folder = managed_settings_folder(env)
     drop_ins = os.path.join(folder, "managed-settings.d")
     try:
@@ -846,8 +856,7 @@ def settings_files(project, env):
 
 
 def managed_settings_folder(env):
-    """Where the platform keeps the managed policy (MCP_MANAGED_SETTINGS_DIR names another
-    folder, for tests and unusual machines)."""
+    """Where the platform keeps the managed policy (MCP_MANAGED_SETTINGS_DIR: another)."""
     if env.get("MCP_MANAGED_SETTINGS_DIR"):
         return env["MCP_MANAGED_SETTINGS_DIR"]
     return os.path.dirname(managed_instruction_file())
@@ -876,25 +885,21 @@ def unreadable_settings(project, env):
     return None
 
 
-# --- the environment the user set ---------------------------------------------------------------
+# --- the environment the user set ---
 
-# Variables that say where the user's own files are (whose settings, whose transcripts): a value
-# a repository gave them is never taken. And variables that name a file or folder of the
-# project: a value a repository gave them may not lead outside it.
+# Where the user's own files are: never taken from a repository. A project path a repository
+# sets may not lead outside the project.
 USER_PLACES = ("HOME", "CLAUDE_CONFIG_DIR", "MCP_PROJECTS_DIR", "MCP_TRANSCRIPT_PATH",
                "MCP_MANAGED_SETTINGS_DIR")
 PROJECT_PLACES = ("MCP_MEMORY_INDEX", "MCP_SESSION_STATE", "MCP_CLAUDE_MD", "MCP_WORKTREE_DIR",
                   "MCP_BASELINE")
-# The environment files Gemini CLI loads from the folder it starts in and each folder above it.
+# What Gemini CLI loads from its folder and each above it.
 AGENT_ENVIRONMENT_FILES = (os.path.join(".gemini", ".env"), ".env")
 
 
 def repository_names(project, cwd=None):
-    """{variable: the file of the repository that may set it} for the places above: the
-    project settings files' "env" (one the hooks cannot read may set any of them), and the
-    .env files an agent loads from the project's folders (its top, and those from the working
-    folder up to it). The name decides, whatever the value: the same variable set by the user
-    as well cannot be told apart, and counts as the repository's."""
+    """{variable: the repository's file that may set it}: settings' "env" and agents' .env files, by
+    name."""
     named = {}
     for relative in reversed(PROJECT_SETTINGS_FILES):
         values = settings_object(os.path.join(project, *relative.split("/")))
@@ -934,9 +939,7 @@ def dotenv_names(data):
 
 
 def refused_settings(project, env, cwd=None):
-    """[(variable, refusal line)] for each variable above a file of the repository may set
-    that the hooks ignore: one that says where the user's files are, or names a path that
-    leads outside the project. Its default applies."""
+    """[(variable, refusal line)] of the repository-set variables the hooks ignore."""
     refused = []
     for name, origin in sorted(repository_names(project, cwd).items()):
         value = env.get(name)
@@ -960,9 +963,7 @@ def leads_inside(project, value):
 
 
 def trusted_environment(project, env, cwd=None):
-    """(env without the variables refused_settings names, the refusal lines). A HOME refused
-    is the account's home folder again, as the system's user database names it, where there
-    is one."""
+    """(env without what refused_settings names, the refusals); a refused HOME is the account's."""
     refused = refused_settings(project, env, cwd)
     trusted = dict(env)
     for name, _ in refused:
@@ -982,12 +983,10 @@ def account_home():
         return None
 
 
-# --- what the hooks may show: what the repository holds, and no deny rule covers -------------------
+# --- what the hooks may show ---
 
 def read_project_text(project, env, path, limit):
-    """(text, None) for a file whose content the hooks may show the agent; (None, a refusal
-    line naming it) for one they may not; (None, None) when there is nothing there. At most
-    `limit` bytes are read, decoded as UTF-8."""
+    """(text, None) for a file the hooks may show; (None, refusal); (None, None) for none."""
     if not os.path.exists(path):  # a link to nothing is nothing
         return None, None
     reason = why_not_read(project, env, path)
@@ -1000,10 +999,8 @@ def read_project_text(project, env, path, limit):
 
 
 def why_not_read(project, env, path):
-    """Why the hooks may not show the file at `path` to the agent, or None when they may: what
-    is shown must be what the repository's reviewer saw (no symbolic link on the way inside the
-    project, whatever its target: a committed link is not a file), a regular file, and allowed
-    by every deny rule of every settings file the harness may apply."""
+    """Why the hooks may not show `path`, or None: no link inside the project, a regular file, no
+    deny rule."""
     named = os.path.normpath(os.path.abspath(path))
     real = os.path.realpath(path)
     top = os.path.abspath(project)
@@ -1027,8 +1024,7 @@ def why_not_read(project, env, path):
 
 
 def read_plain_file(path, limit=MIB):
-    """The first `limit` bytes of a regular file; None for anything else. Opened without
-    waiting (a FIFO put in its place since it was inspected never blocks the hook)."""
+    """The first `limit` bytes of a regular file, else None; never blocks on a FIFO."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except (OSError, ValueError):
@@ -1056,11 +1052,10 @@ def lies_within(path, folder):
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
-# --- the harness's Read rules, as the hooks apply them to what they read -------------------
+# --- the harness's Read rules, as the hooks apply them to what they read ---
 
 def deny_rule_covering(project, env, paths):
-    """(rule, settings file) of the first `Read` deny rule in the harness's settings files that
-    covers any of `paths` (absolute: the path as named and where it resolves), or None."""
+    """(rule, settings file) of the first `Read` deny rule covering any of `paths`, or None."""
     memo = {}  # where the paths lie below each anchor, worked out once for all the rules
     for settings_path, _ in settings_files(project, env):
         permissions = settings_object(settings_path).get("permissions")
@@ -1075,13 +1070,8 @@ def deny_rule_covering(project, env, paths):
 
 
 def read_rule_covers(rule, project, env, paths, memo=None):
-    """Whether a permission rule denies reading one of `paths`, read as the harness documents
-    its Read rules: a gitignore pattern, `//path` from the filesystem root, `~/path` from the
-    home folder, `/path` from the project root, and `path` or `./path` at any depth under the
-    project (the harness matches `./docs/**` in any folder named docs). `Read` alone, or
-    `Read(*)`, covers every file. A pattern ending in `/` covers what lies under a folder of
-    that name; a pattern that matches a folder covers everything in it. `memo` keeps, across
-    the rules checked for the same paths, where they lie below each anchor."""
+    """Whether a `Read(...)` rule covers one of `paths` as the harness reads it (gitignore patterns
+    anchored by `//`, `~/`, `/`, else at any depth)."""
     if rule == "Read":
         return True
     if not (rule.startswith("Read(") and rule.endswith(")")):
@@ -1115,8 +1105,8 @@ FOLD_CASE = os.path.normcase("A") == "a" or sys.platform == "darwin"
 
 
 def names_below(paths, anchor, memo):
-    """Each distinct list of names leading from `anchor` (as given and as it resolves; None
-    for the filesystem root) down to one of `paths`, folded where names ignore case."""
+    """Each list of names from `anchor` (as given and resolved; None: the root) down to one of
+    `paths`."""
     if anchor not in memo:
         bases = [None] if anchor is None else [anchor, os.path.realpath(anchor)]
         found = []
@@ -1132,9 +1122,7 @@ def names_below(paths, anchor, memo):
 
 
 def path_names_below(path, base):
-    """The names leading from `base` down to `path` (absolute), or None when `path` does not
-    lie below it. Base None is the filesystem root, where a Windows drive becomes the first
-    name, as the harness spells `//c/Users/...`."""
+    """The names from `base` down to `path`, or None; base None is the root (`//c/Users/...`)."""
     path = os.path.normpath(os.path.abspath(path))
     if base is None:
         drive, rest = os.path.splitdrive(path)
@@ -1147,9 +1135,8 @@ def path_names_below(path, base):
 
 
 def names_match(pattern, names):
-    """Whether a list of glob names matches a list of path names: `**` stands for any number
-    of names, every other entry for exactly one (see name_matches). Read name by name, keeping
-    the pattern positions reached, so a rule of many `**` costs no more than their count."""
+    """Whether glob names match path names, `**` any number; the cost grows with the `**` count
+    only."""
     reached = past_any_names(pattern, {0})
     for name in names:
         reached = past_any_names(pattern, {i if pattern[i] == "**" else i + 1 for i in reached
@@ -1170,9 +1157,8 @@ def past_any_names(pattern, reached):
 
 
 def name_matches(pattern, name):
-    """gitignore's glob for one name: `*` any run of characters, `?` one, `[...]` one of a set
-    (`[!...]` or `[^...]` none of it). Backtracks only to the last `*`, so the cost stays
-    linear in practice whatever the pattern."""
+    """gitignore's glob for one name (`*`, `?`, `[...]`, `[!...]`); backtracks only to the last
+    `*`."""
     p = n = 0
     star = mark = -1
     while n < len(name):
@@ -1193,8 +1179,8 @@ def name_matches(pattern, name):
 
 
 def one_character(pattern, p, character):
-    """How many pattern characters match `character` at pattern[p] (1 for a literal or `?`,
-    the whole set for `[...]`), or 0 when it does not match."""
+    """How many pattern characters match `character` at `p` (a literal, `?`, a `[...]` set), or
+    0."""
     if p >= len(pattern):
         return 0
     if pattern[p] == "?":
@@ -1225,16 +1211,11 @@ def set_ranges(members):
     return ranges
 
 
-# --- Markdown as the agent sees it (no regular expressions: this part runs at every start) ---
+# --- Markdown as the agent sees it (no regular expressions: it runs at every start) ---
 
 def hidden_spans(text):
-    """Where Markdown is not read as written: (closed HTML comments, code, unclosed).
-
-    Comments and code are (start, end) offsets, each list sorted; code is every code span and
-    every fenced code block. `unclosed` is the offset of a '<!--' that never closes, or None.
-    A '<!--' in code is text, a backtick inside a comment is comment, and `<!-->` and
-    `<!--->` are complete empty comments, as HTML and CommonMark read them: the same reading
-    the session-start hook applies when it strips comments."""
+    """Where Markdown is not read as written (CommonMark): (closed comments, code spans and fences,
+    an unclosed '<!--' or None)."""
     comments, spans = [], []
     fences = fenced_blocks(text)
     fence = 0
@@ -1282,8 +1263,7 @@ def comment_end(text, opening):
 
 
 def fenced_blocks(text):
-    """(start, end) of each fenced code block, as fence_after reads fences: to the line that
-    closes it, or to the end of the text."""
+    """(start, end) of each fenced code block, as fence_after reads fences."""
     if "```" not in text and "~~~" not in text:
         return []
     blocks, fence, opened, position, length = [], None, 0, 0, len(text)
@@ -1302,11 +1282,8 @@ def fenced_blocks(text):
 
 
 def fence_after(fence, line):
-    """The fenced code block open after `line`, as the line that would close it, given the one
-    open before it (None: none). A fence is three or more backticks or tildes after any
-    indentation (a fence inside a list item is indented), a backtick fence's info string
-    holding no backtick; the block ends at a line of the same character, at least as long,
-    with nothing else after it."""
+    """The fence open after `line` given the one before: 3+ backticks or tildes, closed by the same
+    at least as long."""
     stripped = line.lstrip(" \t")
     mark = stripped[:1]
     if mark not in ("`", "~"):
@@ -1319,21 +1296,16 @@ def fence_after(fence, line):
 
 
 def markdown_links(text, hidden):
-    """(offset, target) of every inline link `[text](destination "title")` outside comments and
-    code, read as CommonMark reads it (see link_at); `target` is the file part of the
-    destination. `hidden` is sorted; links are met in order, so one pointer walks it once."""
+    """(offset, target) of each inline link outside `hidden` (link_spans)."""
     return [(offset, target) for offset, _, target in link_spans(text, hidden)]
 
 
-# What reading the links of a text may cost, in characters scanned per character of the text:
-# a usual text scans each character about once; a line built to make every `](` scan to its end
-# stops being read for links once this is spent, instead of costing the square of its length.
+# Characters scanned per character of a text, at most: a hostile line costs no square.
 LINK_WORK_PER_CHARACTER = 16
 
 
 class LinkScan:
-    """The reading of one text's links: the text, the work left, and the brackets of the line
-    read last, matched once (bracket_pairs)."""
+    """One text's link reading: the text, the work left, the last line's brackets."""
 
     def __init__(self, text):
         self.text = text
@@ -1366,8 +1338,8 @@ class LinkScan:
 
 
 def bracket_pairs(text, start, end):
-    """{offset of each `]` between start and end: offset of the `[` it closes}, as brackets
-    nest; a bracket after an odd run of backslashes is text. One pass over the line."""
+    """{offset of each `]`: offset of the `[` it closes} on a line, as brackets nest and escapes
+    escape."""
     pairs, stack, backslashes = {}, [], 0
     for offset in range(start, end):
         mark = text[offset]
@@ -1384,9 +1356,7 @@ def bracket_pairs(text, start, end):
 
 
 def link_spans(text, hidden):
-    """(offset of the link's `[`, offset just past its `)`, target) of every inline link outside
-    `hidden`, the sorted comments and code. A link is read within its line: a destination or
-    title that runs onto the next line is not read (CommonMark allows it; memories do not)."""
+    """(start, end, target) of each inline link outside `hidden`, read within its line."""
     links = []
     at = 0
     scan = LinkScan(text)
@@ -1403,11 +1373,8 @@ def link_spans(text, hidden):
 
 
 def link_at(scan, close):
-    """(raw destination, end, start) when the `](` at `close` ends a link's text and opens its
-    destination, else None. CommonMark's rules: the `]` closes a `[` earlier on the line
-    (brackets nest, a backslash escapes them); the destination is `<...>` (any characters but
-    `<`, `>` and a line break) or a run without spaces whose parentheses balance; a title in
-    `"..."`, `'...'` or `(...)` may follow, after white space; then `)`."""
+    """(raw destination, end, start) of the link whose `](` is at `close`, by CommonMark, else
+    None."""
     text = scan.text
     _, line_end = scan.line_around(close)
     start = scan.opening_of(close)
@@ -1454,8 +1421,7 @@ def pointed_destination_end(scan, opening, line_end):
 
 
 def plain_destination_end(scan, position, line_end):
-    """The end of a destination written without `<>`: at white space, or at a `)` that closes
-    no `(` of the destination's own."""
+    """The end of a destination without `<>`: white space, or a `)` closing no `(` of its own."""
     text = scan.text
     close = text.find(")", position, line_end)
     if close >= 0 and scan.spend(close - position) and text[position:close].isprintable() and \
@@ -1480,8 +1446,7 @@ def plain_destination_end(scan, position, line_end):
 
 
 def title_end(scan, opening, line_end):
-    """Just past the title that opens at `opening`, or `opening` itself when it never closes
-    (then the `)` test that follows fails, as the link does)."""
+    """Just past the title at `opening`, or `opening` when it never closes."""
     text = scan.text
     closing = ")" if text[opening] == "(" else text[opening]
     position = opening + 1
@@ -1499,9 +1464,7 @@ def title_end(scan, opening, line_end):
 
 
 def link_target(raw):
-    """The file a destination names: backslash escapes and character references undone, the
-    anchor (`#...`) and query (`?...`) dropped, then percent-escapes decoded as UTF-8, the way
-    a viewer turns the link into a file name (`caf%C3%A9.md` is `café.md`)."""
+    """The file a destination names: unescaped, `#` and `?` parts dropped, percent-decoded."""
     raw = unescaped(raw)
     for mark in ("#", "?"):
         if mark in raw:
@@ -1510,8 +1473,7 @@ def link_target(raw):
 
 
 def unescaped(raw):
-    """A destination without its backslash escapes of punctuation and with its character
-    references (`&amp;`, `&#40;`) read."""
+    """A destination with its backslash escapes and character references read."""
     if "\\" in raw:
         pieces = []
         position = 0
@@ -1565,8 +1527,7 @@ def character_reference(name):
 
 
 def percent_decoded(path):
-    """`%XX` escapes read as the bytes of a UTF-8 name; a path whose escapes do not make UTF-8
-    is kept as written."""
+    """`%XX` escapes as UTF-8; kept as written when they make no UTF-8."""
     if "%" not in path:
         return path
     data = bytearray()
@@ -1588,8 +1549,7 @@ def percent_decoded(path):
 
 
 def is_relative_file_link(target):
-    """A link into the file tree, relative to the linking file. Web links, mail links, anchors
-    and absolute paths are not checked: their targets are not ours to resolve."""
+    """A link into the file tree from the linking file (not web, mail, anchor or absolute)."""
     if not target or target.startswith(("/", "\\", "~")):
         return False
     return ":" not in target.split("/")[0]
@@ -1630,11 +1590,298 @@ def named_list(items, at_most=NAMED_AT_MOST):
     return ", ".join(shown[:-1]) + " and " + shown[-1]
 
 
-# --- memory defects found at every session start ---------------------------------------------
+# --- what the memory cannot vouch for, read from its lines (spec §4.5.7) ---
+# Facts sit a blank line apart, corrected or deleted in place: under union, two that touch are
+# two branches' versions. Facts of the lines, never a reading of their meaning.
+
+LIST_MARKS = ("- ", "* ", "+ ")
+LOG_NAMES = frozenset("log logs journal diary changelog history sessions devlog worklog".split())
+COMMANDS_OF_CHANGE = frozenset("rm mv rmdir unlink del rd ren rename move Remove-Item Move-Item "
+                               "Rename-Item".split())
+
+
+def is_date(text):
+    return len(text) == 10 and text[4] == text[7] == "-" and text.isascii() and \
+        (text[:4] + text[5:7] + text[8:]).isdigit()
+
+
+def is_dated_fact(line):
+    """`- 2026-11-02: ...`"""
+    after = line[12:13]
+    return line[:2] in LIST_MARKS and is_date(line[2:12]) and not (after.isalnum() or after == "_")
+
+
+def is_deletion(line):
+    """`- (deleted) 2026-11-02: ...`: a fact deleted on purpose keeps its line (spec §2.2.8)."""
+    return line[:2] in LIST_MARKS and line[2:11] == "(deleted)" and line[11:12] in ("", " ", "\t")
+
+
+def is_fact_line(line):
+    return is_dated_fact(line) or is_deletion(line)
+
+
+def fenced_numbers(lines):
+    """The numbers (from 1) of the lines of fenced code blocks, fences included."""
+    inside, fence = set(), None
+    for number, line in enumerate(lines, 1):
+        after = fence_after(fence, line)
+        if fence is not None or after is not None:
+            inside.add(number)
+        fence = after
+    return inside
+
+
+def marker_lines(lines, fenced):
+    """A conflict's lines; seven `=` alone (also a heading's underline) only beside the others."""
+    sides = [n for n, line in enumerate(lines, 1) if n not in fenced
+             and line[:7] in ("<" * 7, ">" * 7, "|" * 7) and line[7:8] in ("", " ")]
+    return sorted(sides + [n for n, line in enumerate(lines, 1) if n not in fenced
+                           and line.rstrip() == "=" * 7]) if sides else []
+
+
+def facts_side_by_side(lines, fenced):
+    """(line, line, whether one is a deletion) of two facts that touch, or a deletion touching a
+    line."""
+    pairs = []
+    for second in range(2, len(lines) + 1):
+        first_line, second_line = lines[second - 2], lines[second - 1]
+        deletion = is_deletion(first_line) != is_deletion(second_line)
+        if second in fenced or second - 1 in fenced:
+            continue
+        if is_fact_line(first_line) and is_fact_line(second_line) or deletion and \
+                first_line.strip() and second_line.strip() and "# " not in \
+                (first_line[:2], second_line[:2]):
+            pairs.append((second - 1, second, deletion))
+    return pairs
+
+
+def run_of_facts(lines, first, second, fenced):
+    """(first, last line) of the facts around two that touch: git merges nearby conflicts as one, so
+    the union keeps one branch's block, then the other's."""
+    def fact(number):
+        return 0 < number <= len(lines) and number not in fenced and is_fact_line(lines[number - 1])
+
+    def blank(number):
+        return 0 < number <= len(lines) and number not in fenced and not lines[number - 1].strip()
+    start, end = (first if fact(first) else second), (second if fact(second) else first)
+    while fact(start - 1) or (blank(start - 1) and fact(start - 2)):
+        start -= 1 if fact(start - 1) else 2
+    while fact(end + 1) or (blank(end + 1) and fact(end + 2)):
+        end += 1 if fact(end + 1) else 2
+    return start, end
+
+
+def title_lines(lines, fenced):
+    """The `# ` lines outside code and outside a sample fenced by one or two backticks."""
+    titles, pending, opened = [], [], False
+    for number, line in enumerate(lines, 1):
+        word = line.rstrip().lstrip("`")
+        ticks = len(line.rstrip()) - len(word)
+        if number in fenced:
+            continue
+        if 0 < ticks < 3 and not word and opened:
+            opened, pending = False, []
+        elif 0 < ticks < 3 and not opened and word[:1].isascii() and word[:1].isalpha() and \
+                all(c.isalnum() or c in "_+-" for c in word):
+            opened = True
+        elif line.startswith("# "):
+            (pending if opened else titles).append(number)
+    return sorted(titles + pending)
+
+
+def is_log_name(name):
+    """A log or a record of its day by name (`session-log.md`, `findings-2026-07.md`)."""
+    stem = name.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
+    words = stem.replace("_", "-").replace(".", "-").replace(" ", "-").split("-")
+    return any(word in LOG_NAMES for word in words) or any(
+        stem[at:at + 2] in ("19", "20") and is_date(stem[at:at + 7] + "-01") and
+        not stem[at - 1:at].isdigit() and not stem[at + 7:at + 8].isdigit()
+        for at in range(len(stem) - 6))
+
+
+def is_stamped(lines):
+    """A `Last updated` or `Last dream` stamp: the earlier format, facts on adjacent lines."""
+    for line in lines[:40]:
+        for piece in line.lower().split("<!--")[1:]:
+            rest = piece.lstrip()[4:] if piece.lstrip().startswith("last") else "?"
+            rest = rest[1:] if rest[:1] in " _-" else rest
+            if any(rest.startswith(w) and rest[len(w):].lstrip().startswith(":")
+                   for w in ("dream", "updated")):
+                return True
+    return False
+
+
+def merge_leftovers(lines, union, note, fenced):
+    """[(line, kind, first, start, end)]: markers; under union versions, deleted-changed,
+    two-notes."""
+    marked = marker_lines(lines, fenced)
+    found = [(n, "markers", marked[0], n, n) for n in marked]
+    for first, second, deletion in facts_side_by_side(lines, fenced) if union else ():
+        start, end = run_of_facts(lines, first, second, fenced)
+        found.append((second, "deleted-changed" if deletion else "versions", first, start, end))
+    titles = title_lines(lines, fenced) if note and union else []
+    return found + ([(titles[1], "two-notes", titles[0], titles[0], titles[1])]
+                    if len(titles) > 1 else [])
+
+
+def looks_like_repository_path(text):
+    """A path with a folder and an extension or a trailing '/'; no space, shell character, host or
+    root."""
+    extension = text.rpartition("/")[2].rpartition(".")[2] if "." in text.rpartition("/")[2] \
+        else ""
+    if not text or any(c.isspace() or c in "*?[]{}<>$|;&=\"'(),@!^%" for c in text) or \
+            "/" not in text or text.startswith(("/", "~", "-", "\\")) or "://" in text:
+        return False
+    first = text.split("/")[0]
+    if "." in first.strip(".") and first not in (".", ".."):
+        return False  # example.com/path: a host, not a folder
+    return text.endswith("/") or 0 < len(extension) <= 10 and extension.isascii() and \
+        all(c.isalnum() or c == "_" for c in extension)
+
+
+def without_line_suffix(text):
+    """Code naming a file, without `:42`, `#L3C2-L5C1` or a pytest `::test`."""
+    text = text.strip().partition("::")[0]
+    for at in range(len(text)):
+        rest, column = (text[at + 2:], "C") if text[at:at + 2] == "#L" else (text[at + 1:], ":")
+        parts = rest.split("-")
+        if text[at] in ":#" and len(parts) <= 2 and (column == "C" or text[at] == ":") and all(
+                n.isdigit() and n.isascii() and (not mark or c.isdigit() and c.isascii())
+                for n, mark, c in (part[part[:1] == "L":].partition(column) for part in parts)):
+            return text[:at]
+    return text
+
+
+def paths_in_code(content):
+    """The paths with a folder a code span cites: its content, or the words of a command that moves
+    nothing."""
+    whole = without_line_suffix(content)
+    words = content.split()
+    if looks_like_repository_path(whole):
+        return [whole]
+    if len(words) < 2 or any(word in COMMANDS_OF_CHANGE for word in words):
+        return []
+    words = [w.strip("\"'") for w in words]
+    words = [without_line_suffix(w.split("=", 1)[1] if w[:1] == "-" and "=" in w else w)
+             for w in words if w[:1] != "-" or "=" in w]
+    return [w for w in words if looks_like_repository_path(w)]
+
+
+def dates_in(text):
+    """The ISO dates a text holds, none inside a longer run of digits."""
+    return [text[at:at + 10] for at in range(len(text) - 9) if is_date(text[at:at + 10])
+            and (at == 0 or text[at - 1] not in "0123456789-") and not text[at + 10:at + 11].isdigit()]
+
+
+def cited_paths(text, folder, links=True):
+    """[(line, path, date)] a memory file cites: code spans' paths, with `links` relative links from
+    `folder`; the line's newest date outside code."""
+    comments, code, _ = hidden_spans(text)
+    fences = set(fenced_blocks(text))
+    spans = [span for span in code if span not in fences]
+    found = []
+    for start, end in spans:
+        ticks = len(text[start:end]) - len(text[start:end].lstrip("`"))
+        found += [(start, path.rstrip("/")) for path in paths_in_code(text[start + ticks:end - ticks])
+                  if not path.startswith("./")]
+    for start, _, target in link_spans(text, sorted(comments + code)) if links else ():
+        path = project_relative(folder, target)
+        found += [(start, path)] if path else []
+    return [(line_number(text, at), path, line_date(text, at, spans)) for at, path in sorted(found)]
+
+
+def line_date(text, offset, spans):
+    from bisect import bisect_left
+    start = text.rfind("\n", 0, offset) + 1
+    end = text.find("\n", offset) % (len(text) + 1)
+    words, cursor = [], start
+    for span_start, span_end in spans[bisect_left(spans, (start,)):]:
+        if span_start >= end:
+            break
+        words.append(text[cursor:span_start])
+        cursor = span_end
+    dates = dates_in(" ".join(words + [text[cursor:end]]))
+    return max(dates) if dates else None
+
+
+def project_relative(folder, target):
+    """Where a relative link from `folder` leads in the project; None for one that leaves it."""
+    parts = []
+    for part in (folder + "/" + target).replace("\\", "/").split("/"):
+        if part == ".." and not parts:
+            return None
+        parts = parts[:-1] if part == ".." else parts + [part] if part not in ("", ".") else parts
+    return "/".join(parts) if parts and is_relative_file_link(target) else None
+
+
+def fate_of(path, renamed, removed, exists):
+    """(where the path is now or None, the commit) from git's `renamed` and `removed`, renames
+    followed, a folder moved whole; None when it never went."""
+    current, last, hops = path, None, 0
+    while current in renamed and hops < 50:
+        current, last = renamed[current]
+        hops += 1
+    if last and exists(current):
+        return current, last
+    prefix, places = path + "/", {}
+    for old, (new, commit) in renamed.items():
+        if old.startswith(prefix) and new.endswith("/" + old[len(prefix):]):
+            place = new[:len(new) - len(old) + len(prefix) - 1]
+            count, newest = places.get(place, (0, commit))
+            places[place] = (count + 1, max(newest, commit, key=lambda c: c[1]))
+    place = max(places.items(), key=lambda item: item[1][0]) if places else None
+    if place and exists(place[0]):
+        return place[0], place[1][1]
+    commit = removed.get(current) or removed.get(path) or last or max(
+        [c for gone, c in removed.items() if gone.startswith(prefix)] or [None],
+        key=lambda c: c and c[1])  # a folder: the last of its files to go
+    return (None, commit) if commit else None
+
+
+def file_verdicts(name, text, memory, index=False):
+    """(leftovers, citations) of a memory file: a log cites nothing, the index's links are
+    pointers."""
+    lines = text.lstrip("\ufeff").replace("\r\n", "\n").split("\n")
+    log = is_log_name(name)
+    leftovers = merge_leftovers(lines, not log and not is_stamped(lines), "/" in name,
+                                fenced_numbers(lines))
+    folder = memory + ("/" + name.rsplit("/", 1)[0] if "/" in name else "")
+    cited = [] if log else cited_paths("\n".join(lines), folder, links=not index)
+    return leftovers, [c for c in cited if not (c[1] + "/").startswith(memory + "/")]
+
+
+MARK_TEXT = {
+    "markers": "conflict markers: a merge stopped here; keep what is true, delete the markers",
+    "versions": "two versions of one fact (lines %(first)d-%(line)d), both kept by a merge: "
+                "keep the true one",
+    "deleted-changed": "deleted on one branch, changed on another (lines %(first)d-%(line)d): "
+                       "keep the deletion or the fact",
+    "run": "two facts touch (lines %(first)d-%(line)d): a merge put one branch's versions of "
+           "lines %(start)d-%(end)d after the other's; keep one version of each fact",
+    "two-notes": "two notes under one name (titles on lines %(first)d and %(line)d): split or "
+                 "fold them",
+}
+
+
+def marks_lines(marks):
+    """A line per mark (a file's markers once), never quoting the file or a commit's subject."""
+    lines, seen = [], set()
+    for mark in marks:
+        where, kind = "%s:%d" % (mark["file"], mark["line"]), mark["kind"]
+        if kind == "gone":
+            lines.append("- %s cites `%s`, %s in %s (%s)" % (where, mark["path"], "renamed to `%s`"
+                         % mark["now"] if mark["now"] else "deleted", mark["commit"], mark["date"]))
+        elif (mark["file"], kind) not in seen:
+            several = kind != "two-notes" and (mark["start"], mark["end"]) != (mark["first"], mark["line"])
+            lines.append("- %s %s" % (where, MARK_TEXT["run" if several else kind] % mark))
+            seen.update([(mark["file"], "markers")] if kind == "markers" else [])
+    return lines
+
+
+# --- memory defects found at every session start ---
 
 def dead_links(text, folder):
-    """(offset, target) of each relative link whose file does not exist. Links resolve from the
-    folder of the file that holds them, as a Markdown viewer resolves them."""
+    """(offset, target) of each relative link to no file, resolved from `folder`."""
     comments, spans, _ = hidden_spans(text)
     hidden = sorted(comments + spans)
     exists = {}
@@ -1652,8 +1899,7 @@ def dead_links(text, folder):
 def dead_pointer_point(project, env, index):
     if not index.head:
         return None
-    # Only the lines within the index budget: past it, the index is reported already and
-    # install.py --check reads it whole, so this check costs the same at every size.
+    # Within the budget's lines: past it the index is reported, and --check reads it whole.
     text = first_lines(index.head, number_setting(env, "MCP_MEM_LINES", 80))
     folder = os.path.dirname(index.path)
     dead = [(line_number(text, offset), target)
@@ -1687,8 +1933,7 @@ def unclosed_comment_point(project, env, index):
 
 
 def repository_root(project):
-    """The top of the git repository holding the project, or None. For a linked worktree, the
-    main checkout: the harness keys auto memory by repository, so all worktrees share one."""
+    """The repository's top (a linked worktree's main checkout), or None."""
     folder = os.path.abspath(project)
     while True:
         marker = os.path.join(folder, ".git")
@@ -1704,23 +1949,14 @@ def repository_root(project):
 
 def main_checkout_of(folder, marker):
     """Follow a `.git` file (`gitdir: ...`) to the repository's common folder, when it has one."""
-    try:
-        with open(marker, "rb") as stream:
-            first = stream.read(4096).decode("utf-8", "replace").splitlines()[0]
-    except (OSError, IndexError):
-        return folder
+    first = (read_text(marker, 4096) or "").split("\n")[0]
     if not first.startswith("gitdir:"):
         return folder
     gitdir = os.path.join(folder, first[len("gitdir:"):].strip())
-    commondir = os.path.join(gitdir, "commondir")
-    if regular_file_size(commondir) is None:  # a FIFO here would hang the session's start
-        return folder
-    try:
-        with open(commondir, "rb") as stream:
-            common = stream.read(4096).decode("utf-8", "replace").strip()
-    except OSError:
+    common = read_text(os.path.join(gitdir, "commondir"), 4096)
+    if common is None:
         return folder  # a submodule: its own folder is its project
-    common = os.path.normpath(os.path.join(gitdir, common))
+    common = os.path.normpath(os.path.join(gitdir, common.strip()))
     return os.path.dirname(common) if os.path.basename(common) == ".git" else folder
 
 
@@ -1729,9 +1965,7 @@ def auto_memory_disabled(env):
 
 
 def auto_memory_index(project, env):
-    """The harness's machine-local MEMORY.md for this project, or None. The harness names the
-    folder after the git repository's root (the project folder outside git), so both are tried,
-    unless a settings file turns auto memory off or moves it."""
+    """The harness's machine-local MEMORY.md for this project, or None."""
     if auto_memory_disabled(env):
         return None
     settings = auto_memory_settings(project, env)
@@ -1751,9 +1985,8 @@ def auto_memory_index(project, env):
 
 
 def auto_memory_settings(project, env):
-    """autoMemoryEnabled and autoMemoryDirectory as the harness's settings files set them, the
-    file of highest precedence winning. The shared project file cannot move auto memory: the
-    harness does not take that key from a file every clone of the repository carries."""
+    """autoMemoryEnabled and autoMemoryDirectory as the settings set them (not the shared project
+    file)."""
     found = {}
     for path, may_move in settings_files(project, env):
         values = settings_object(path)
@@ -1767,7 +2000,7 @@ def auto_memory_settings(project, env):
 
 
 def expanded_folder(value, env):
-    """An autoMemoryDirectory value as the harness accepts it, absolute or starting `~/`; else None."""
+    """An autoMemoryDirectory value the harness accepts (absolute or `~/`), else None."""
     if not isinstance(value, str) or "\0" in value:
         return None
     if value.startswith("~/"):
@@ -1779,13 +2012,8 @@ def expanded_folder(value, env):
 
 
 def read_text(path, limit=8 * MIB):
-    if regular_file_size(path) is None:
-        return None
-    try:
-        with open(path, "rb") as stream:
-            return stream.read(limit).decode("utf-8", "replace")
-    except OSError:
-        return None
+    data = read_plain_file(path, limit)
+    return None if data is None else data.decode("utf-8", "replace")
 
 
 def frontmatter_end(text):
@@ -1806,9 +2034,8 @@ def frontmatter_end(text):
 
 
 def visible_lines(text, comments, skip_before=0):
-    """(line number, text without its comments, bytes including its newline) for each line
-    that still holds something once comments are removed. A line that held only comment goes;
-    a line that was blank to begin with stays. Lines before `skip_before` are left out."""
+    """(number, text, bytes) of each line that holds something once comments go, from
+    `skip_before`."""
     kept = []
     pending = 0
     start = 0
@@ -1839,9 +2066,8 @@ def visible_lines(text, comments, skip_before=0):
 
 
 def auto_memory_load(text):
-    """How the harness's cap falls on its index: it counts neither frontmatter nor HTML comments
-    (since 2.1.211), then loads the first 200 of the remaining lines, or fewer when the first
-    25,600 bytes end sooner. A line loads only when all of it, newline included, fits."""
+    """How the harness's cap falls: no frontmatter or comments, 200 lines or 25,600 bytes, whole
+    lines."""
     comments = hidden_spans(text)[0]
     lines = visible_lines(text, comments, frontmatter_end(text))
     loaded = 0
@@ -1865,8 +2091,7 @@ def auto_memory_load(text):
 
 
 def cannot_overflow(path):
-    """True when the file is too small, in bytes and in lines, for the cap to bite: then it is
-    not parsed at all, which keeps the check cheap for every healthy session."""
+    """Whether the file is too small for the cap to bite: then it is not parsed."""
     size = regular_file_size(path)
     if size is None:
         return True
@@ -1921,8 +2146,7 @@ def auto_memory_point(project, env, index=None):
 
 
 BUDGETS = (index_point, instruction_file_point, transcript_point, worktree_point)
-# Defects, not budgets: nothing here is too big, something is wrong. They are reported under
-# their own heading, and install.py --check calls them broken, never over.
+# Defects, not budgets: something is wrong, not too big (--check: broken).
 DEFECTS = (dead_pointer_point, unclosed_comment_point, auto_memory_point)
 
 
@@ -1953,9 +2177,7 @@ def run_checks(checks, project, env):
 
 
 def report_lines(points, defects=(), refusals=()):
-    """The budget report, the memory defects, then what was refused, each under its own
-    heading and each followed by one line per point; [] when healthy. Scripts match the
-    wording."""
+    """The report, the defects, the refusals, each under its heading; [] when healthy."""
     lines = []
     if points:
         lines += ["## Context budget — over on %d point(s)" % len(points)] + list(points)
@@ -1971,7 +2193,7 @@ def format_report(points, defects=(), refusals=()):
     return "\n".join(lines) + "\n" if lines else ""
 
 
-# --- the session-start injection (spec §5.3, §5.4) ---------------------------------------------
+# --- the session-start injection (spec §5.3, §5.4) ---
 
 INJECTION_LIMIT = 10000
 STATE_EXCERPT_LINES = 40
@@ -1981,43 +2203,64 @@ STALE_HANDOFF_DAYS = 2
 READ_LIMIT = 256 * 1024  # far more than the injection can show, even after comments are removed
 
 
-def injection_for(project, env, hook_input, seen_at=None, pruned=(), refusals=()):
-    """The injection for a session starting now in `project`, in the environment the hooks
-    trust (trusted_environment): the budget report, the index with the topic folders listed
-    under it, and the handoff. A resumed or forked conversation already holds the handoff it
-    was started with: it is shown again only when written after `seen_at`, the moment its
-    conversation last took in the memory (the session's baseline). `refusals`: lines already
-    written about settings the hooks ignored."""
+def injection_for(project, env, hook_input, seen_at=None, pruned=(), refusals=(), marks=None):
+    """The injection for a session starting now: report, marks, index and listing, handoff (on
+    resume or fork only if written after `seen_at`); `marks` is called last."""
     source = text_field(hook_input, "source")  # any other value starts a new conversation
     transcript = text_field(hook_input, "transcript_path")
     weighed = dict(env, MCP_TRANSCRIPT_PATH=transcript) if transcript else env
     points, defects = budget_points(project, weighed), memory_defects(project, env)
     refusals = list(refusals)
     handoff_seen_at = seen_at if source in ("resume", "fork") else None
-    sections = [s for s in (index_section(project, env, refusals),
-                            handoff_section(project, env, time.time(), handoff_seen_at,
-                                            refusals)) if s]
-    return injection(points, list(pruned), sections, closing_line(source), defects, refusals)
+    sections = [index_section(project, env, refusals), part_of(listing_section, project, env),
+                handoff_section(project, env, time.time(), handoff_seen_at, refusals)]
+    sections.insert(0, part_of(marks_section, project, part_of(marks) if marks else None))
+    return injection(points, list(pruned), [s for s in sections if s], closing_line(source),
+                     defects, refusals)
+
+
+def part_of(function, *args):
+    """What `function` returns, or None when it fails: a part that fails costs only itself."""
+    try:
+        return function(*args)
+    except Exception:
+        return None
+
+
+MARKS_SHOWN = 40
+MARK_LINE_CHARS = 160
+
+
+def marks_section(project, marks):
+    """The first MARKS_SHOWN marks, their room set aside first, and a command for all."""
+    lines = marks_lines(marks or [])
+    if not lines:
+        return None
+    command = "`python3 %s/session-start.py --marks`" % shown_path(
+        project, os.path.dirname(os.path.abspath(__file__)))
+    shown = [clipped(line, MARK_LINE_CHARS) for line in lines[:MARKS_SHOWN]]
+    if len(lines) > MARKS_SHOWN:
+        shown.append("- and %d more: %s lists them all" % (len(lines) - MARKS_SHOWN, command))
+    return Section("## Memory marks — %d line(s) not to take as written (/dream settles them)"
+                   % len(lines), shown, command, -1, rest=command + " lists them all")
 
 
 class Section:
-    """A titled block of the injection. When the injection must be cut, sections with a lower
-    `keep_order` get their room first."""
+    """A titled block of the injection; a lower `keep_order` gets room first when it is cut."""
 
-    def __init__(self, title, lines, source, keep_order, notes=()):
+    def __init__(self, title, lines, source, keep_order, notes=(), rest=None, fit=None):
         self.title = title
         self.lines = lines
         self.source = source
         self.keep_order = keep_order
         self.notes = list(notes)
+        self.rest = rest or "read %s in full" % source  # where what a cut leaves out is
+        self.fit = fit  # the lines that fit a room, for a section that can say less
 
 
 def without_comments(text, enough=None):
-    """The lines of a Markdown file as the agent should read them: comment text removed (an
-    inline comment leaves the rest of its line, a block disappears), as hidden_spans reads
-    comments, so the injection and the unclosed-comment report agree: an unclosed '<!--' hides
-    nothing here, and it is reported there. Lines stop once they hold more than `enough`
-    characters: more could never be shown, and the cut is reported all the same."""
+    """A Markdown file's lines without comment text (hidden_spans), stopping past `enough`
+    characters."""
     pieces = []
     position = 0
     for start, end in hidden_spans(text)[0]:
@@ -2039,14 +2282,12 @@ def without_comments(text, enough=None):
 
 
 def clipped(line, limit):
-    """A line of at most `limit` characters, marked '…' where it was shortened. Index lines are
-    never clipped: the index is curated, and a shortened line would hide part of a memory unsaid."""
+    """A line of at most `limit` characters, '…' where shortened (never an index line)."""
     return line if len(line) <= limit else line[:limit] + "…"
 
 
 def injected_text(project, env, path, refusals):
-    """The text of a file the injection shows, read under read_project_text's rule: None when
-    nothing is there or it is refused, the refusal then joining `refusals`."""
+    """A file's text by read_project_text; None when absent or refused (joining `refusals`)."""
     text, refusal = read_project_text(project, env, path, READ_LIMIT)
     if refusal is not None:
         refusals.append(refusal)
@@ -2061,18 +2302,11 @@ def index_section(project, env, refusals):
     shown = shown_path(project, path)
     title = "## Memory index (%s — shared, committed; HTML comments omitted)" % shown
     lines = with_fences_closed(without_comments(text.rstrip("\n"), enough=INJECTION_LIMIT))
-    try:
-        listing = memory_listing(project, env)
-    except Exception:  # the listing is a part of its own: failing, it costs only itself
-        listing = []
-    if listing:
-        lines += [""] + [clipped(line, REPORT_LINE_CHARS) for line in listing]
     return Section(title, lines, shown, keep_order=1)
 
 
 def handoff_section(project, env, now, seen_at=None, refusals=None):
-    """The first lines of the handoff; None when there is none, or when it was last written
-    before `seen_at`, the moment the conversation last took it in."""
+    """The handoff's first lines; None when absent or written before `seen_at`."""
     path = state_path(project, env)
     try:
         info = os.stat(path)
@@ -2099,8 +2333,7 @@ def handoff_section(project, env, now, seen_at=None, refusals=None):
 
 
 def injection_length(text):
-    """Length as every harness may count it: UTF-8 bytes, which Codex CLI counts and which are
-    never fewer than the UTF-16 units Claude Code counts."""
+    """UTF-8 bytes: what Codex CLI counts, never fewer than Claude Code's UTF-16 units."""
     return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
@@ -2111,10 +2344,8 @@ TELL_THE_USER = ("Tell the user about the budget report above in one line before
 CUT_POINT = ("- The session-start injection is over the harness's limit of %d characters, beyond "
              "which the agent sees only a short preview. It was cut as marked below; shrink the "
              "memory index with /dream." % INJECTION_LIMIT)
-# The last line, by how the session starts: only a new conversation needs /catchup, which reads
-# the memory and git afresh and ends by asking for the task. A compacted, resumed or forked one
-# is in the middle of its task, and its conversation (or the compaction's summary) holds it. The
-# harness's git snapshot is new after a compaction but as old as the conversation on a resume.
+# The last line, by source (§5.3.1): only a new conversation runs /catchup; a continued one holds
+# its task, and after a resume the harness's git snapshot is as old as the conversation.
 STALE_GIT_SNAPSHOT = ("The git status the harness attached dates from this conversation's start: "
                       "run git status and git log before relying on it.")
 CLOSINGS = {
@@ -2146,17 +2377,14 @@ def framed(report_lines, pruned, sections, closing):
 
 
 def printable(line):
-    """Every character Python deems unprintable, other than tab, shown as '?': control codes,
-    so a file name or a note cannot steer the terminal, and lone surrogates, which is how a name
-    that is not UTF-8 arrives and which no encoder accepts."""
+    """Each unprintable character but tab as '?' (control codes, lone surrogates)."""
     if line.isprintable():
         return line
     return "".join(c if c.isprintable() or c == "\t" else "?" for c in line)
 
 
 def as_text(lines):
-    """The one way out for every line of the injection: made printable, so whatever a file,
-    a file name or a sibling holds, the text shows as written and encodes as UTF-8."""
+    """The one way out for the injection's lines: printable, encodable."""
     return "\n".join(printable(line) for line in lines) + "\n"
 
 
@@ -2168,25 +2396,22 @@ def fence_left_open(lines):
 
 
 def with_fences_closed(lines):
-    """A section's lines with a fenced block it leaves open closed at its end, so what follows
-    in the injection (the next section, the closing line) is never read as code."""
+    """A section's lines with a fence it leaves open closed, so the next part is not code."""
     fence = fence_left_open(lines)
     return lines + [fence] if fence else lines
 
 
 def cut_to_fit(sections, room):
-    """Give each section whole lines while room lasts: the handoff first, then the index, which
-    is the file that grows and the one the agent can open itself. Room for every section's cut
-    notice is set aside first, so no notice is ever lost to a section before it; a section that
-    fits whole passes its share on. A cut inside a fenced code block closes the block before
-    its notice, and the closing line is paid for from the section's room."""
+    """Whole lines by keep_order while room lasts, every notice's room set aside first; a section
+    that can say less is fitted; a fence cut open is closed."""
     ordered = sorted(sections, key=lambda s: s.keep_order)
-    notices = ["[cut here: the injection limit is %d characters; read %s in full]"
-               % (INJECTION_LIMIT, section.source) for section in ordered]
+    notices = ["[cut here: the injection limit is %d characters; %s]"
+               % (INJECTION_LIMIT, section.rest) for section in ordered]
     room -= sum(injection_length(notice) + 1 for notice in notices)
     for section, notice in zip(ordered, notices):
         notice_cost = injection_length(notice) + 1
         room += notice_cost
+        section.lines = section.fit(room) if section.fit else section.lines
         costs = [injection_length(line) + 1 for line in section.lines]
         if sum(costs) <= room:
             room -= sum(costs)
@@ -2205,10 +2430,7 @@ def cut_to_fit(sections, room):
 
 
 def within_limit(lines):
-    """A last resort the cut above reaches only when the frame alone nearly fills the limit
-    (a sibling giving many long points): lines go from just above the closing line until the
-    rest fits, so the opening tag, the closing line and the closing tag always stay. The cut
-    above has then left each section its notice alone, so no fence is left open."""
+    """The last resort: lines go from above the closing line until the rest fits."""
     costs = [injection_length(printable(line)) + 1 for line in lines]
     total = sum(costs)
     while total > INJECTION_LIMIT and len(lines) > 4:
@@ -2222,16 +2444,18 @@ def closing_cost(fence):
 
 
 def injection(points, pruned, sections, closing, defects=(), refusals=()):
-    """The text to print: within the limit, cut as marked when the whole would not fit. No
-    budget point, memory defect or pruning note is longer than REPORT_LINE_CHARS, so one
-    pathological line (a link to a name thousands of characters long) cannot crowd out the
-    memory."""
+    """The text to print within the limit: fitted, then cut as marked."""
     points, defects, pruned = ([clipped(line, REPORT_LINE_CHARS) for line in lines]
                                for lines in (points, defects, pruned))
     refusals = [clipped(line, REPORT_LINE_CHARS) for line in sorted(set(refusals),
                                                                      key=refusals.index)]
     report = report_lines(points, defects, refusals)
     text = as_text(framed(report, pruned, sections, closing))
+    for section in [s for s in sections if s.fit] if injection_length(text) > INJECTION_LIMIT \
+            else ():
+        spare = INJECTION_LIMIT - injection_length(text) + injection_length(as_text(section.lines))
+        section.lines = section.fit(spare)
+        text = as_text(framed(report, pruned, sections, closing))
     if injection_length(text) <= INJECTION_LIMIT:
         return text
     report = report_lines(points + [CUT_POINT], defects, refusals)
@@ -2243,9 +2467,7 @@ def injection(points, pruned, sections, closing, defects=(), refusals=()):
 
 
 def in_the_harness_form(harness_name, text):
-    """The injection as the harness passes it to the model: Gemini CLI takes only a JSON
-    additionalContext (plain output goes to its terminal); Claude Code and Codex CLI take
-    plain text."""
+    """Gemini CLI takes a JSON additionalContext; the others plain text."""
     if harness_name != "gemini":
         return text
     return ('{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": %s}}\n'
@@ -2253,8 +2475,7 @@ def in_the_harness_form(harness_name, text):
 
 
 def refused_reads(project, env):
-    """One line for each path setting ignored and each file refused at this start: the
-    settings refused_settings names, then the index when read_project_text would refuse it."""
+    """One line per setting ignored and per refused file at this start."""
     trusted, refusals = trusted_environment(project, env)
     index = read_index(project, trusted)
     return refusals + ([index.refusal] if index.refusal else [])
@@ -2284,10 +2505,8 @@ def main():
 
 
 def keep_the_hook_folder_off_the_import_path():
-    """Run without -I (`python3 .claude/hooks/context-budget.py`, as a user or a command
-    may), Python puts the hook's folder first on the import path, and a module a repository
-    commits beside the hooks (`_json.py`, `select.py`) would be imported in place of the
-    standard library's: every module imported from here on comes from the standard library."""
+    """Without -I the hook's folder leads the import path, where a committed `_json.py` would shadow
+    the stdlib."""
     if sys.flags.isolated:  # -I, as the harness runs the hooks: the folder is not there
         return
     here = os.path.dirname(os.path.realpath(__file__))

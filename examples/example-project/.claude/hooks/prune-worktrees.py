@@ -1,33 +1,19 @@
 #!/usr/bin/env python3
 """prune-worktrees: the hooks' git. It runs git with nothing a repository can turn into a
-program, reads the state of the work the Stop guard compares, keeps the guard's account of
-the work since the save, and removes agent worktrees whose work has landed.
+program, reads the state the Stop guard compares, keeps the guard's account, says what git shows
+of the memory (the marks), and removes agent worktrees whose work has landed.
 
-Why it exists: every question the hooks ask git, and every answer the guard draws from it,
-lives here once, so a rule about git (a switch, a deadline, a driver switched off) is kept in
-one place. session-start.py and stop-handoff.py load this file through stop-handoff.py's
-load_sibling, from its source as it is now; it is not run on its own. The names they use are
-listed in __all__. It takes what the hooks read of the project, the hook input and the
-settings from context-budget.py, which the hook that loads this file hands over (uses).
+Why it exists: every question the hooks ask git lives here once, so a rule about git (a switch,
+a deadline, a driver off) is kept in one place. The entries load it and hand it
+context-budget.py (uses); names in __all__. It is not run on its own.
 
-What it promises:
-- Git (Git): every command runs with GIT_SWITCHES (no pager, fsmonitor, hooks, signature
-  program or optional lock), without any GIT_ variable of the environment (a settings "env"
-  could name a config, a repository or git's own helpers through them), with every filter
-  driver switched off that a config git reads in that folder names (the repository's, a
-  worktree's own, an included one, a submodule's under the git folder), at most AT_ONCE at a
-  time, and never past the hook run's deadline.
-- The state (spec §7.5): HEAD and the status listing (every untracked file, every submodule,
-  the stash count), each listed path signed by its size and time, nested repositories as parts
-  of their own within the same deadline: one line whatever the tree holds.
-- The guard's account (spec §7.6): a stop passes within the throttle after a handoff, when
-  nothing changed since the baseline, when only saving changed; it blocks once on work, and
-  the very next stop with no further change passes. What could not be read is never a change
-  and never silently no change: the user is told once per session. The guard writes only
-  its baseline, inside the project's .claude/ folder, atomically, never through a link and
-  never over a file that is not a baseline.
-- Pruning (spec §7.7): only merged, clean, unused agent worktrees under MCP_WORKTREE_DIR,
-  removed without --force; the branch goes only while it points where it did.
+What it promises (spec §4.5.7, §7.5-§7.8): git runs with GIT_SWITCHES, no GIT_ variable, every
+filter driver off, at most AT_ONCE at a time, never past the deadline. The state is HEAD and the
+status, each path signed, nested repositories as parts: one line. The guard blocks once on work
+not saved; what it could not read is never a change, never silently none; it writes only its
+baseline in .claude/, atomically, never through a link. The marks are facts git and the files
+show, kept with the state they depend on. Pruning removes only merged, clean, unused agent
+worktrees, without --force.
 Standard library only; Python 3.8 or newer.
 """
 import os
@@ -35,41 +21,40 @@ import stat
 import sys
 import time
 
-__all__ = ("uses", "Guard", "guard_the_stop", "prune", "GIT_SWITCHES", "READS_SECONDS")
+__all__ = ("uses", "Guard", "guard_the_stop", "prune", "memory_marks", "GIT_SWITCHES",
+           "READS_SECONDS")
 
 GIT_SWITCHES = ("--no-pager", "--no-optional-locks", "-c", "core.fsmonitor=false",
                 "-c", "core.hooksPath=" + os.devnull, "-c", "log.showSignature=false")
-READS_SECONDS = 10.0  # every git read of a hook run ends this long after the hook began (§7.8)
-FILTER_SECONDS = 2.0  # listing the filter drivers, at most, and never past the deadline
-AT_ONCE = 16  # git processes at a time: each holds a pipe, and the open-file limit may be 256
-SUBMODULE_FOLDERS = 1000  # looked through for submodules' git folders; past that, git is not run
-TIMED_OUT = "timed out"  # the exit code of a command stopped at its deadline
+READS_SECONDS = 10.0  # after the hook began, every git read has ended (§7.8)
+FILTER_SECONDS = 2.0  # listing the filter drivers, at most
+AT_ONCE = 16  # git processes at a time, each a pipe (open files may be 256)
+SUBMODULE_FOLDERS = 1000  # looked through for submodules; past that, git is not run
+TIMED_OUT = "timed out"  # a command stopped at its deadline
 NESTED_REPOSITORIES = 16
 NESTED_DEPTH = 3
-UNTRACKED_SIGNED = 10000  # untracked files read one by one; past that, by their folders
-REFLOG_ENTRIES = 100  # HEAD's moves read to find where it stood when the handoff was written
+UNTRACKED_SIGNED = 10000
+REFLOG_ENTRIES = 100  # HEAD's moves read to date the handoff's HEAD
 STATE_FORMAT = b"v3"
 STATE_MARK = b"head "  # how every state, and so every baseline, begins
-TOP, MORE = b"top", b"more"  # the top's part, and the one that stands for those past the limit
+TOP, MORE = b"top", b"more"  # the top's part, the one for those past the limit
 UNDATED = 1 << 80  # the time of what cannot be dated: after every handoff
 BASELINE_RETENTION_SECONDS = 7 * 86400
 LET_STOP, BLOCK = 0, 2
 NOTICE_MARK = "The Stop guard cannot record its baseline"
 UNREAD_MARK = "The Stop guard could not read"
 BLOCK_MARK = "[memory-context-protocol] This session changed the repository"
-TRANSCRIPT_TAIL = 1024 * 1024  # where Gemini's last user turn is, whatever a tool returned
-REMOVAL_START_SECONDS = 1.0  # what must be left of the budget to begin removing a worktree
-REMOVAL_GRACE_SECONDS = 2.0  # how far a removal may overrun the budget before it is stopped
+TRANSCRIPT_TAIL = 1024 * 1024  # where Gemini's last user turn is
+REMOVAL_START_SECONDS = 1.0  # left of the budget to begin a removal
+REMOVAL_GRACE_SECONDS = 2.0  # how far a removal may overrun it
 RECENT_SECONDS = 3600
 REFLOG_COMMITS_CHECKED = 500
-PROCESS_SCAN_SECONDS = 0.5  # reading every process's working directory; beyond it, keep all
-# What git keeps, in a worktree's folder in .git, for an operation stopped half-way.
+PROCESS_SCAN_SECONDS = 0.5  # reading processes' folders; beyond it, keep all
 OPERATIONS_UNDER_WAY = ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "sequencer",
                         "rebase-merge", "rebase-apply", "BISECT_START")
 
 
-# context-budget.py, the hooks' reading of the project, its settings and the hook input. A hook
-# file cannot import another, so the hook that loads this one hands it over (uses).
+# context-budget.py, handed over by the hook loading this file (uses).
 shared = None
 
 
@@ -78,20 +63,19 @@ def uses(library):
     shared = library
 
 
-# --- git, with nothing a repository can turn into a program -----------------------------------
+# --- git, with nothing a repository can turn into a program ---
 
 class Git:
-    """git for one hook run: every command ends by `deadline` (a time.monotonic() value), and
-    runs with GIT_SWITCHES and the filter drivers of its folder switched off."""
+    """git for one hook run: each command by `deadline`, GIT_SWITCHES, the folder's filter drivers
+    off."""
 
     def __init__(self, deadline):
         self.deadline = deadline
         self.switched = {}  # folder: the -c options that switch off its filter drivers
 
     def argv(self, folder, *args, also=()):
-        """The command run in `folder`, or what stands for its result when it may not run:
-        None when the filter drivers could not be listed, TIMED_OUT when the deadline came
-        first. `also`: folders a git started by this one reads the config of."""
+        """The command run in `folder`, or None or TIMED_OUT for its result; `also`: folders whose
+        config it reads."""
         off = ()
         for where in (folder,) + tuple(also):
             switches = self.filters_off(where)
@@ -116,10 +100,8 @@ class Git:
         return result[1].decode("utf-8", "surrogateescape")
 
     def filters_off(self, folder):
-        """`-c` options that switch off every filter driver a config git reads in `folder`
-        names: git runs a driver's program whenever `git status` compares a changed file, and a
-        repository's own config (come in an archive, or on a shared disk) can name any. An
-        empty program is no program. Listed only when a config there could name one."""
+        """`-c` options emptying every filter driver a config git reads in `folder` names (status
+        runs them)."""
         if folder not in self.switched:
             self.switched[folder] = self.listed_filters_off(folder) \
                 if may_name_filters(folder) else ()
@@ -162,9 +144,7 @@ def switches_for(drivers):
 
 
 def may_name_filters(folder):
-    """Whether a config git reads in `folder` could name a filter driver: a linked worktree or
-    submodule (whose config lies elsewhere), submodules of its own, or a .git/config that
-    mentions a filter, an include or a worktree's own config. The user's own config is theirs."""
+    """Whether a config git reads in `folder` could name a filter driver."""
     marker = os.path.join(shared.work_tree_top(folder), ".git")
     if not os.path.isdir(marker) or os.path.isdir(os.path.join(marker, "modules")):
         return True
@@ -173,9 +153,7 @@ def may_name_filters(folder):
 
 
 def submodule_git_dirs(folder):
-    """The git folders of the submodules of the repository at `folder`, where git keeps them
-    (`modules/` in its git folder, theirs in theirs); None when there are more than
-    SUBMODULE_FOLDERS folders to look through."""
+    """The submodules' git folders; None past SUBMODULE_FOLDERS folders."""
     git_dir = git_dir_of(shared.work_tree_top(folder))
     found, pending, looked = [], [os.path.join(git_dir, "modules")] if git_dir else [], 0
     while pending:
@@ -197,8 +175,7 @@ def submodule_git_dirs(folder):
 
 
 def git_dir_of(top):
-    """The git folder of the work tree at `top`: its .git folder, or the one its .git file
-    names (a linked worktree's, or a submodule's); None when neither can be read."""
+    """The git folder of the work tree at `top`, or None."""
     marker = os.path.join(top, ".git")
     if os.path.isdir(marker):
         return marker
@@ -209,15 +186,12 @@ def git_dir_of(top):
 
 
 def git_environment():
-    """This process's environment without any GIT_ variable: GIT_CONFIG_* and
-    GIT_CONFIG_PARAMETERS would name config, GIT_DIR and its kin another repository, and
-    GIT_EXEC_PATH a folder git starts its helpers from."""
+    """This environment without GIT_ variables (config, repository, helpers)."""
     return {key: value for key, value in os.environ.items() if not key.upper().startswith("GIT_")}
 
 
 def start(commands):
-    """Start the commands at once; finish collects them. Splitting the two lets session start
-    weigh the budgets while git works. Elsewhere than POSIX they run when finished."""
+    """Start the commands at once (finish collects them), so session start works while git does."""
     try:
         if hasattr(os, "posix_spawnp"):
             environment = git_environment()
@@ -228,8 +202,8 @@ def start(commands):
 
 
 def spawn_with_pipe(argv, environment):
-    """posix_spawn and a pipe: the subprocess module alone costs more than two git calls. A
-    command that is None or TIMED_OUT is not run, and stands for its result."""
+    """posix_spawn and a pipe, cheaper than the subprocess module; None or TIMED_OUT stand for their
+    result."""
     if argv is None or argv == TIMED_OUT:
         return argv
     read_end, write_end = os.pipe()
@@ -246,8 +220,8 @@ def spawn_with_pipe(argv, environment):
 
 
 def finish(started, deadline):
-    """Each command's (exit code, stdout): the exit code is TIMED_OUT for one still running at
-    `deadline`, which is stopped; None where a command could not run at all."""
+    """Each command's (exit code, stdout): TIMED_OUT when stopped at `deadline`, None when not
+    run."""
     try:
         if hasattr(os, "posix_spawnp"):
             return collect_spawned(started, deadline)
@@ -280,7 +254,7 @@ def collect_spawned(started, deadline):
         pid, fd = job
         if fd in open_ends:
             os.close(fd)
-            os.kill(pid, 9)  # SIGKILL; the signal module would import enum just for this number
+            os.kill(pid, 9)  # SIGKILL, without importing the signal module
         status = os.waitpid(pid, 0)[1]
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
         results.append((TIMED_OUT if fd in open_ends else code, b"".join(output[fd])))
@@ -307,12 +281,11 @@ def run_with_subprocess(commands, deadline):
     return results
 
 
-# --- the state of the repository (§7.5) --------------------------------------------------------
+# --- the state of the repository (§7.5) ---
 
 class Facts:
-    """What the reads of one repository said: the raw status `listing` (None when git ran out
-    of time), HEAD ("" on an unborn branch, None when not read), and the reflogs' `moves` of
-    HEAD and `stashes`, each (commit, second), newest first."""
+    """What one repository's reads said: the status `listing`, HEAD, the reflogs' `moves` and
+    `stashes`."""
 
     def __init__(self, listing, moves=(), stashes=()):
         self.listing = listing
@@ -324,11 +297,8 @@ class Facts:
 
 
 def repository_reads(git, folder, dating=False):
-    """The git reads of one repository's state: the status listing, with HEAD in its first
-    header (every untracked file named, whatever status.showUntrackedFiles says; every
-    submodule looked into, whatever .gitmodules or diff.ignoreSubmodules says; the number of
-    stashes). To date the changes, also the reflogs of HEAD and of the stashes, which record
-    when git made each move rather than a date a commit carries."""
+    """The status listing with HEAD (every untracked file and submodule, the stashes), and to date
+    changes the reflogs of HEAD and the stashes."""
     reads = [git.argv(folder, "-c", "status.submoduleSummary=false", "status", "--porcelain=v2",
                       "-z", "--branch", "--no-ahead-behind", "--untracked-files=all",
                       "--ignore-submodules=none", "--show-stash")]
@@ -339,8 +309,7 @@ def repository_reads(git, folder, dating=False):
 
 
 def repository_facts(results):
-    """Facts from the finished reads; None when git could not run or this is no repository,
-    where there is nothing to guard."""
+    """Facts from the finished reads; None when git could not run or this is no repository."""
     status = results[0]
     if status is None or status[0] not in (0, TIMED_OUT):
         return None
@@ -350,8 +319,7 @@ def repository_facts(results):
 
 
 def reflog_moves(result):
-    """(commit, second) of each `<commit> <ref>@{<seconds>}` line; [] when the read failed. A
-    time that is not one counts as after every handoff."""
+    """(commit, second) of each reflog line; [] when the read failed."""
     if not result or result[0] != 0:
         return []
     moves = []
@@ -363,11 +331,10 @@ def reflog_moves(result):
 
 
 def parse_status(raw):
-    """`git status --porcelain=v2 -z` as (headers, changed, untracked): the header lines
-    (`# stash 2`), the changed entries as (code, path, original path or None), and the
-    untracked paths. Paths are relative to the top of the work tree; a code is two letters as
-    in the short format, a space where v2 writes a dot, then for a submodule what changed in
-    it (`SCMU`)."""
+    """`status --porcelain=v2 -z` as (headers, changed (code, path, original), untracked),
+    top-relative."""
+    if PARSED and PARSED[0] is raw:  # the baseline's and the marks' one reading
+        return PARSED[1]
     headers, changed, untracked = [], [], []
     fields = iter(raw.split(b"\0"))
     for field in fields:
@@ -377,8 +344,7 @@ def parse_status(raw):
         elif kind == b"# ":
             headers.append(field)
         elif kind in (b"1 ", b"2 ", b"u "):
-            # The path is the last of 9, 10 or 11 space-separated fields; a rename or copy
-            # carries its original path as the next field.
+            # The path is the last of 9, 10 or 11 fields; a rename's original is the next.
             parts = field.split(b" ", {b"1 ": 8, b"2 ": 9, b"u ": 10}[kind])
             original = next(fields, None) if kind == b"2 " else None
             if len(parts) > 8:
@@ -386,22 +352,21 @@ def parse_status(raw):
                 if parts[2].startswith(b"S"):
                     code += " " + parts[2].decode("ascii", "replace")
                 changed.append((code, parts[-1], original))
+    PARSED[:] = [raw, (headers, changed, untracked)]
     return headers, changed, untracked
 
 
+PARSED = []
+
+
 def change_time(info):
-    """When a path last changed here, in ns: the later of its modification time, which a copy
-    or an archive may set to any date, and its status-change time, which nothing but the
-    change itself sets (a write, a rename, a `touch`; on Windows the creation time)."""
+    """The later of mtime (a copy may set any) and ctime (only a change sets it), in ns."""
     return max(info.st_mtime_ns, info.st_ctime_ns)
 
 
 class Signer:
-    """Reads what tells an edit apart: the size and modification time of a listed path, so an
-    edit to a file that was already modified counts, and the time of a folder. Every path is
-    read relative to one open handle on the top of the repository. When asked to date, it also
-    keeps the latest change time of every path it reads and of each folder above one, up to
-    the top: a file moved, copied or unpacked with an old date lands in a folder that changed."""
+    """What tells an edit apart (size and mtime, a folder's time) from one handle on the top;
+    dating, the latest change time of each path and its folders."""
 
     def __init__(self, top, dating):
         self.top = top
@@ -456,8 +421,8 @@ class Signer:
         return b"%d" % seen
 
     def date_folders(self, path):
-        """The change times of the folders holding `path`, up to the top; a folder that is
-        gone is skipped, so a removal is dated by the nearest one still there."""
+        """The change times of the folders holding `path`, up to the top; a folder gone is
+        skipped."""
         folder = path
         while folder:
             folder = folder.rpartition(b"/")[0]
@@ -471,10 +436,7 @@ class Signer:
 
 
 class Part:
-    """One repository's share of a reading: the listing of the top of the work tree, or a
-    nested repository (its HEAD included). `digest` is None where git gave no answer in time,
-    or the repository lies past NESTED_REPOSITORIES or NESTED_DEPTH; `changed_ns` is the
-    latest change time seen in it, when dated."""
+    """One repository's share of a reading; `digest` None when unread or past the limits."""
 
     def __init__(self, key, path, digest, count=0, changed_ns=0):
         self.key = key
@@ -485,14 +447,14 @@ class Part:
 
 
 class Reading:
-    """The repository at one moment, as both hooks read it (§7.5): HEAD, HEAD's moves (when
-    dated) and the parts, the top's first. What a baseline records is `recorded()`, one line
-    whatever the tree holds."""
+    """The repository at one moment (§7.5): HEAD, its moves, the parts, the status listing;
+    `recorded()` is one line."""
 
-    def __init__(self, head, parts, moves=()):
+    def __init__(self, head, parts, moves=(), listing=None):
         self.head = head
         self.parts = parts
         self.moves = moves
+        self.listing = listing  # git's status listing, as read
 
     @property
     def count(self):
@@ -512,8 +474,7 @@ class Reading:
 
 
 def parse_baseline(data):
-    """The Reading a baseline recorded, or None for none or one of another format (an older
-    release's), which then counts as no baseline."""
+    """The Reading a baseline recorded, or None (none, or another release's)."""
     if not data:
         return None
     head, _, rest = data.rstrip(b"\n").partition(b"\0")
@@ -530,28 +491,16 @@ def parse_baseline(data):
     return Reading(None if head == "?" else head, parts)
 
 
-def new_digest():
-    """A 128-bit BLAKE2b: the C module behind hashlib's, without hashlib's start-up."""
-    try:
-        from _blake2 import blake2b
-    except ImportError:
-        from hashlib import blake2b
-    return blake2b(digest_size=16)
-
-
 def part_key(path):
-    """A nested repository's name in a baseline: a digest of its path, so the line stays one
-    line whatever the path holds."""
-    digest = new_digest()
+    """A nested repository's name in a baseline: a digest of its path."""
+    digest = shared.new_digest()
     digest.update(path)
     return digest.hexdigest()[:16].encode("ascii")
 
 
 def add_part(parts, key, path, folder, facts, dating, own_files=()):
-    """Append the part `facts` give of the repository at `folder`: unread when there are none
-    or git ran out of time. The digest covers the stash count, every entry with its signature,
-    and, for a nested repository, its HEAD; its own nested repositories are parts of their own,
-    whose paths are returned. No file is read, so the cost stays near git's own."""
+    """Append the part `facts` give of the repository at `folder`, each entry signed; returns its
+    nested repositories' paths."""
     if facts is None or facts.listing is None:
         parts.append(Part(key, path, None))
         return []
@@ -561,7 +510,7 @@ def add_part(parts, key, path, folder, facts, dating, own_files=()):
         changed = [entry for entry in changed if not entry[1].startswith(own_files)
                    or entry[2] is not None and not entry[2].startswith(own_files)]
         untracked = [listed for listed in untracked if not listed.startswith(own_files)]
-    digest = new_digest()
+    digest = shared.new_digest()
     if key != TOP:  # the top's HEAD is judged on its own (§7.6)
         digest.update((facts.head or "").encode("ascii", "replace"))
     digest.update(b"\0".join(h for h in headers if not h.startswith(b"# branch.")) + b"\0\0")
@@ -584,10 +533,8 @@ def add_part(parts, key, path, folder, facts, dating, own_files=()):
 
 
 def last_move_ns(moves, head=None):
-    """When the newest reflog entry was made, as the last ns of its second, so a move in the
-    handoff's own second counts as after it; 0 without one. Given the `head` it must be, a
-    reflog that does not end there (HEAD moved unlogged, or no reflog) dates it after every
-    handoff."""
+    """The newest reflog move's time (last ns of its second); 0 without; after every handoff when
+    not at `head`."""
     if head is not None and (not moves or moves[0][0] != head):
         return UNDATED
     return moves[0][1] * 10 ** 9 + 10 ** 9 - 1 if moves else 0
@@ -602,11 +549,8 @@ def signed(signer, path, nested):
 
 
 def sign_untracked(digest, signer, untracked, nested):
-    """Each untracked file with its size and time while there are at most UNTRACKED_SIGNED;
-    past that, reading every file would cost several times what git spends listing them, so
-    each is signed by the time of its folder: creating, removing or renaming a file moves it,
-    and so does every save by the harness's file tools, which replace the file. A nested
-    repository (a path ending in /) is always looked into."""
+    """Untracked files signed one by one up to UNTRACKED_SIGNED, past that by their folders'
+    times."""
     digest.update(b"\0\0")
     if len(untracked) <= UNTRACKED_SIGNED:
         for path in untracked:
@@ -620,11 +564,10 @@ def sign_untracked(digest, signer, untracked, nested):
             digest.update(b"%s\0%s\0" % (path, signed(signer, path, nested)))
 
 
-# --- the guard's view of one project -------------------------------------------------------------
+# --- the guard's view of one project ---
 
 class Guard:
-    """What the Stop guard knows of one project in one hook run: the git it runs, and where the
-    work tree's top, the baseline and the saving are."""
+    """What the Stop guard knows of one project in one hook run."""
 
     def __init__(self, project, started):
         self.project = project
@@ -636,10 +579,8 @@ class Guard:
         return start(repository_reads(self.git, self.project, dating))
 
     def reading(self, dating=False, reads=None):
-        """The repository's state now (a Reading), or None outside git. `reads` are the
-        started start_reads, when the caller started them early. Every git call, nested
-        ones included, ends by the deadline: what is not read by then is unread, never a
-        change."""
+        """The state now (a Reading), or None outside git; what is not read by the deadline is
+        unread, never a change."""
         if reads is None:
             reads = self.start_reads(dating)
         facts = repository_facts(finish(reads, self.git.deadline))
@@ -648,13 +589,16 @@ class Guard:
         parts = []
         nested = add_part(parts, TOP, b"", self.top, facts, dating, self.saving_prefixes())
         self.read_nested(nested, dating, 1, parts)
-        return Reading(facts.head, parts, facts.moves)
+        return Reading(facts.head, parts, facts.moves, facts.listing)
+
+    def current(self, reads):
+        """The reading of the reads session start began, finished once for all that ask."""
+        if not hasattr(self, "now"):
+            self.now = self.reading(reads=reads)
+        return self.now
 
     def read_nested(self, paths, dating, depth, parts):
-        """Append a part for each nested repository at `paths` (relative to the top), and for
-        the ones inside them, by the rule the top is read by and within the same deadline;
-        past NESTED_DEPTH a repository is not read, and past NESTED_REPOSITORIES one part
-        stands for all the rest."""
+        """A part for each nested repository, within the deadline and the limits."""
         for path in paths:
             if len(parts) > NESTED_REPOSITORIES:
                 if parts[-1].key != MORE:
@@ -668,8 +612,8 @@ class Guard:
             self.read_nested([path + b"/" + name for name in inner], dating, depth + 1, parts)
 
     def memory_path(self):
-        """(path, whether a folder): the memory folder, resolved, or the index file alone when
-        its folder holds the project itself (the index at the top, however it is spelled)."""
+        """(path, whether a folder): the memory folder, or the index alone when its folder holds the
+        project."""
         real_project = os.path.realpath(self.project)
         index = os.path.realpath(shared.index_path(real_project, self.env))
         folder = os.path.dirname(index)
@@ -680,9 +624,7 @@ class Guard:
         return (index, False) if holds_project else (folder, True)
 
     def saving_prefixes(self):
-        """The status paths of what saving writes, which is not the session's work (the
-        session-state files, the baselines, the hooks' bytecode, the memory), relative to the
-        top; a folder ends with "/". Paths outside the work tree are left out."""
+        """The top-relative status paths of what saving writes (a folder ends with "/")."""
         real_project = os.path.realpath(self.project)
         own = [(path, False) for path in shared.state_paths(real_project, self.env)]
         own.append((shared.baseline_path(real_project, self.env, None), False))
@@ -704,9 +646,8 @@ class Guard:
                                          shared.text_field(hook_input, "session_id"))
 
     def record_baseline(self, hook_input, reads):
-        """Snapshot the repository for this session's Stop hook, then forget baselines of
-        sessions that ended over a week ago."""
-        reading = self.reading(reads=reads)
+        """Snapshot the repository for this session's Stop hook; forget week-old baselines."""
+        reading = self.current(reads)
         if reading is None:
             return
         path = self.baseline(hook_input)
@@ -716,10 +657,8 @@ class Guard:
                                    os.path.dirname(transcript) if transcript else None)
 
     def commits_are_saving(self, old_head, new_head):
-        """Whether HEAD went from one commit to the other by saving alone: the old HEAD is
-        still an ancestor (no commit dropped), and at least one commit was added, each touching
-        the memory and nothing else. None when git did not answer in time; False when it
-        cannot say otherwise (an unborn HEAD, a commit gone)."""
+        """Whether HEAD moved by saving alone (commits added touching only the memory); None when
+        out of time."""
         if time.monotonic() >= self.git.deadline:
             return None
         try:
@@ -742,16 +681,218 @@ class Guard:
         return every > 0 and touching_memory == every and touching_the_rest == 0 and dropped == 0
 
 
-# --- the baseline ------------------------------------------------------------------------------
+# --- what the memory cannot vouch for (spec §4.5.7) ---
+#
+# context-budget.py reads the lines; git adds the merge rule and what became of cited paths.
+
+MARKS_SECONDS = 2.0  # git's share of a start whose state changed
+MARK_FILE_BYTES = 256 * 1024  # read of a memory file
+MARK_FILES = 20000
+MARK_CITED = 5000  # distinct cited paths
+DELETING_COMMITS = 32  # tree diffs for renames, a round
+RENAME_HOPS = 4  # rounds following a renamed path gone in turn
+
+
+def memory_marks(guard, reads):
+    """The marks session start shows; None outside git, out of time, or for no memory folder in the
+    project."""
+    reading = guard.current(reads)
+    folder, is_folder = guard.memory_path()
+    memory = shared.shown_path(os.path.realpath(guard.project), folder)
+    if reading is None or reading.listing is None or not is_folder or \
+            not shared.strictly_inside(folder, os.path.realpath(guard.project)):
+        return None
+    name, state = shared.cache_name("marks", guard.project), marks_state(guard, reading, memory)
+    kept = shared.account_cache(name)
+    if isinstance(kept, tuple) and len(kept) == 2 and kept[0] == state and isinstance(kept[1], list):
+        return kept[1]
+    git = Git(min(guard.git.deadline, time.monotonic() + MARKS_SECONDS))
+    marks = marks_now(guard, git, memory, reading.head or "")
+    if marks is not None:
+        shared.account_cache(name, (state, marks))
+    return marks
+
+
+def marks_state(guard, reading, memory):
+    """What the marks depend on, as a digest: HEAD, the memory folder, the status entries that can
+    change a memory file (signed) or a cited path or the merge rule, the settings."""
+    digest = shared.new_digest()
+    digest.update(("%s\0%s\0" % (reading.head, memory)).encode("utf-8", "surrogateescape"))
+    own = os.fsencode(os.path.relpath(os.path.join(guard.project, memory), guard.top)
+                      .replace(os.sep, "/") + "/")
+    _, changed, untracked = parse_status(reading.listing)
+    digest.update(b"\0".join(untracked))  # in one call: a million untracked files are common
+    signer = Signer(guard.top, False)
+    try:
+        for code, path, original in changed + [("?", p, None) for p in untracked
+                                               if p.startswith(own)]:
+            mine = path.startswith(own)
+            if mine or any(c in code for c in "ADRCU?") or path.endswith(b".gitattributes"):
+                digest.update(b"%s %s\0%s\0%s\0" % (code.encode("ascii", "replace"), path,
+                                                     original or b"-", mine and
+                                                     signer.signature(path) or b""))
+    finally:
+        signer.close()
+    for path, _ in shared.settings_files(guard.project, guard.env):
+        try:
+            info = os.stat(path)
+            digest.update(b"%d:%d\0" % (info.st_size, info.st_mtime_ns))
+        except (OSError, ValueError):
+            digest.update(b"-\0")
+    return digest.hexdigest()
+
+
+def marks_now(guard, git, memory, head):
+    """The marks afresh, reading only what changed since kept; None when git failed."""
+    name = shared.cache_name("verdicts", guard.project)
+    stored = shared.account_cache(name)
+    if not (isinstance(stored, tuple) and len(stored) == 2 and isinstance(stored[0], dict)
+            and isinstance(stored[1], dict)):
+        stored = ({}, {})
+    files = memory_files(guard, memory, stored[0])
+    leftovers = leftover_marks(git, guard, memory, files)
+    stale, fates = stale_marks(git, guard, memory, files, stored[1], head)
+    if leftovers is None or stale is None:
+        return None
+    if (files, fates) != stored:
+        shared.account_cache(name, (files, fates))
+    return sorted(leftovers + stale, key=lambda mark: (mark["file"], mark["line"]))
+
+
+def memory_files(guard, memory, kept):
+    """{name: (size, time, leftovers, citations)} of the memory's Markdown files, by the read
+    rule."""
+    project, env = guard.project, guard.env
+    index = os.path.basename(shared.index_path(project, env))
+    files = {}
+    for name, path, size, changed in memory_entries(os.path.join(project, *memory.split("/"))):
+        old = kept.get(name)
+        if isinstance(old, tuple) and len(old) == 4 and old[:2] == (size, changed):
+            if shared.why_not_read(project, env, path) is None:
+                files[name] = old
+            continue
+        text = shared.read_project_text(project, env, path, MARK_FILE_BYTES)[0]
+        if text is not None:
+            files[name] = (size, changed) + shared.file_verdicts(name, text, memory, name == index)
+    return files
+
+
+def memory_entries(folder):
+    """(name, path, size, time) of the Markdown files in `folder` and one down, never through a
+    link."""
+    found = []
+    for entry in shared.first_entries(folder)[0]:
+        inner = shared.first_entries(entry.path)[0] if entry.name[:1] != "." and \
+            shared.is_real_folder(entry) else [entry]
+        for each in inner:
+            try:
+                if each.name[:1] != "." and each.name.lower().endswith(".md") and \
+                        each.is_file(follow_symlinks=False):
+                    info = each.stat(follow_symlinks=False)
+                    found.append(((entry.name + "/" if each is not entry else "") + each.name,
+                                  each.path, info.st_size, info.st_mtime_ns))
+            except OSError:
+                continue
+    return sorted(found)[:MARK_FILES]
+
+
+def leftover_marks(git, guard, memory, files):
+    """Markers anywhere; the other leftovers where git merges by union. None when git failed."""
+    shown = dict((name, memory + "/" + name) for name in files)
+    asked = sorted(shown[name] for name, kept in files.items()
+                   if any(item[1] != "markers" for item in kept[2]))
+    listed = git.output(guard.project, "check-attr", "-z", "merge", "--", *asked) if asked else ""
+    if listed is None:
+        return None
+    fields = listed.split("\0")
+    union = set(fields[n] for n in range(0, len(fields) - 2, 3) if fields[n + 2] == "union")
+    return [{"file": shown[name], "line": line, "kind": kind, "first": first, "start": start,
+             "end": end} for name, kept in sorted(files.items())
+            for line, kind, first, start, end in kept[2]
+            if kind == "markers" or shown[name] in union]
+
+
+def stale_marks(git, guard, memory, files, fates, head):
+    """(marks of citations git shows gone after the line's date, the fates kept); None when git
+    failed."""
+    cited = {}
+    for name, kept in sorted(files.items()):
+        for line, path, date in kept[3]:
+            if path in cited or len(cited) < MARK_CITED:
+                cited.setdefault(path, []).append((memory + "/" + name, line, date))
+    exists = lambda path: os.path.lexists(os.path.join(guard.project, *path.split("/")))
+    gone = sorted(path for path in cited if not exists(path))
+    if gone and (fates.get("head") != head or fates.get("gone") != gone):
+        went = gone_from_git(git, guard, gone)
+        if went is None:
+            return None, fates
+        fates = {"head": head, "gone": gone, "renamed": went[0], "removed": went[1]}
+    marks = []
+    for path in gone:
+        fate = shared.fate_of(path, fates["renamed"], fates["removed"], exists)
+        for shown, line, date in cited[path] if fate else ():
+            if date is None or date < fate[1][1]:  # a line dated after the change knows of it
+                marks.append({"file": shown, "line": line, "kind": "gone", "path": path,
+                              "now": fate[0], "commit": fate[1][0], "date": fate[1][1]})
+    return marks, fates
+
+
+def gone_from_git(git, guard, paths):
+    """({old: (new, commit)}, {path: commit}) of missing paths on the first-parent line, renames
+    followed."""
+    prefix = os.path.relpath(guard.project, guard.top).replace(os.sep, "/") + "/"
+    prefix = "" if prefix == "./" else prefix
+    renamed, removed, wanted = {}, {}, sorted(set(paths))
+    for _ in range(RENAME_HOPS):
+        went = deleting_commits(git, guard.top, [prefix + path for path in wanted], prefix)
+        commits = sorted(set(went.values()) if went else (), key=lambda c: c[1], reverse=True)
+        diffs = git.run([git.argv(guard.top, "diff-tree", "-r", "-z", "-M", "--name-status",
+                                  "--diff-filter=R", "--no-ext-diff", "--no-textconv",
+                                  commit[0] + "~1", commit[0])
+                         for commit in commits[:DELETING_COMMITS]])
+        if went is None or any(result is None or result[0] != 0 for result in diffs):
+            return None
+        for commit, result in zip(commits, diffs):
+            fields = result[1].decode("utf-8", "surrogateescape").split("\0")
+            for old, new in zip(fields[1::3], fields[2::3]):  # status, old path, new path
+                old, new = old[len(prefix):], new[len(prefix):]
+                if any(went[p] == commit and (old + "/").startswith(p + "/") for p in went):
+                    renamed[old] = (new, commit)
+        removed.update((path, commit) for path, commit in went.items() if path not in renamed)
+        wanted = sorted(set(renamed[p][0] for p in went if p in renamed and not os.path.lexists(
+            os.path.join(guard.project, renamed[p][0]))) - set(renamed) - set(removed))
+        if not wanted:
+            break
+    return renamed, removed
+
+
+def deleting_commits(git, top, paths, prefix):
+    """{path: (hash, date)} of the newest first-parent commit that took each path out."""
+    out = git.output(top, "log", "--first-parent", "-m", "--no-renames", "--diff-filter=D",
+                     "--name-only", "--no-ext-diff", "--no-textconv", "-z",
+                     "--format=%x1e%h%x1f%cs", "--", *paths)
+    if out is None:
+        return None
+    went = {}
+    for record in out.split("\x1e")[1:]:
+        header, _, body = record.partition("\0")
+        commit = tuple(header.strip("\n").split("\x1f"))
+        for name in body.strip("\n").split("\0"):
+            for path in paths:
+                if len(commit) == 2 and (name.strip("\n") + "/").startswith(path + "/"):
+                    went.setdefault(path[len(prefix):], commit)
+    return went
+
+
+# --- the baseline ---
 
 def read_baseline(path):
     return shared.read_plain_file(path, 64 * 1024)
 
 
 def write_inside_claude_folder(project, path, data):
-    """Atomic write of a baseline that refuses any target outside <project>/.claude, or over a
-    file that is not a baseline (see lands_on_its_own_file), and replaces, never follows, a
-    symlink planted at the target. Returns whether the data landed."""
+    """Atomic write of a baseline inside <project>/.claude, never over a non-baseline or through a
+    link."""
     folder = os.path.dirname(os.path.abspath(path))
     allowed = os.path.join(os.path.realpath(project), ".claude")
     real_folder = os.path.realpath(folder)
@@ -784,10 +925,7 @@ def write_inside_claude_folder(project, path, data):
 
 
 def lands_on_its_own_file(path):
-    """Whether writing a baseline at `path` lands on nothing, on a symlink (replaced, never
-    followed), or on a baseline: a regular file that starts as every state does. A writer
-    must never land on a file it did not create: MCP_BASELINE naming a hook or a settings
-    file would make that file the baseline itself."""
+    """Whether a baseline at `path` lands on nothing, a link (replaced) or a baseline."""
     try:
         info = os.lstat(path)
     except FileNotFoundError:
@@ -800,10 +938,8 @@ def lands_on_its_own_file(path):
 
 
 def forget_stale_baselines(current, shared_path, transcript_folder):
-    """Baselines of sessions that ended over a week ago, and temporary files a crash left
-    behind. Only what a hook could have written goes: a file named `<baseline>.<session id>`
-    (or its temporary `.<pid>.tmp`) that holds a state or nothing. A session whose transcript
-    changed within the week is still going, however old its baseline."""
+    """Week-old baselines of ended sessions and a crash's temporary files, when they hold a state or
+    nothing."""
     prefix = os.path.basename(shared_path) + "."
     cutoff = time.time() - BASELINE_RETENTION_SECONDS
     try:
@@ -824,8 +960,7 @@ def forget_stale_baselines(current, shared_path, transcript_folder):
 
 
 def baseline_name(suffix):
-    """(session id, whether a temporary file) for `<id>`, `<id>.<pid>.tmp` or, the shared
-    baseline's temporary file, `<pid>.tmp` (id ""); (None, False) for any other name."""
+    """(session id, whether temporary) of a baseline's suffix; (None, False) for another name."""
     parts = suffix.split(".")
     if len(parts) == 2 and parts[0].isdigit() and parts[1] == "tmp":
         return "", True
@@ -853,11 +988,11 @@ def session_is_alive(transcript_folder, session, cutoff):
         return False
 
 
-# --- the account of the work since the save (§7.6) ----------------------------------------------
+# --- the account of the work since the save (§7.6) ---
 
 class Outcome:
-    """A row's answer: the verdict, the reading the baseline is to become (None: it stays),
-    and the parts whose work up to this stop could not be checked (§7.6, "could not read")."""
+    """A row's answer: the verdict, the reading the baseline becomes, the parts not checked
+    (§7.6)."""
 
     def __init__(self, verdict, record=None, unchecked=()):
         self.verdict = verdict
@@ -878,9 +1013,7 @@ def guard_the_stop(project, started):
     message = instructions(project, shared.handoff_time(project, os.environ))
     if shared.harness(hook_input) == "claude":
         return BLOCK, out, message
-    # Codex CLI and Gemini CLI take a JSON decision with exit 0 (Gemini reports an exit 2 as a
-    # failed hook besides), so under them the hook never exits 2, which a wrapper that cannot
-    # find the hook must not be mistaken for either.
+    # Codex CLI and Gemini CLI take a JSON decision with exit 0 (Gemini calls exit 2 a failure).
     return LET_STOP, out + '{"decision": "block", "reason": %s}\n' % shared.json_string(message), ""
 
 
@@ -902,8 +1035,8 @@ def decide(guard, hook_input):
 
 
 def settle(guard, path, hook_input, recorded, current, outcome):
-    """Write the baseline the outcome asks for (only now that the verdict is known, so a hook
-    killed on the way loses no block), then say what the user must hear."""
+    """Write the baseline the outcome asks for, only once the verdict is known, then say what the
+    user must hear."""
     transcript = shared.text_field(hook_input, "transcript_path")
     deadline = guard.git.deadline
     if outcome.record is None or write_inside_claude_folder(guard.project, path,
@@ -912,8 +1045,7 @@ def settle(guard, path, hook_input, recorded, current, outcome):
                 not already_told(transcript, UNREAD_MARK, deadline):
             return LET_STOP, unread_notice(outcome.unchecked)
         return outcome.verdict, None
-    # A block that cannot advance the baseline would repeat at every stop: the stop goes
-    # through, and the user learns that the guard is blind here.
+    # A block that cannot advance the baseline would repeat: the stop passes, the user is told.
     blind = outcome.verdict == BLOCK or recorded is None and current.count
     if blind and not already_told(transcript, NOTICE_MARK, deadline):
         return LET_STOP, cannot_record_notice(guard, path)
@@ -935,8 +1067,7 @@ def weigh(guard, recorded, current):
         return Outcome(BLOCK, record)
     if saving is None:
         record.head = recorded.head  # git could not judge the move in time: judged next stop
-    # A part without a reading at either end (not read now, or not when the baseline was
-    # taken, or past the limits) cannot be checked at this stop.
+    # A part without a reading at either end cannot be checked at this stop.
     unchecked = [part for part in current.parts
                  if part.digest is None or before.get(part.key) is None]
     unchanged = record.recorded() == recorded.recorded()
@@ -944,8 +1075,8 @@ def weigh(guard, recorded, current):
 
 
 def merged(recorded, current):
-    """The current reading, where a part it could not read keeps the recorded one: what could
-    not be read is judged when it next is, never taken as changed or as unchanged."""
+    """The current reading, a part it could not read keeping the recorded one: judged when next
+    read."""
     if recorded is None:
         return current
     if current.head is None:  # the top unread: nothing is known now
@@ -957,10 +1088,8 @@ def merged(recorded, current):
 
 
 def weigh_fresh_handoff(guard, recorded, current):
-    """The rows for a handoff written within the throttle window that no baseline has taken in
-    yet: the stop passes. When the handoff saw every change since the baseline, the baseline
-    moves to the current state, so what it saved is not asked for once the window ends; when
-    something changed after it, nothing moves, and that work is asked for then."""
+    """A handoff within the throttle: the stop passes; the baseline moves only when the handoff saw
+    every change."""
     handoff_ns = handoff_change_time(guard)
     if handoff_ns is None or not handoff_covers(guard, handoff_ns, recorded, current):
         return Outcome(LET_STOP)
@@ -968,8 +1097,7 @@ def weigh_fresh_handoff(guard, recorded, current):
 
 
 def handoff_change_time(guard):
-    """When the session-state file last changed here: replacing it (as the harness's Write tool
-    saves) also changes its folder, at the same moment."""
+    """When the session-state file last changed here."""
     try:
         return change_time(os.stat(shared.state_path(guard.project, guard.env)))
     except (OSError, ValueError):
@@ -977,10 +1105,8 @@ def handoff_change_time(guard):
 
 
 def handoff_covers(guard, handoff_ns, recorded, current):
-    """Whether every change since the baseline happened before the handoff was written, each
-    judged by when it happened here: a path by its own change time and its folders', a nested
-    repository also by when its HEAD moved, HEAD by the reflog. A part not read now keeps its
-    recorded reading and is judged when it is read."""
+    """Whether every change since the baseline happened before the handoff, judged by when it
+    happened here."""
     if current.head is None:
         return False
     before = recorded.digests() if recorded is not None else {}
@@ -992,9 +1118,7 @@ def handoff_covers(guard, handoff_ns, recorded, current):
 
 
 def head_covered(guard, handoff_ns, recorded, current):
-    """Whether HEAD holds no work the handoff did not see: from the baseline's HEAD, which is
-    older than the handoff, or from the commit HEAD was on when the handoff was written (the
-    reflog's answer), it is where it was or moved since by saving alone."""
+    """Whether HEAD stayed or moved by saving alone since the baseline's HEAD or the handoff's."""
     for before in (recorded.head if recorded is not None else None, head_at(current, handoff_ns)):
         if before is not None and (before == current.head or guard.commits_are_saving(
                 before, current.head) is True):
@@ -1003,9 +1127,7 @@ def head_covered(guard, handoff_ns, recorded, current):
 
 
 def head_at(current, handoff_ns):
-    """The commit HEAD was on when the handoff was written: that of the newest move the reflog
-    dates before the handoff's second (a move within that second counts as after it). None
-    when the reflog cannot say: it holds no such move, or its newest entry is not HEAD."""
+    """The commit HEAD was on at the handoff, by the reflog; None when it cannot say."""
     if not current.moves or current.moves[0][0] != current.head:
         return None
     second = handoff_ns // 10 ** 9
@@ -1015,14 +1137,11 @@ def head_at(current, handoff_ns):
     return None
 
 
-# --- what the harness sent, and what the user and the agent are told -----------------------------
+# --- what the harness sent, and what the user and the agent are told ---
 
 def stop_hook_active(hook_input):
-    """True when the harness is already continuing because a stop hook blocked. Lenient on
-    purpose: a misspelt true must never turn into a loop. Under Gemini CLI, also a stop that
-    ends the continuation this guard's block started: Gemini says stop_hook_active false again
-    once the continuation ran a tool, but its transcript then holds the block's message as the
-    last text of a user turn."""
+    """Whether the harness continues from a block (a misspelt true must not loop; under Gemini, the
+    transcript says)."""
     value = hook_input.get("stop_hook_active")
     if isinstance(value, str):
         flagged = value.strip().lower() in ("true", "yes", "1")
@@ -1035,9 +1154,7 @@ def stop_hook_active(hook_input):
 
 
 def last_user_text(transcript):
-    """The last text part of a user turn in a Gemini transcript (JSON lines; a tool's response
-    is a user turn without text and is passed over), read from its last TRANSCRIPT_TAIL bytes,
-    where a line cut by the start does not parse; None when there is none or it cannot be read."""
+    """The last text of a user turn in a Gemini transcript's tail, or None."""
     try:
         if transcript is None or not stat.S_ISREG(os.stat(transcript).st_mode):
             return None
@@ -1056,8 +1173,7 @@ def last_user_text(transcript):
 
 
 def instructions(project, written_ns):
-    """The block's message: why it blocks (no handoff yet, an old one, or one dated ahead of
-    the clock) and what to do, naming the path the handoff is to be written to."""
+    """The block's message: why, and what to do, with the handoff's path."""
     env = os.environ
     wanted = env.get("MCP_SESSION_STATE") or shared.DEFAULT_STATE
     memory = os.path.dirname(env.get("MCP_MEMORY_INDEX") or shared.DEFAULT_INDEX) or "."
@@ -1081,8 +1197,8 @@ def instructions(project, written_ns):
 
 
 def unread_notice(parts):
-    """What the user is told, once per session, when part of the repository had no reading to
-    compare with, now or when the baseline was taken: its work was not checked."""
+    """What the user is told once per session when part of the repository had no reading to compare
+    with."""
     names = [shown_part(part) for part in parts]
     return ("[memory-context-protocol] " + UNREAD_MARK + " %s, at this stop or when this "
             "session's baseline was taken (git gave no answer within %d seconds, or it lies past "
@@ -1100,8 +1216,7 @@ def shown_part(part):
 
 
 def cannot_record_notice(guard, path):
-    """What the user is told when the guard cannot keep its baseline, and so cannot ask for a
-    handoff: the path, and why writing there is refused."""
+    """What the user is told when the guard cannot keep its baseline."""
     return ("[memory-context-protocol] " + NOTICE_MARK + " at %s (the hooks write only inside "
             "the project's .claude/ folder, never through a symbolic link and never over a file "
             "that is not a baseline), so it cannot ask for a handoff in this project. Make "
@@ -1111,10 +1226,7 @@ def cannot_record_notice(guard, path):
 
 
 def already_told(transcript, notice_mark, deadline):
-    """Whether this session's transcript already holds the notice, which the harness records
-    with the hook's output: the user is told once per session, not at every stop. Read in
-    chunks from the start, where the first notice usually is, until the deadline; a transcript
-    that cannot be read counts as not told."""
+    """Whether the transcript holds the notice already (once per session); unreadable: not told."""
     mark = notice_mark.encode("ascii")
     try:
         if transcript is None or not stat.S_ISREG(os.stat(transcript).st_mode):
@@ -1133,11 +1245,10 @@ def already_told(transcript, notice_mark, deadline):
     return False
 
 
-# --- pruning merged agent worktrees (§7.7) ------------------------------------------------------
+# --- pruning merged agent worktrees (§7.7) ---
 
 def prune(project, env, session_dirs=(), deadline=None):
-    """Remove merged, clean, unused agent worktrees by `deadline` (time.monotonic()); the lines
-    to show, or [] when nothing was removed."""
+    """Remove merged, clean, unused agent worktrees by `deadline`; the lines to show."""
     worktree_dir = os.path.join(project, env.get("MCP_WORKTREE_DIR") or ".claude/worktrees")
     if not os.path.isdir(worktree_dir) or leads_out_of(project, worktree_dir):
         return []
@@ -1169,11 +1280,8 @@ def prune(project, env, session_dirs=(), deadline=None):
 
 
 def listed_worktrees(git, project):
-    """Every worktree git knows, one dict each, and whether the listing is exact.
-    `--porcelain -z` (git 2.36 and later) ends each field with NUL, so a path holding a newline
-    stays one path. Older gits reject -z and print paths raw, one field a line: a newline in a
-    path can then make up a whole entry, so that listing is used only with each candidate
-    confirmed from inside its own folder (see is_what_git_listed)."""
+    """Every worktree git knows, and whether exactly (`-z`, git 2.36+; else each confirmed by
+    is_what_git_listed)."""
     fields = git.run([git.argv(project, "worktree", "list", "--porcelain", "-z")])[0]
     if fields is None or fields[0] == TIMED_OUT:
         return [], True
@@ -1205,9 +1313,7 @@ def parsed_listing(listing, separator):
 
 
 def is_what_git_listed(git, worktree):
-    """Whether the worktree's own folder agrees with its entry: it is the top of a checkout
-    whose HEAD is the listed commit on the listed branch. An entry made up by a newline in
-    another path names a folder whose checkout says otherwise, or no checkout at all."""
+    """Whether the worktree's folder agrees with its entry: an entry a newline made up does not."""
     answer = git.output(worktree["path"], "rev-parse", "--show-prefix", "HEAD",
                         "--symbolic-full-name", "HEAD")
     return answer == "\n%s\nrefs/heads/%s\n" % (worktree["head"], worktree["branch"])
@@ -1225,9 +1331,7 @@ def lies_inside(path, folder):
 
 
 def leads_out_of(project, folder):
-    """Whether a folder named inside the project resolves outside it: a link committed in
-    place of .claude/worktrees would make the user's own worktrees beside the checkout look
-    like agent worktrees. A folder the user named outside the project is the user's choice."""
+    """Whether a folder named inside the project resolves outside it (a committed link)."""
     named = os.path.normpath(os.path.abspath(folder))
     top = os.path.abspath(project)
     named_inside = named == top or named.startswith(top.rstrip(os.sep) + os.sep)
@@ -1249,8 +1353,8 @@ def is_candidate(worktree, worktree_dir, session_dirs):
 
 
 def base_branch(git, project, env):
-    """The branch that work lands on, as a ref git can resolve: MCP_BASE_BRANCH, else the
-    remote's HEAD, else init.defaultBranch, else whichever of main and master exists."""
+    """The branch work lands on: MCP_BASE_BRANCH, the remote's HEAD, init.defaultBranch, or main or
+    master."""
     named = (env.get("MCP_BASE_BRANCH") or "").strip()
     if named:
         return named
@@ -1282,15 +1386,12 @@ def merged_branches(git, project, base):
 
 
 def holds_nothing_of_its_own(git, worktree, base):
-    """Nothing that removal would destroy: no operation under way, no change, no untracked or
-    ignored file, no file git was told not to look at, no ref of its own, and no commit that
-    only the worktree's reflogs reach."""
+    """Nothing removal would destroy: no operation, change, untracked, ignored or hidden file, ref
+    or commit."""
     path = worktree["path"]
     if has_an_operation_under_way(path):
         return False
-    # --untracked-files=normal overrides a status.showUntrackedFiles=no that would hide them.
-    # One entry is enough to keep the worktree: an untracked or ignored folder (node_modules)
-    # is named once, not walked file by file, which took seconds and the whole budget.
+    # =normal overrides showUntrackedFiles=no, and names a folder once instead of each file.
     status = git.run([git.argv(path, "status", "--porcelain", "--ignored=matching",
                                "--untracked-files=normal", "-z")])[0]
     if status is None or status[0] != 0 or status[1].strip(b"\0"):
@@ -1300,27 +1401,22 @@ def holds_nothing_of_its_own(git, worktree, base):
 
 
 def has_an_operation_under_way(path):
-    """A merge, cherry-pick, revert, rebase, `git am` or bisect stopped half-way keeps what is
-    left to do in the worktree's folder in .git, while its files and HEAD may look untouched:
-    removal would take that state with it."""
+    """A merge, rebase, bisect or the like stopped half-way keeps its state in the worktree's admin
+    folder."""
     admin = admin_folder(path)
     return admin is None or any(os.path.lexists(os.path.join(admin, name))
                                 for name in OPERATIONS_UNDER_WAY)
 
 
 def has_refs_of_its_own(git, path):
-    """Refs kept per worktree (refs/worktree/*, and refs/bisect/* and refs/rewritten/* of a
-    bisect or rebase under way) live in the worktree's folder in .git and go with it: a commit
-    only they reach would be lost to the next gc. Someone made each one on purpose: keep it."""
+    """Per-worktree refs go with the worktree and were made on purpose: keep it."""
     listing = git.output(path, "for-each-ref", "--count=1", "--format=%(refname)",
                          "refs/worktree/", "refs/bisect/", "refs/rewritten/")
     return listing is None or bool(listing.strip())
 
 
 def has_hidden_files(git, path):
-    """Files marked assume-unchanged (a lower-case tag), or skip-worktree (S) and present on
-    disk: status does not report their edits, and removal would delete them. A sparse
-    checkout marks every file it leaves out skip-worktree; those are not there to lose."""
+    """Files assume-unchanged, or skip-worktree and present: status hides their edits."""
     listing = git.output(path, "ls-files", "-v", "-z")
     if listing is None:
         return True
@@ -1332,8 +1428,7 @@ def has_hidden_files(git, path):
 
 
 def has_commits_only_reflogs_reach(git, worktree, base):
-    """A commit reset away in the worktree lives on in its HEAD and branch reflogs, which
-    removal deletes; keep the worktree while any such commit is missing from the base branch."""
+    """A commit reset away lives on in the reflogs removal deletes."""
     listing = git.output(worktree["path"], "log", "-g", "--format=%H", "HEAD",
                          "refs/heads/" + worktree["branch"])
     if listing is None:
@@ -1348,8 +1443,7 @@ def has_commits_only_reflogs_reach(git, worktree, base):
 
 
 def was_used_lately(worktree, now):
-    """Whether git recorded activity in the worktree within the hour: its folder in the main
-    repository's .git made or touched, its HEAD moved or its index written."""
+    """Whether git recorded activity within the hour: its admin folder, HEAD or index touched."""
     admin = admin_folder(worktree["path"])
     if admin is None:
         return True  # cannot tell: keep it
@@ -1363,10 +1457,7 @@ def was_used_lately(worktree, now):
 
 
 def folders_processes_stand_in(paths, deadline):
-    """Those of `paths` that a running process has its working directory in: a session, a
-    shell or a server started there, however long git has not seen it write. Where the
-    platform lists no working directories (macOS, Windows) none is known to be occupied and
-    the hour of use is the only sign; where the list cannot be read in time, all are."""
+    """Those of `paths` a process works in; all when the list is not read in time."""
     if not paths:
         return set()
     directories = working_directories_of_processes(deadline)
@@ -1383,10 +1474,7 @@ def folders_processes_stand_in(paths, deadline):
 
 
 def working_directories_of_processes(deadline):
-    """The working directory of every process this user may see, as Linux lists them: the
-    link /proc/<pid>/cwd, which the kernel keeps resolved, so one readlink per process.
-    [] where the platform has no such list; None when it could not be read to its end within
-    PROCESS_SCAN_SECONDS (cannot tell)."""
+    """Each process's /proc/<pid>/cwd (Linux); [] elsewhere; None when not read in time."""
     try:
         os.readlink("/proc/self/cwd")
     except (OSError, AttributeError, NotImplementedError):
@@ -1423,10 +1511,8 @@ def first_line(path):
 
 
 def branches_under_way(git, project):
-    """The branches a rebase or a bisect in any worktree returns to when it ends. Both detach
-    HEAD while they run, so the worktree list names no branch there, yet git counts that branch
-    as checked out: deleting it would leave the rebase nothing to finish on. None when the
-    repository's .git cannot be found (cannot tell)."""
+    """The branches a rebase or bisect returns to (git counts them checked out); None when
+    unknown."""
     common = git.output(project, "rev-parse", "--git-common-dir")
     if not common or not common.strip():
         return None
@@ -1451,10 +1537,8 @@ def branches_under_way(git, project):
 
 
 def remove_worktree(git, project, worktree, branch_is_shared):
-    """`git worktree remove` (without --force, so git's own refusals stand), started only with
-    time to spare and given a grace period past the deadline: a half-done removal leaves a
-    half-deleted folder behind. The `git status` it runs in the worktree reads that worktree's
-    config too, so its drivers are switched off as well."""
+    """`git worktree remove` without --force, begun only with time to spare, given a grace period to
+    finish."""
     if git.deadline - time.monotonic() < REMOVAL_START_SECONDS:
         return False
     grace = git.deadline + REMOVAL_GRACE_SECONDS
@@ -1470,8 +1554,7 @@ def remove_worktree(git, project, worktree, branch_is_shared):
 
 
 def shown_name(name):
-    """A folder name fit for one line of text: bytes that are not UTF-8 and control characters
-    (a newline, an escape sequence) each become `?`."""
+    """A folder name fit for one line: what is not UTF-8 or is a control character as `?`."""
     return "".join("?" if ord(c) < 32 or 127 <= ord(c) < 160 or 0xD800 <= ord(c) < 0xE000 else c
                    for c in name)
 
