@@ -438,15 +438,12 @@ class MemoryFolder(object):
         self.read_in_part = []
 
 
-# The instruction files an agent loads for the folder that holds them: Claude Code's CLAUDE.md
-# and CLAUDE.local.md, Codex CLI's AGENTS.md, Gemini CLI's GEMINI.md. In a memory folder such a
-# file is the folder's rules (how to keep the memory), read by the harness whenever the agent
-# works there: not a note, so never undated, never an orphan, never a note's lint.
-FOLDER_RULE_FILES = frozenset(("claude.md", "claude.local.md", "agents.md", "gemini.md"))
-
-
 def is_folder_rule(name):
-    return name.lower() in FOLDER_RULE_FILES
+    """An instruction file an agent loads for the folder that holds it (Claude Code's CLAUDE.md
+    and CLAUDE.local.md, Codex CLI's AGENTS.md, Gemini CLI's GEMINI.md): in a memory folder, the
+    folder's rules, read by the harness whenever the agent works there: not a note, so never
+    undated, never an orphan, never a note's lint. The hooks list no note of these names."""
+    return name.lower() in BUDGET.NOT_NOTES and name.lower() != "readme.md"
 
 
 def memory_files(project, env, folder, index_path, findings):

@@ -1273,7 +1273,7 @@ def prune(project, env, session_dirs=(), deadline=None):
         if holds_nothing_of_its_own(git, worktree, base) \
                 and remove_worktree(git, project, worktree, branch_shared):
             checked_out.remove(worktree["branch"])
-            removed.append(shown_name(os.path.basename(worktree["path"])))
+            removed.append(os.path.basename(worktree["path"]))  # the injection makes it printable
     if not removed:
         return []
     return ["pruned %d merged agent worktree(s): %s" % (len(removed), ", ".join(removed))]
@@ -1320,22 +1320,14 @@ def is_what_git_listed(git, worktree):
 
 
 def lies_inside(path, folder):
-    """Whether path is folder or below it, compared by components after resolving links."""
-    path, folder = os.path.realpath(path), os.path.realpath(folder)
-    if os.name == "nt":
-        path, folder = os.path.normcase(path), os.path.normcase(folder)
-    try:
-        return os.path.commonpath([path, folder]) == folder
-    except ValueError:  # different drives
-        return False
+    """Whether path is folder or below it, compared after resolving links."""
+    return shared.lies_within(os.path.realpath(path), os.path.realpath(folder))
 
 
 def leads_out_of(project, folder):
     """Whether a folder named inside the project resolves outside it (a committed link)."""
-    named = os.path.normpath(os.path.abspath(folder))
-    top = os.path.abspath(project)
-    named_inside = named == top or named.startswith(top.rstrip(os.sep) + os.sep)
-    return named_inside and not lies_inside(folder, project)
+    return shared.lies_within(os.path.normpath(os.path.abspath(folder)),
+                              os.path.abspath(project)) and not lies_inside(folder, project)
 
 
 def is_candidate(worktree, worktree_dir, session_dirs):
@@ -1551,12 +1543,6 @@ def remove_worktree(git, project, worktree, branch_is_shared):
         git.run([git.argv(project, "update-ref", "-d", "refs/heads/" + worktree["branch"],
                           worktree["head"])], grace)
     return True
-
-
-def shown_name(name):
-    """A folder name fit for one line: what is not UTF-8 or is a control character as `?`."""
-    return "".join("?" if ord(c) < 32 or 127 <= ord(c) < 160 or 0xD800 <= ord(c) < 0xE000 else c
-                   for c in name)
 
 
 if __name__ == "__main__":

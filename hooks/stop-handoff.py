@@ -157,6 +157,8 @@ def main():
     project = shared.project_dir()
     if project is None or shared.stop_may_pass_at_once(project, os.environ):
         return 0
+    # The block names where to save: never a place a file of the repository chose outside it.
+    shared.adopt_the_trusted_environment(project, shared.text_field(shared.read_hook_input(), "cwd"))
     git = load_sibling("prune-worktrees.py")
     git.uses(shared)
     code, out, err = git.guard_the_stop(project, STARTED)

@@ -296,6 +296,24 @@ def test_a_line_dated_on_or_after_the_change_knew_of_it_whatever_its_words(moved
     assert [m["path"] for m in marks_of(moved)] == ["src/lex.py"]
 
 
+def test_only_what_the_format_states_as_true_now_is_marked(moved):
+    """A mark tells the agent not to take a line as written: so only the lines the format
+    states as true now are judged, the index's lines and dated facts. Prose, a record's entry
+    (`**Impact:**` under a decision), or any line of a file named as a log or by its day may
+    tell what held then, and a mark there would have history rewritten."""
+    write(moved / "memory" / "MEMORY.md", "# Index\n- Parsing starts at `src/parse.py`.\n")
+    write(moved / "memory" / "decisions.md",
+          "# Decisions\n\n### Parser entry\n- **Impact:** `src/parse.py`, `src/lex.py`\n\n"
+          "The lexer lived in `src/lex.py` until it went.\n")
+    write(moved / "memory" / "sessions" / "20261002-103257-parser.md",
+          "# Session\n\n- 2026-10-02: read `src/parse.py` and `src/lex.py`.\n")
+    write(moved / "memory" / "setup_2026_10_02.md", "# Setup\n\n- 2026-10-02: `src/lex.py`.\n")
+    marked = sorted((m["file"], m["path"]) for m in marks_of(moved))
+    assert marked == [("memory/MEMORY.md", "src/parse.py"),
+                      ("memory/parser/entry.md", "src/parse.py"),
+                      ("memory/parser/lexer.md", "src/lex.py")]
+
+
 def test_a_project_in_a_subfolder_of_the_repository_follows_its_own_paths(moved):
     app = moved / "app"
     write(app / "lib" / "core.py", "x = 1\n")
@@ -562,10 +580,11 @@ def test_check_says_which_findings_session_starts_marks_show(moved):
     write(moved / "memory" / "bare.md", "# Bare\n\n- 2026-10-01: `lex.py` held the lexer.\n")
     git(moved, "add", "-A")
     git(moved, "commit", "-q", "-m", "more memory")
-    findings = HEALTH.memory_health(str(moved), {})["findings"]
+    asked = {"MCP_HEALTH_CHECKS": "missing-path"}  # a check that runs when asked
+    findings = HEALTH.memory_health(str(moved), asked)["findings"]
     shown = dict(((f["file"], f["check"]), f["at_session_start"]) for f in findings)
     assert shown[("memory/retry.md", "diverged-fact")] is True
     assert shown[("memory/parser/entry.md", "missing-path")] is True
     assert shown[("memory/bare.md", "missing-path")] is False  # a bare name: --check's alone
-    without = HEALTH.memory_health(str(moved), {}, preview=False)["findings"]
+    without = HEALTH.memory_health(str(moved), asked, preview=False)["findings"]
     assert not [f for f in without if f["at_session_start"] and f["check"] == "missing-path"]

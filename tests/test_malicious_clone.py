@@ -283,6 +283,23 @@ def test_a_committed_settings_env_cannot_point_the_hooks_outside(origin, name, v
     assert POINTER in text and HANDOFF in text  # the defaults apply
 
 
+@pytest.mark.parametrize("value", ["../outside/handoff.md", "~/.bashrc", "/tmp/anywhere.md"])
+def test_a_committed_settings_env_cannot_aim_the_saves_block_outside(origin, value):
+    """The Stop guard's block tells the agent where to write the handoff, without asking the
+    user: a path a file of the repository set may not lead it to write outside the project."""
+    origin.settings({"permissions": {"deny": list(TEMPLATE_DENY_RULES)},
+                     "env": {"MCP_SESSION_STATE": value}})
+    origin.commit()
+    clone = origin.clone()
+    start(clone, env={"MCP_SESSION_STATE": value})
+    (clone / "README.md").write_text("work of the session\n", encoding="utf-8")
+    done, _ = run_in(clone, "stop-handoff.py", stdin=hook_input(clone, hook_event_name="Stop"),
+                     env={"MCP_SESSION_STATE": value})
+    message = done.stderr.decode("utf-8")
+    assert done.returncode == 2 and "write .session-state.md with" in message
+    assert value not in message
+
+
 def test_a_path_the_user_sets_may_lead_outside_the_project(origin):
     """The same variable set by the user, not by the repository: the user's own choice."""
     outside = origin.root / "outside" / "handoff.md"

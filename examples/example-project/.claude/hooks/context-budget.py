@@ -66,7 +66,8 @@ __all__ = (
     "project_setting_origin", "read_project_text", "PROJECT_SETTINGS_FILES",
     "hidden_spans", "fenced_blocks", "markdown_links", "link_spans", "is_relative_file_link",
     "frontmatter_end", "visible_lines", "is_silenced", "named_list", "entry_name",
-    "first_entries", "notes_in", "is_real_folder", "instruction_file", "auto_memory_index",
+    "first_entries", "notes_in", "NOT_NOTES", "adopt_the_trusted_environment", "is_real_folder",
+    "instruction_file", "auto_memory_index",
     "auto_memory_load", "first_lost_entries", "overflow_cause", "home_shown",
     "budget_points", "memory_defects", "format_report", "refused_reads", "injection_for",
     "in_the_harness_form", "write_text_to", "keep_the_hook_folder_off_the_import_path",
@@ -547,14 +548,19 @@ def first_entries(folder):
     return entries, False
 
 
+# Files of a memory folder that are no note: a README explains the folder to people, and the
+# instruction files an agent loads for the folder that holds them are its rules.
+NOT_NOTES = frozenset(("readme.md", "claude.md", "claude.local.md", "agents.md", "gemini.md"))
+
+
 def notes_in(folder):
-    """(the sorted names of a folder's Markdown notes, no README or dot file; whether it holds
+    """(the sorted names of a folder's Markdown notes, no NOT_NOTES or dot file; whether it holds
     more)."""
     entries, more = first_entries(folder)
     names = []
     for entry in entries:
         name = entry.name
-        if name.startswith(".") or name.lower() == "readme.md" or not name.lower().endswith(".md"):
+        if name[:1] == "." or name.lower() in NOT_NOTES or not name.lower().endswith(".md"):
             continue
         try:
             if entry.is_file(follow_symlinks=False):
@@ -957,6 +963,10 @@ def project_setting_origin(project, name, value=None):
 
 
 def leads_inside(project, value):
+    """Inside the project however it is read: by its spelling, through links, and by an agent or
+    a shell that expands `~` and variables."""
+    if value[:1] == "~" or "$" in value or "%" in value:
+        return False
     path = os.path.join(project, value)
     return (lies_within(os.path.normpath(os.path.abspath(path)), os.path.abspath(project))
             and lies_within(os.path.realpath(path), os.path.realpath(project)))
@@ -973,6 +983,21 @@ def trusted_environment(project, env, cwd=None):
         if home:
             trusted["HOME"] = home
     return trusted, [line for _, line in refused]
+
+
+def adopt_the_trusted_environment(project, cwd=None):
+    """Make this process's environment the one trusted_environment leaves, before anything reads
+    it; the lines that say what was ignored."""
+    trusted, lines = trusted_environment(project, dict(os.environ), cwd)
+    for name in [name for name in os.environ if name not in trusted]:
+        os.environ.pop(name, None)
+    for name, value in trusted.items():
+        if os.environ.get(name) != value:
+            try:
+                os.environ[name] = value
+            except ValueError:  # a NUL in it: the variable goes
+                os.environ.pop(name, None)
+    return lines
 
 
 def account_home():
@@ -1690,13 +1715,21 @@ def title_lines(lines, fenced):
 
 
 def is_log_name(name):
-    """A log or a record of its day by name (`session-log.md`, `findings-2026-07.md`)."""
+    """A log or a record of its day by name (`session-log.md`, `findings-2026-07.md`,
+    `20260504-103257-brainstorm.md`, `setup_2026_04_21.md`)."""
     stem = name.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
     words = stem.replace("_", "-").replace(".", "-").replace(" ", "-").split("-")
     return any(word in LOG_NAMES for word in words) or any(
-        stem[at:at + 2] in ("19", "20") and is_date(stem[at:at + 7] + "-01") and
-        not stem[at - 1:at].isdigit() and not stem[at + 7:at + 8].isdigit()
-        for at in range(len(stem) - 6))
+        names_a_month(stem[at - 1:at], stem[at:at + 4], stem[at + 4:]) for at in range(len(stem)))
+
+
+def names_a_month(before, year, rest):
+    """A year and its month, `2026-04`, `2026_04` or a run of digits `202604` or `20260421`."""
+    month = rest[1:3] if rest[:1] in ("-", "_", ".") else rest[:2]
+    digits = len(rest) - len(rest.lstrip("0123456789"))
+    return (not before.isdigit() and year[:2] in ("19", "20") and year.isdigit() and
+            year.isascii() and month.isascii() and "01" <= month <= "12" and len(month) == 2
+            and (rest[:1] in ("-", "_", ".") or digits in (2, 4)))
 
 
 def is_stamped(lines):
@@ -1839,15 +1872,17 @@ def fate_of(path, renamed, removed, exists):
 
 
 def file_verdicts(name, text, memory, index=False):
-    """(leftovers, citations) of a memory file: a log cites nothing, the index's links are
-    pointers."""
+    """(leftovers, citations) of a memory file. Only what the format states as true now cites:
+    the index's lines (its links are pointers), and elsewhere dated facts; a line of prose, a
+    record's entry, or a file named as a log or by its day may tell what held then."""
     lines = text.lstrip("\ufeff").replace("\r\n", "\n").split("\n")
     log = is_log_name(name)
     leftovers = merge_leftovers(lines, not log and not is_stamped(lines), "/" in name,
                                 fenced_numbers(lines))
     folder = memory + ("/" + name.rsplit("/", 1)[0] if "/" in name else "")
     cited = [] if log else cited_paths("\n".join(lines), folder, links=not index)
-    return leftovers, [c for c in cited if not (c[1] + "/").startswith(memory + "/")]
+    return leftovers, [c for c in cited if not (c[1] + "/").startswith(memory + "/")
+                       and (index or is_dated_fact(lines[c[0] - 1]))]
 
 
 MARK_TEXT = {

@@ -47,7 +47,7 @@ def main(marks_only=False):
     if project is None:
         return
     hook_input = {} if marks_only else shared.read_hook_input()
-    refusals = adopt_the_trusted_environment(shared, project, hook_input)
+    refusals = shared.adopt_the_trusted_environment(project, shared.text_field(hook_input, "cwd"))
     seen_at = baseline_time(shared, project, hook_input)
     keeps_baseline = shared.text_field(hook_input, "source") in ("resume", "compact") \
         and seen_at is not None
@@ -96,22 +96,6 @@ def baseline_time(shared, project, hook_input):
     except (OSError, ValueError):
         return None
     return info.st_mtime if stat.S_ISREG(info.st_mode) else None
-
-
-def adopt_the_trusted_environment(shared, project, hook_input):
-    """Make this process's environment the one context-budget.py trusts; the lines saying what was
-    ignored."""
-    trusted, lines = shared.trusted_environment(project, dict(os.environ),
-                                                shared.text_field(hook_input, "cwd"))
-    for name in [name for name in os.environ if name not in trusted]:
-        os.environ.pop(name, None)
-    for name, value in trusted.items():
-        if os.environ.get(name) != value:
-            try:
-                os.environ[name] = value
-            except ValueError:  # a NUL in it: the variable goes
-                os.environ.pop(name, None)
-    return lines
 
 
 def preview_injection(project):
