@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conftest import (HOOKS, clean_environment, git, load_hook, make_repo, run_hook, set_age,
+from conftest import (HOOKS, InstalledHooks, clean_environment, git, load_hook, make_repo, run_hook, set_age,
                       system_message)
 
 NOTICE = "The Stop guard cannot record its baseline"
@@ -822,3 +822,65 @@ def test_without_folder_handles_paths_are_read_from_the_top(project, monkeypatch
     with open(str(project / "README.md"), "a", encoding="utf-8") as stream:
         stream.write("edited again\n")
     assert in_process_state(guard, project) != with_handle
+
+
+# --- the shortcut before anything loads ---------------------------------------------------------
+
+SHORTCUT_HOOKS = []  # loaded once for every seed
+
+
+@pytest.mark.parametrize("seed", range(int(os.environ.get("MCP_SHORTCUT_SEEDS", "300"))))
+def test_the_shortcut_passes_only_where_the_full_rule_passes(tmp_path, seed):
+    """stop-handoff.py passes the stops of the throttle's default case before `os` or a hook file
+    loads (passes_at_once); the rule's one home is stop_may_pass_at_once. Generated layouts and
+    settings: wherever the shortcut passes, the rule does."""
+    import random
+    rng = random.Random(seed)
+    guard, shared = SHORTCUT_HOOKS or SHORTCUT_HOOKS.extend(
+        (load_hook("stop-handoff.py"), load_hook("context-budget.py"))) or SHORTCUT_HOOKS
+    project = tmp_path / "project"
+    (project / ".claude" / "hooks").mkdir(parents=True)
+    now = time.time()
+    kinds = ["file", "file", "file", "folder", "link", "none"]
+    kind = rng.choice(kinds)
+    state = project / ".session-state.md"
+    if kind == "file":
+        state.write_text("## Handoff\n", encoding="utf-8")
+    elif kind == "folder":
+        state.mkdir()
+    elif kind == "link":
+        (project / "elsewhere.md").write_text("x\n", encoding="utf-8")
+        state.symlink_to(project / "elsewhere.md")
+    if kind != "none":
+        written = now - rng.choice([-3600, -90, -30, 0, 60, 44 * 60, 46 * 60, 86400])
+        os.utime(str(state), (written, written), follow_symlinks=kind != "link")
+        taken = written + rng.choice([-5, -0.001, 0, 0.001, 5])
+        os.utime(str(project / ".claude" / "hooks"), (taken, taken))
+    (project / ".claude" / "old").mkdir()
+    os.utime(str(project / ".claude" / "old"), (now - 86400, now - 86400))
+    env = {"CLAUDE_PROJECT_DIR": str(project)} if rng.random() < 0.8 else \
+        {"GEMINI_PROJECT_DIR": str(project)} if rng.random() < 0.5 else {}
+    for name, values in (("MCP_SESSION_STATE", [".session-state.md", "notes/x.md"]),
+                         ("MCP_THROTTLE_MIN", ["1", "45", "600"]),
+                         ("MCP_BASELINE", [".claude/hooks/.session-baseline",
+                                           ".claude/old/.session-baseline"])):
+        if rng.random() < 0.25:
+            env[name] = rng.choice(values)
+    if guard.passes_at_once(dict(env)):
+        assert shared.stop_may_pass_at_once(str(project), env), (seed, kind, env)
+
+
+def test_the_shortcut_is_taken_in_the_default_case_and_loads_nothing(session):
+    """Seen to fire: a fresh handoff a stop took in passes without `os` being imported."""
+    (session / STATE).write_text("## Handoff\n", encoding="utf-8")
+    os.utime(str(session / ".claude" / "hooks"), (time.time() + 1, time.time() + 1))
+    env = clean_environment(session.parent / "home")
+    env["CLAUDE_PROJECT_DIR"] = str(session)
+    done = subprocess.run([sys.executable, "-I", "-S", "-X", "importtime",
+                           str(InstalledHooks.folder() / "stop-handoff.py")],
+                          input=b'{"session_id": "s1"}', capture_output=True, env=env)
+    assert done.returncode == 0 and b"| os\n" not in done.stderr, done.stderr[-400:]
+    (session / "README.md").write_text("work after the handoff\n", encoding="utf-8")
+    os.utime(str(session / ".claude" / "hooks"), (time.time() - 60, time.time() - 60))
+    slow = subprocess.run(done.args, input=b'{"session_id": "s1"}', capture_output=True, env=env)
+    assert b"| os\n" in slow.stderr  # the full rule, once a stop has not taken it in

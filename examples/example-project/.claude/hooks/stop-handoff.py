@@ -1,33 +1,59 @@
 #!/usr/bin/env python3
 """stop-handoff: the write guard. A session that did real work cannot stop without saving it.
 
-Why it exists: what a session learned dies at the next /clear unless it was written down, and a
-rule that depends on remembering is a preference. This Stop hook asks for /handoff and /dream
-only when owed: a guard that interrupts every stop gets disabled.
+Why it exists: what a session learned dies at the next /clear unless written down, and a rule
+that depends on remembering is a preference. It asks for /handoff and /dream only when owed.
 
-What it promises (spec §7.6; prune-worktrees.py's Guard keeps the account):
-- It passes at once, reading nothing else, within MCP_THROTTLE_MIN minutes (45) of a handoff a
-  stop has already taken in: the path most turns take.
-- Otherwise it blocks only on work not yet saved, once for the same state: exit 2 with the
-  instructions on stderr under Claude Code, a JSON decision with exit 0 under Codex CLI and
-  Gemini CLI. Exit 0 or 2 and no traceback; any failure lets the stop through; every wait ends
-  within 10 s, inside the installed 15 s timeout.
+What it promises (spec §7.6; prune-worktrees.py's Guard keeps the account): it passes at once
+within MCP_THROTTLE_MIN minutes (45) of a handoff a stop took in, the path most turns take;
+otherwise it blocks only on work not yet saved, once for the same state (exit 2 and stderr under
+Claude Code, a JSON decision and exit 0 under Codex CLI and Gemini CLI). Exit 0 or 2, no
+traceback, any failure lets the stop through, every wait over within 10 s.
 
-It holds the hooks' one loader (the smallest hook, run at every turn): a hook file runs from its
-source, compiled here or taken from the account's cache (~/.cache in the home the user database
-names) whose entry keeps the very bytes it was compiled from; never from a __pycache__ beside
-the hooks, which a repository can commit. The cache also keeps the marks and the listing
-(account_cache). Standard library only; Python 3.8 or newer.
+It holds the hooks' one loader: a hook file runs from its source, compiled or from the
+account's cache (~/.cache in the home the user database names, also holding the marks and the
+listing) whose entry keeps the bytes it was compiled from; never from a __pycache__ beside the
+hooks, which a repository can commit. Standard library only; Python 3.8 or newer.
 """
-import os
-import stat
 import sys
 import time
 
 STARTED = time.monotonic()  # when this hook began: its deadlines count from here
+
+
+def passes_at_once(env=None):
+    """The throttle's shortcut before `os` (a millisecond) or a hook file loads, for the default
+    settings: a fresh `.session-state.md` that a stop took in (the baselines' folder changed
+    since). stop_may_pass_at_once judges the rest, and passes wherever this does."""
+    try:
+        from posix import environ, stat as look
+        env = env or {k.decode("utf-8", "replace"): v.decode("utf-8", "replace")
+                      for k, v in environ.items() if k[:4] in (b"MCP_", b"CLAU", b"GEMI")}
+    except ImportError:
+        from nt import environ, stat as look
+        env = env or environ
+    project = env.get("CLAUDE_PROJECT_DIR") or env.get("GEMINI_PROJECT_DIR")
+    if not project or any(env.get("MCP_" + n) for n in ("SESSION_STATE", "BASELINE",
+                                                         "THROTTLE_MIN")):
+        return False
+    try:
+        handoff = look(project + "/.session-state.md")
+        taken_in = look(project + "/.claude/hooks").st_mtime_ns > handoff.st_mtime_ns
+    except (OSError, ValueError, TypeError):
+        return False
+    age = time.time() - handoff.st_mtime_ns / 1e9
+    return taken_in and handoff.st_mode & 0o170000 == 0o100000 and -60 < age and age // 60 < 45
+
+
+if __name__ == "__main__" and passes_at_once():
+    sys.exit(0)
+
+import os  # noqa: E402 (after the shortcut, which does without it)
+import stat  # noqa: E402
+
 HOOK_DIR = os.path.dirname(os.path.abspath(__file__))
 CODE_CACHE = os.path.join(".cache", "memory-context-protocol")
-CODE_CACHE_ENTRIES = 64  # a few releases of the hook files for a few interpreters
+CODE_CACHE_ENTRIES = 64  # a few releases for a few interpreters
 SOURCE_LIMIT = 1024 * 1024
 
 
@@ -41,26 +67,20 @@ def load_sibling(file_name):
 
 
 def hook_source(path):
-    """A hook file's bytes, read whole without waiting (a FIFO never holds the session), or an
-    OSError."""
+    """A hook file's bytes, read without waiting (a FIFO never holds the session), or OSError."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError("not a regular file: %s" % path)
-        data = b""
-        while len(data) <= SOURCE_LIMIT:
-            chunk = os.read(fd, SOURCE_LIMIT + 1 - len(data))
-            if not chunk:
-                return data
-            data += chunk
-        raise OSError("too large for a hook: %s" % path)
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > SOURCE_LIMIT:
+            raise OSError("not a hook file: %s" % path)
+        return b"".join(iter(lambda: os.read(fd, 1 << 20), b""))
     finally:
         os.close(fd)
 
 
 def code_for(source, path):
-    """The code of `source`: the cache's entry when compiled from these very bytes by this
-    interpreter (kept whole, compared), else compiled now and kept."""
+    """The code of `source`: the cache's entry compiled from these very bytes (kept, compared) by
+    this interpreter, else compiled now and kept."""
     import marshal
     folder = code_cache_folder()
     if folder is None:
@@ -79,7 +99,7 @@ def code_for(source, path):
 
 def code_cache_folder():
     """The cache folder in the account's home, made if missing; None where it cannot be trusted (a
-    link, another's, writable by others; or on Windows, where the hooks compile every time)."""
+    link, another's, open to others; on Windows the hooks compile every time)."""
     try:
         import pwd
         home = pwd.getpwuid(os.getuid()).pw_dir
@@ -92,8 +112,8 @@ def code_cache_folder():
 
 
 def account_cache(name, value=None):
-    """The account's cache as a store of values: the one under `name` (None: none), or given a
-    value, kept (not by a caller writing no bytecode, as install.py --check)."""
+    """The value kept under `name` (None: none), or given a value, keep it (not for a caller
+    writing no bytecode, as install.py --check)."""
     import marshal
     folder = code_cache_folder()
     if folder is not None and value is None:
@@ -103,7 +123,7 @@ def account_cache(name, value=None):
 
 
 def is_mine_alone(info, kind):
-    """Of the expected kind, owned by this user, writable by no one else."""
+    """Of that kind, this user's, and writable by no one else."""
     return kind(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o022
 
 
@@ -116,10 +136,7 @@ def cached(entry, marshal):
     try:
         if not is_mine_alone(os.fstat(fd), stat.S_ISREG):
             return None
-        chunks = []
-        for chunk in iter(lambda: os.read(fd, 1024 * 1024), b""):
-            chunks.append(chunk)
-        return marshal.loads(b"".join(chunks))
+        return marshal.loads(b"".join(iter(lambda: os.read(fd, 1 << 20), b"")))
     except Exception:  # unreadable, or not a marshalled value: compile instead
         return None
     finally:
@@ -127,8 +144,8 @@ def cached(entry, marshal):
 
 
 def keep(folder, entry, data):
-    """Write the entry atomically, for this user alone; past CODE_CACHE_ENTRIES the oldest code
-    entries go."""
+    """Write the entry atomically, for this user alone; the oldest code past CODE_CACHE_ENTRIES
+    goes."""
     temporary = "%s.%d.tmp" % (entry, os.getpid())
     try:
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -157,8 +174,9 @@ def main():
     project = shared.project_dir()
     if project is None or shared.stop_may_pass_at_once(project, os.environ):
         return 0
-    # The block names where to save: never a place a file of the repository chose outside it.
-    shared.adopt_the_trusted_environment(project, shared.text_field(shared.read_hook_input(), "cwd"))
+    # The block names where to save, never a place outside chosen by a file of the repository.
+    shared.adopt_the_trusted_environment(project,
+                                         shared.text_field(shared.read_hook_input(), "cwd"))
     git = load_sibling("prune-worktrees.py")
     git.uses(shared)
     code, out, err = git.guard_the_stop(project, STARTED)
