@@ -611,7 +611,8 @@ def run_together(jobs):
 
 def test_ten_sessions_at_once_in_one_checkout(estate):
     hooks = estate.project / ".claude" / "hooks"
-    shutil.rmtree(str(code_cache()), ignore_errors=True)  # they race to compile too
+    for entry in code_cache().glob("*.code"):  # they race to compile too; the rest stays
+        entry.unlink()
     def start(session):
         return lambda: launch(estate, "session-start.py",
                               stdin=estate.standard_input(session_id=session))
