@@ -60,7 +60,7 @@ __all__ = (
     "project_dir", "work_tree_top", "project_path", "index_path", "state_path", "state_paths",
     "baseline_path", "throttle_minutes", "handoff_time", "handoff_is_fresh",
     "stop_may_pass_at_once", "shown_path", "lies_within", "strictly_inside", "number_setting",
-    "read_hook_input", "json_object", "json_string", "text_field", "harness",
+    "read_hook_input", "Drain", "json_object", "json_string", "text_field", "harness",
     "read_plain_file", "read_text", "regular_file_size", "settings_files", "user_config_dir",
     "managed_instruction_file", "trusted_environment", "refused_settings",
     "project_setting_origin", "read_project_text", "PROJECT_SETTINGS_FILES",
@@ -228,44 +228,58 @@ def read_stdin_object():
         fd = sys.stdin.fileno()
     except (OSError, ValueError, AttributeError):
         return {}
-    reader = read_with_select if os.name == "posix" else read_with_thread
-    return reader(fd, time.monotonic() + STDIN_SECONDS)
+    return read_pipe_object(fd, time.monotonic() + STDIN_SECONDS)
 
 
-def read_with_select(fd, deadline):
-    import select
-    data = b""
-    while len(data) < STDIN_LIMIT:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
-            break
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            break
-        data += chunk
-        # A complete object is as good as end of file (the pipe may stay open), up to a MiB.
-        if len(data) <= MIB and data.rstrip().endswith(b"}") and json_object(data):
-            break
-    return json_object(data)
+def read_pipe_object(fd, deadline):
+    """The object read from `fd` by `deadline`: a complete object is as good as its end (the
+    harness may keep the pipe open), up to a MiB."""
+    def complete(data):
+        return data.rstrip().endswith(b"}") and json_object(data)
+
+    drain = Drain(fd, STDIN_LIMIT, complete)
+    drain.wait(deadline)
+    return json_object(drain.data())
 
 
-def read_with_thread(fd, deadline):
-    import threading
-    chunks = []
+class Drain:
+    """A pipe read to its end, `limit` bytes or what `enough` accepts (of a first MiB), by a thread
+    of its own, so the caller waits with a deadline. `_thread` is built into every interpreter on
+    every system, where `select` is a library to load (and on Windows serves no pipe)."""
 
-    def drain():
-        total = 0
-        while total < STDIN_LIMIT:
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                return
-            chunks.append(chunk)
-            total += len(chunk)
+    def __init__(self, fd, limit, enough=None, closes=False):
+        import _thread
+        self.chunks, self.finished = [], _thread.allocate_lock()
+        self.finished.acquire()
+        _thread.start_new_thread(self.read, (fd, limit, enough, closes))
 
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
-    reader.join(max(0.0, deadline - time.monotonic()))
-    return json_object(b"".join(chunks))
+    def read(self, fd, limit, enough, closes):
+        try:
+            total = 0
+            while total < limit:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    break
+                self.chunks.append(chunk)
+                total += len(chunk)
+                if enough is not None and total <= MIB and enough(b"".join(self.chunks)):
+                    break
+        except BaseException:  # a thread's failure must print nothing: the pipe ends here
+            pass
+        finally:
+            if closes:
+                os.close(fd)
+            self.finished.release()
+
+    def wait(self, deadline):
+        """Whether the reading ended by `deadline` (asked again, the same answer)."""
+        ended = self.finished.acquire(timeout=max(0.0, min(deadline - time.monotonic(), 1e6)))
+        if ended:
+            self.finished.release()
+        return ended
+
+    def data(self):
+        return b"".join(self.chunks)
 
 
 def json_object(data):

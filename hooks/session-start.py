@@ -35,7 +35,7 @@ def the_loader():
     finally:
         os.close(fd)
     namespace = {"__name__": "mcp_stop_handoff", "__file__": path}
-    exec(compile(source, path, "exec"), namespace)
+    exec(source, namespace)  # not compile(): its first call builds the ast types, a millisecond
     return namespace
 
 

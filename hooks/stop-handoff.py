@@ -54,6 +54,7 @@ import stat  # noqa: E402
 HOOK_DIR = os.path.dirname(os.path.abspath(__file__))
 CODE_CACHE = os.path.join(".cache", "memory-context-protocol")
 CODE_CACHE_ENTRIES = 64  # a few releases for a few interpreters
+CACHE_ENTRIES = 256  # the other entries: the listings, marks and verdicts of the latest projects
 SOURCE_LIMIT = 1024 * 1024
 
 
@@ -81,19 +82,13 @@ def hook_source(path):
 def code_for(source, path):
     """The code of `source`: the cache's entry compiled from these very bytes (kept, compared) by
     this interpreter, else compiled now and kept."""
-    import marshal
-    folder = code_cache_folder()
-    if folder is None:
-        return compile(source, path, "exec")
-    entry = os.path.join(folder, "%s-%d-%x.code" % (os.path.basename(path), len(source),
-                                                    sys.hexversion))
-    kept = cached(entry, marshal)
+    name = "%s-%d-%x.code" % (os.path.basename(path), len(source), sys.hexversion)
+    kept = account_cache(name)
     if isinstance(kept, tuple) and len(kept) == 2 and kept[0] == source \
             and isinstance(kept[1], type(code_for.__code__)):
         return kept[1]
     code = compile(source, path, "exec")
-    if not sys.dont_write_bytecode:  # a caller that writes no bytecode (install.py --check)
-        keep(folder, entry, marshal.dumps((source, code)))
+    account_cache(name, (source, code))
     return code
 
 
@@ -144,8 +139,8 @@ def cached(entry, marshal):
 
 
 def keep(folder, entry, data):
-    """Write the entry atomically, for this user alone; the oldest code past CODE_CACHE_ENTRIES
-    goes."""
+    """Write the entry atomically, for this user alone; the oldest past CODE_CACHE_ENTRIES code and
+    CACHE_ENTRIES others go, so the folder stays bounded whatever the user works on."""
     temporary = "%s.%d.tmp" % (entry, os.getpid())
     try:
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -156,11 +151,12 @@ def keep(folder, entry, data):
         finally:
             os.close(fd)
         os.replace(temporary, entry)
-        entries = sorted((item.stat(follow_symlinks=False).st_mtime, item.path)
-                         for item in os.scandir(folder) if item.name.endswith(".code")
-                         and item.is_file(follow_symlinks=False))
-        for _, path in entries[:-CODE_CACHE_ENTRIES]:
-            os.unlink(path)
+        entries = sorted(((item.stat(follow_symlinks=False).st_mtime, item.path)
+                          for item in os.scandir(folder) if item.is_file(follow_symlinks=False)
+                          and not item.name.endswith(".tmp")), reverse=True)
+        for code, most in ((True, CODE_CACHE_ENTRIES), (False, CACHE_ENTRIES)):
+            for path in [path for _, path in entries if path.endswith(".code") == code][most:]:
+                os.unlink(path)
     except (OSError, ValueError):
         try:
             os.unlink(temporary)

@@ -54,7 +54,7 @@ def test_thread_reader_returns_the_object(shared):
     os.write(write_end, b'{"session_id": "abc", "stop_hook_active": true}')
     os.close(write_end)
     try:
-        assert shared.read_with_thread(read_end, time.monotonic() + 2) == {
+        assert shared.read_pipe_object(read_end, time.monotonic() + 2) == {
             "session_id": "abc", "stop_hook_active": True}
     finally:
         os.close(read_end)
@@ -65,7 +65,7 @@ def test_thread_reader_gives_up_on_a_pipe_that_stays_open(shared):
     os.write(write_end, b'{"session_id": "ab')
     started = time.monotonic()
     try:
-        assert shared.read_with_thread(read_end, time.monotonic() + 0.5) == {}
+        assert shared.read_pipe_object(read_end, time.monotonic() + 0.5) == {}
         assert time.monotonic() - started < 2
     finally:
         os.close(write_end)
@@ -107,3 +107,28 @@ def test_concurrent_writers_leave_one_whole_file(guard, tmp_path):
     for thread in threads:
         thread.join()
     assert target.read_bytes() in payloads
+
+
+@pytest.mark.skipif(not hasattr(os, "posix_spawnp"), reason="the posix_spawn path")
+def test_a_command_is_drained_from_its_start_so_it_never_waits_on_a_full_pipe(guard):
+    """Session start builds the injection while git lists the tree: a listing larger than a pipe
+    holds must not stall git until the hook asks for it."""
+    import sys
+    writer = (sys.executable, "-c", "import sys; sys.stdout.write('x' * (4 << 20))")
+    started = guard.start([writer])
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and os.waitpid(started[0][0], os.WNOHANG) == (0, 0):
+        time.sleep(0.01)
+    assert time.monotonic() < deadline, "the writer waited on a full pipe"
+    assert started[0][1].wait(deadline) and len(started[0][1].data()) == 4 << 20
+
+
+@pytest.mark.skipif(not hasattr(os, "posix_spawnp"), reason="the posix_spawn path")
+def test_a_command_still_writing_at_the_deadline_is_stopped(guard):
+    import sys
+    endless = (sys.executable, "-c", "import sys, time\nwhile True: print(1, flush=True); "
+               "time.sleep(0.01)")
+    began = time.monotonic()
+    result = guard.finish(guard.start([endless]), time.monotonic() + 0.5)
+    assert result[0][0] == guard.TIMED_OUT and result[0][1].startswith(b"1\n")
+    assert time.monotonic() - began < 5

@@ -808,6 +808,26 @@ def test_the_cache_keeps_a_bounded_number_of_entries(compiler):
     assert len(list(compiler.cache.iterdir())) == compiler.CODE_CACHE_ENTRIES
 
 
+def test_the_account_entries_are_bounded_apart_from_the_code(compiler):
+    """Every project the user opens adds listings, marks and verdicts: past CACHE_ENTRIES the
+    oldest go, never a code entry, a folder or another writer's file under way."""
+    compiler.code_for(SOURCE, "sibling.py")
+    for entry in compiler.cache.iterdir():
+        os.utime(str(entry), (1, 1))  # the oldest of all, and still kept
+    (compiler.cache / "a-download").mkdir()
+    (compiler.cache / "marks-x.v1.123.tmp").write_bytes(b"")
+    for number in range(compiler.CACHE_ENTRIES + 5):
+        compiler.account_cache("marks-%03d.v1" % number, number)
+        os.utime(str(compiler.cache / ("marks-%03d.v1" % number)), (1e9 + number, 1e9 + number))
+    names = sorted(entry.name for entry in compiler.cache.iterdir())
+    kept = ["marks-%03d.v1" % number for number in range(5, compiler.CACHE_ENTRIES + 5)]
+    assert [name for name in names if name.endswith(".v1")] == kept
+    assert {"a-download", "marks-x.v1.123.tmp"} <= set(names)
+    assert len([name for name in names if name.endswith(".code")]) == 1
+    assert compiler.account_cache("marks-%03d.v1" % (compiler.CACHE_ENTRIES + 4)) == \
+        compiler.CACHE_ENTRIES + 4
+
+
 def test_a_caller_that_writes_no_bytecode_gets_no_cache_written(compiler, monkeypatch):
     """install.py --check previews the injection with bytecode writing off: it reads the cache
     but adds nothing to the user's home."""

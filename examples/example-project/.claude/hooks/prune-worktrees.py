@@ -202,8 +202,8 @@ def start(commands):
 
 
 def spawn_with_pipe(argv, environment):
-    """posix_spawn and a pipe, cheaper than the subprocess module; None or TIMED_OUT stand for their
-    result."""
+    """posix_spawn and a pipe, cheaper than the subprocess module, drained from the start (git never
+    waits on a full pipe while the hook works); None or TIMED_OUT stand for their result."""
     if argv is None or argv == TIMED_OUT:
         return argv
     read_end, write_end = os.pipe()
@@ -211,12 +211,13 @@ def spawn_with_pipe(argv, environment):
                (os.POSIX_SPAWN_DUP2, write_end, 1),
                (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)]
     try:
-        return os.posix_spawnp(argv[0], list(argv), environment, file_actions=actions), read_end
+        pid = os.posix_spawnp(argv[0], list(argv), environment, file_actions=actions)
     except OSError:
         os.close(read_end)
         return None
     finally:
         os.close(write_end)
+    return pid, shared.Drain(read_end, float("inf"), closes=True)
 
 
 def finish(started, deadline):
@@ -231,33 +232,19 @@ def finish(started, deadline):
 
 
 def collect_spawned(started, deadline):
-    import select
-    output = {job[1]: [] for job in started if isinstance(job, tuple)}
-    open_ends = set(output)
-    while open_ends:
-        remaining = deadline - time.monotonic()
-        ready = select.select(list(open_ends), [], [], remaining)[0] if remaining > 0 else []
-        if not ready:
-            break
-        for fd in ready:
-            chunk = os.read(fd, 65536)
-            if chunk:
-                output[fd].append(chunk)
-            else:
-                os.close(fd)
-                open_ends.discard(fd)
+    """Each command's result; one still writing at `deadline` is stopped."""
     results = []
     for job in started:
         if not isinstance(job, tuple):
             results.append((TIMED_OUT, b"") if job == TIMED_OUT else None)
             continue
-        pid, fd = job
-        if fd in open_ends:
-            os.close(fd)
+        pid, drain = job
+        ended = drain.wait(deadline)
+        if not ended:
             os.kill(pid, 9)  # SIGKILL, without importing the signal module
         status = os.waitpid(pid, 0)[1]
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
-        results.append((TIMED_OUT if fd in open_ends else code, b"".join(output[fd])))
+        results.append((code if ended else TIMED_OUT, drain.data()))
     return results
 
 
@@ -583,11 +570,12 @@ class Guard:
         unread, never a change."""
         if reads is None:
             reads = self.start_reads(dating)
+        own = self.saving_prefixes()  # while git works
         facts = repository_facts(finish(reads, self.git.deadline))
         if facts is None:
             return None
         parts = []
-        nested = add_part(parts, TOP, b"", self.top, facts, dating, self.saving_prefixes())
+        nested = add_part(parts, TOP, b"", self.top, facts, dating, own)
         self.read_nested(nested, dating, 1, parts)
         return Reading(facts.head, parts, facts.moves, facts.listing)
 
@@ -1022,11 +1010,12 @@ def decide(guard, hook_input):
     env = guard.env
     written_ns = shared.handoff_time(guard.project, env)
     fresh = shared.handoff_is_fresh(written_ns, env)
-    current = guard.reading(dating=fresh)
+    reads = guard.start_reads(fresh)
+    path = guard.baseline(hook_input)  # while git works
+    recorded = parse_baseline(read_baseline(path))
+    current = guard.reading(dating=fresh, reads=reads)
     if current is None:
         return LET_STOP, None
-    path = guard.baseline(hook_input)
-    recorded = parse_baseline(read_baseline(path))
     if fresh:
         outcome = weigh_fresh_handoff(guard, recorded, current)
     else:
