@@ -233,11 +233,14 @@ def read_stdin_object():
 
 def read_pipe_object(fd, deadline):
     """The object read from `fd` by `deadline`: a complete object is as good as its end (the
-    harness may keep the pipe open), up to a MiB."""
+    harness may keep the pipe open), up to a MiB; {} where no thread can read it."""
     def complete(data):
         return data.rstrip().endswith(b"}") and json_object(data)
 
-    drain = Drain(fd, STDIN_LIMIT, complete)
+    try:
+        drain = Drain(fd, STDIN_LIMIT, complete)
+    except Exception:  # no thread to be had (a process or memory limit)
+        return {}
     drain.wait(deadline)
     return json_object(drain.data())
 
@@ -257,7 +260,11 @@ class Drain:
         try:
             total = 0
             while total < limit:
-                chunk = os.read(fd, 65536)
+                try:
+                    chunk = os.read(fd, 65536)
+                except BlockingIOError:  # a pipe opened non-blocking: the caller's deadline rules
+                    time.sleep(0.005)
+                    continue
                 if not chunk:
                     break
                 self.chunks.append(chunk)
@@ -266,10 +273,12 @@ class Drain:
                     break
         except BaseException:  # a thread's failure must print nothing: the pipe ends here
             pass
-        finally:
-            if closes:
+        if closes:
+            try:
                 os.close(fd)
-            self.finished.release()
+            except OSError:
+                pass
+        self.finished.release()
 
     def wait(self, deadline):
         """Whether the reading ended by `deadline` (asked again, the same answer)."""

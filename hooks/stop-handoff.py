@@ -11,20 +11,20 @@ Claude Code, a JSON decision and exit 0 under Codex CLI and Gemini CLI). Exit 0 
 traceback, any failure lets the stop through, every wait over within 10 s.
 
 It holds the hooks' one loader: a hook file runs from its source, compiled or from the
-account's cache (~/.cache in the home the user database names, also holding the marks and the
-listing) whose entry keeps the bytes it was compiled from; never from a __pycache__ beside the
-hooks, which a repository can commit. Standard library only; Python 3.8 or newer.
+account's cache (~/.cache in the home the user database names) whose entry keeps the bytes it
+was compiled from; never from a __pycache__ beside the hooks, which a repository can commit.
+Standard library only; Python 3.8 or newer.
 """
 import sys
 import time
 
-STARTED = time.monotonic()  # when this hook began: its deadlines count from here
+STARTED = time.monotonic()  # when this hook began: deadlines count from here
 
 
 def passes_at_once(env=None):
     """The throttle's shortcut before `os` (a millisecond) or a hook file loads, for the default
-    settings: a fresh `.session-state.md` that a stop took in (the baselines' folder changed
-    since). stop_may_pass_at_once judges the rest, and passes wherever this does."""
+    settings: a fresh `.session-state.md` a stop took in (the baselines' folder changed since).
+    stop_may_pass_at_once judges the rest, and passes wherever this does."""
     try:
         from posix import environ, stat as look
         env = env or {k.decode("utf-8", "replace"): v.decode("utf-8", "replace")
@@ -54,7 +54,7 @@ import stat  # noqa: E402
 HOOK_DIR = os.path.dirname(os.path.abspath(__file__))
 CODE_CACHE = os.path.join(".cache", "memory-context-protocol")
 CODE_CACHE_ENTRIES = 64  # a few releases for a few interpreters
-CACHE_ENTRIES = 256  # the other entries: the listings, marks and verdicts of the latest projects
+CACHE_ENTRIES = 256  # the listings, marks and verdicts of the latest projects
 SOURCE_LIMIT = 1024 * 1024
 
 
@@ -107,8 +107,8 @@ def code_cache_folder():
 
 
 def account_cache(name, value=None):
-    """The value kept under `name` (None: none), or given a value, keep it (not for a caller
-    writing no bytecode, as install.py --check)."""
+    """The value kept under `name` (None: none), or given one, keep it (not where no bytecode is
+    written: install.py --check)."""
     import marshal
     folder = code_cache_folder()
     if folder is not None and value is None:
@@ -139,8 +139,8 @@ def cached(entry, marshal):
 
 
 def keep(folder, entry, data):
-    """Write the entry atomically, for this user alone; the oldest past CODE_CACHE_ENTRIES code and
-    CACHE_ENTRIES others go, so the folder stays bounded whatever the user works on."""
+    """Write the entry atomically, for this user alone; past CODE_CACHE_ENTRIES code and
+    CACHE_ENTRIES others, the least recently read (access time) or written go."""
     temporary = "%s.%d.tmp" % (entry, os.getpid())
     try:
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -151,9 +151,9 @@ def keep(folder, entry, data):
         finally:
             os.close(fd)
         os.replace(temporary, entry)
-        entries = sorted(((item.stat(follow_symlinks=False).st_mtime, item.path)
-                          for item in os.scandir(folder) if item.is_file(follow_symlinks=False)
-                          and not item.name.endswith(".tmp")), reverse=True)
+        entries = sorted(((max(info.st_atime, info.st_mtime), item.path) for item in
+                          os.scandir(folder) if item.is_file(follow_symlinks=False)
+                          for info in [item.stat(follow_symlinks=False)]), reverse=True)
         for code, most in ((True, CODE_CACHE_ENTRIES), (False, CACHE_ENTRIES)):
             for path in [path for _, path in entries if path.endswith(".code") == code][most:]:
                 os.unlink(path)
@@ -186,4 +186,4 @@ if __name__ == "__main__":
         exit_code = main()
     except BaseException:  # a failing guard lets the stop through rather than trap the session
         exit_code = 0
-    sys.exit(exit_code)
+    os._exit(exit_code)  # all said is flushed; the teardown of what loaded costs milliseconds

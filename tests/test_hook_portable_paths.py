@@ -1,5 +1,5 @@
-"""The code paths Windows takes (no posix_spawn, no select on pipes), run here in-process so
-they are proven on every machine, not only where they are needed."""
+"""The code paths Windows takes (no posix_spawn), run here in-process so they are proven on
+every machine, not only where they are needed; and the one reader of pipes every system uses."""
 import os
 import threading
 import time
@@ -132,3 +132,46 @@ def test_a_command_still_writing_at_the_deadline_is_stopped(guard):
     result = guard.finish(guard.start([endless]), time.monotonic() + 0.5)
     assert result[0][0] == guard.TIMED_OUT and result[0][1].startswith(b"1\n")
     assert time.monotonic() - began < 5
+
+
+def test_a_non_blocking_pipe_is_read_until_the_object_arrives(shared):
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    timer = threading.Timer(0.3, os.write, (write_end, b'{"session_id": "abc"}'))
+    timer.start()
+    try:
+        assert shared.read_pipe_object(read_end, time.monotonic() + 5) == {"session_id": "abc"}
+    finally:
+        timer.join()
+        os.close(write_end)
+        os.close(read_end)
+
+
+def test_no_thread_to_be_had_costs_the_input_and_the_command_alone(shared, guard, monkeypatch):
+    """Under a process or memory limit a thread may not start: the hook input reads as none, and
+    a git command that cannot be read is stopped, its siblings kept."""
+    import _thread
+    import sys
+    real = _thread.start_new_thread
+    calls = []
+
+    def second_fails(*args):
+        calls.append(args)
+        if len(calls) == 2:
+            raise RuntimeError("can't start new thread")
+        return real(*args)
+
+    monkeypatch.setattr(_thread, "start_new_thread", second_fails)
+    echo = (sys.executable, "-c", "print('ok')")
+    results = guard.finish(guard.start([echo, echo, echo]), time.monotonic() + 10)
+    assert results == [(0, b"ok\n"), None, (0, b"ok\n")]
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)  # nothing left unreaped
+    monkeypatch.setattr(_thread, "start_new_thread", lambda *args: 1 / 0)
+    read_end, write_end = os.pipe()
+    os.write(write_end, b'{"session_id": "abc"}')
+    try:
+        assert shared.read_pipe_object(read_end, time.monotonic() + 5) == {}
+    finally:
+        os.close(write_end)
+        os.close(read_end)

@@ -810,19 +810,26 @@ def test_the_cache_keeps_a_bounded_number_of_entries(compiler):
 
 def test_the_account_entries_are_bounded_apart_from_the_code(compiler):
     """Every project the user opens adds listings, marks and verdicts: past CACHE_ENTRIES the
-    oldest go, never a code entry, a folder or another writer's file under way."""
+    least recently used go (the later of the access and the write), never a code entry or a
+    folder; a write a crash left half done goes with the old entries."""
     compiler.code_for(SOURCE, "sibling.py")
     for entry in compiler.cache.iterdir():
         os.utime(str(entry), (1, 1))  # the oldest of all, and still kept
     (compiler.cache / "a-download").mkdir()
-    (compiler.cache / "marks-x.v1.123.tmp").write_bytes(b"")
+    left = compiler.cache / "marks-x.v1.123.tmp"
+    left.write_bytes(b"")
+    os.utime(str(left), (2, 2))
+    daily = compiler.cache / "marks-daily.v1"
+    compiler.account_cache(daily.name, "daily")
     for number in range(compiler.CACHE_ENTRIES + 5):
-        compiler.account_cache("marks-%03d.v1" % number, number)
-        os.utime(str(compiler.cache / ("marks-%03d.v1" % number)), (1e9 + number, 1e9 + number))
+        name = "marks-%03d.v1" % number
+        compiler.account_cache(name, number)
+        os.utime(str(compiler.cache / name), (1e9 + number, 1e9 + number))
+        os.utime(str(daily), (2e9, 3))  # read today, written long ago
     names = sorted(entry.name for entry in compiler.cache.iterdir())
-    kept = ["marks-%03d.v1" % number for number in range(5, compiler.CACHE_ENTRIES + 5)]
-    assert [name for name in names if name.endswith(".v1")] == kept
-    assert {"a-download", "marks-x.v1.123.tmp"} <= set(names)
+    kept = ["marks-%03d.v1" % number for number in range(6, compiler.CACHE_ENTRIES + 5)]
+    assert [name for name in names if name.endswith(".v1")] == kept + [daily.name]
+    assert "a-download" in names and left.name not in names
     assert len([name for name in names if name.endswith(".code")]) == 1
     assert compiler.account_cache("marks-%03d.v1" % (compiler.CACHE_ENTRIES + 4)) == \
         compiler.CACHE_ENTRIES + 4

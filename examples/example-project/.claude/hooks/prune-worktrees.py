@@ -206,7 +206,10 @@ def spawn_with_pipe(argv, environment):
     waits on a full pipe while the hook works); None or TIMED_OUT stand for their result."""
     if argv is None or argv == TIMED_OUT:
         return argv
-    read_end, write_end = os.pipe()
+    try:
+        read_end, write_end = os.pipe()
+    except OSError:  # out of file descriptors: this command goes, not the others
+        return None
     actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                (os.POSIX_SPAWN_DUP2, write_end, 1),
                (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)]
@@ -217,7 +220,13 @@ def spawn_with_pipe(argv, environment):
         return None
     finally:
         os.close(write_end)
-    return pid, shared.Drain(read_end, float("inf"), closes=True)
+    try:
+        return pid, shared.Drain(read_end, float("inf"), closes=True)
+    except Exception:  # no thread to read it (a process or memory limit): this command goes
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        os.close(read_end)
+        return None
 
 
 def finish(started, deadline):

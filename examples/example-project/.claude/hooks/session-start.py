@@ -115,4 +115,4 @@ if __name__ == "__main__":
         main(sys.argv[1:] == ["--marks"])
     except BaseException:  # the read path must never take the session down
         pass
-    sys.exit(0)
+    os._exit(0)  # all said is flushed; the teardown of what loaded costs milliseconds
