@@ -69,14 +69,13 @@ __all__ = (
     "first_entries", "notes_in", "NOT_NOTES", "adopt_the_trusted_environment", "is_real_folder",
     "instruction_file", "auto_memory_index",
     "auto_memory_load", "first_lost_entries", "overflow_cause", "home_shown",
-    "budget_points", "memory_defects", "format_report", "refused_reads", "injection_for",
+    "budget_points", "memory_defects", "format_report", "injection_for",
     "in_the_harness_form", "write_text_to", "keep_the_hook_folder_off_the_import_path",
     "why_not_read", "uses_cache", "account_cache", "new_digest", "cache_name", "is_dated_fact",
     "marker_lines", "facts_side_by_side", "run_of_facts", "title_lines", "file_verdicts",
     "looks_like_repository_path", "without_line_suffix", "paths_in_code", "fate_of",
-    "marks_lines", "COMMANDS_OF_CHANGE", "MIB", "INDEX_HEAD_BYTES", "DEFAULT_INDEX", "DEFAULT_STATE",
-    "AUTO_MEMORY_LINES", "AUTO_MEMORY_BYTES", "NAMED_AT_MOST", "ENTRIES_AT_MOST",
-    "INJECTION_LIMIT")
+    "marks_lines", "COMMANDS_OF_CHANGE", "MIB", "INDEX_HEAD_BYTES", "DEFAULT_INDEX",
+    "DEFAULT_STATE", "AUTO_MEMORY_LINES", "AUTO_MEMORY_BYTES", "NAMED_AT_MOST", "ENTRIES_AT_MOST")
 
 
 # --- the project and the files it names ---
@@ -92,7 +91,7 @@ def project_dir():
 
 
 def work_tree_top(folder):
-    """The nearest folder at or above `folder` holding a .git entry, resolved; else `folder`."""
+    """The nearest folder at or above `folder` holding .git, resolved; else `folder`."""
     here = real = os.path.realpath(folder)
     while not os.path.lexists(os.path.join(here, ".git")):
         parent = os.path.dirname(here)
@@ -127,8 +126,7 @@ def state_paths(project, env):
 
 
 def baseline_path(project, env, session_id):
-    """One baseline per session, so sessions sharing a checkout never erase each other's
-    evidence."""
+    """One per session: sessions sharing a checkout never erase each other's evidence."""
     shared = project_path(project, env, "MCP_BASELINE", DEFAULT_BASELINE)
     suffix = "".join(c for c in session_id or "" if c.isascii() and (c.isalnum() or c in "-_"))
     return shared + "." + suffix[:128] if suffix else shared
@@ -148,7 +146,7 @@ def handoff_time(project, env):
 
 
 def handoff_is_fresh(written_ns, env):
-    """Written within the throttle window and not in the future (a skewed clock)."""
+    """Written within the throttle window, not in the future (a skewed clock)."""
     if written_ns is None:
         return False
     age_seconds = time.time() - written_ns / 1e9
@@ -156,7 +154,7 @@ def handoff_is_fresh(written_ns, env):
 
 
 def stop_may_pass_at_once(project, env):
-    """The guard's cheapest way out: a fresh handoff that a baseline written after it took in."""
+    """The guard's cheapest way out: a fresh handoff a baseline written after it took in."""
     written_ns = handoff_time(project, env)
     if not handoff_is_fresh(written_ns, env):
         return False
@@ -168,7 +166,7 @@ def stop_may_pass_at_once(project, env):
 
 
 def shown_path(project, path):
-    """The path as the reader knows it: relative to the project when it lies inside."""
+    """The path relative to the project when it lies inside."""
     try:
         relative = os.path.relpath(path, project)
     except ValueError:  # another drive on Windows
@@ -186,7 +184,7 @@ def uses_cache(cache):
 
 
 def account_cache(name, value=None):
-    """The value kept under `name` in the account's cache (None: none); given a value, keep it."""
+    """The value kept under `name` in the account's cache, or None; given a value, keep it."""
     try:
         return CACHE[0](name, value) if CACHE else None
     except Exception:
@@ -194,7 +192,7 @@ def account_cache(name, value=None):
 
 
 def new_digest():
-    """A 128-bit BLAKE2b: the C module behind hashlib's, without hashlib's start-up."""
+    """A 128-bit BLAKE2b from the C module behind hashlib's, without hashlib's start-up."""
     try:
         from _blake2 import blake2b
     except ImportError:
@@ -203,7 +201,7 @@ def new_digest():
 
 
 def cache_name(kind, path):
-    """The name of one project's or folder's entry in the account's cache."""
+    """One project's or folder's entry name in the account's cache."""
     digest = new_digest()
     digest.update(os.path.abspath(path).encode("utf-8", "surrogateescape"))
     return "%s-%s.%s" % (kind, digest.hexdigest(), CACHE_FORMAT)
@@ -215,7 +213,7 @@ HOOK_INPUT = []  # the harness's input, once read
 
 
 def read_hook_input():
-    """The harness's JSON object, or {}; read once, waiting at most STDIN_SECONDS."""
+    """The harness's JSON object, or {}; read once, within STDIN_SECONDS."""
     if not HOOK_INPUT:
         HOOK_INPUT.append(read_stdin_object())
     return HOOK_INPUT[0]
@@ -232,8 +230,8 @@ def read_stdin_object():
 
 
 def read_pipe_object(fd, deadline):
-    """The object read from `fd` by `deadline`: a complete object is as good as its end (the
-    harness may keep the pipe open), up to a MiB; {} where no thread can read it."""
+    """The object read from `fd` by `deadline`, a complete one as good as the end (the
+    harness may keep the pipe open); {} where no thread can read it."""
     def complete(data):
         return data.rstrip().endswith(b"}") and json_object(data)
 
@@ -246,9 +244,9 @@ def read_pipe_object(fd, deadline):
 
 
 class Drain:
-    """A pipe read to its end, `limit` bytes or what `enough` accepts (of a first MiB), by a thread
-    of its own, so the caller waits with a deadline. `_thread` is built into every interpreter on
-    every system, where `select` is a library to load (and on Windows serves no pipe)."""
+    """A pipe read by a thread of its own to its end, `limit` bytes or what `enough` accepts (of a
+    first MiB), so the caller waits with a deadline. `_thread` is built in everywhere; `select`
+    is a library to load, and on Windows serves no pipe."""
 
     def __init__(self, fd, limit, enough=None, closes=False):
         import _thread
@@ -292,14 +290,13 @@ class Drain:
 
 
 def json_object(data):
-    """The JSON object `data` (bytes) holds, or {} for anything else."""
+    """The JSON object in `data` (bytes), or {}."""
     value = json_value(data)
     return value if isinstance(value, dict) else {}
 
 
 def json_value(data, strict=False):
-    """The JSON value of bytes as the harness decodes them, or None (with `strict`, a
-    RecursionError)."""
+    """The JSON value of bytes as the harness decodes them, or None (`strict`: a RecursionError)."""
     if data.startswith(b"\xef\xbb\xbf"):  # by hand: the utf-8-sig codec is one more import
         data = data[3:]
     try:
@@ -348,8 +345,7 @@ def text_field(hook_input, name):
 
 
 def harness(hook_input):
-    """Which CLI runs the hook: Gemini (AfterAgent, GEMINI_SESSION_ID), Codex (turn_id,
-    rollout-*.jsonl), else Claude Code."""
+    """gemini (AfterAgent, GEMINI_SESSION_ID), codex (turn_id, rollout-*.jsonl), else claude."""
     session = text_field(hook_input, "session_id")
     if (hook_input.get("hook_event_name") == "AfterAgent"
             or session is not None and os.environ.get("GEMINI_SESSION_ID") == session):
@@ -362,9 +358,7 @@ def harness(hook_input):
 
 def number_setting(env, name, default):
     value = (env.get(name) or "").strip()
-    if value.isascii() and value.isdigit():
-        return int(value)
-    return default
+    return int(value) if value.isascii() and value.isdigit() else default
 
 
 def regular_file_size(path):
@@ -376,32 +370,15 @@ def regular_file_size(path):
     return info.st_size if stat.S_ISREG(info.st_mode) else None
 
 
-def count_newlines(path):
-    """Newline characters in a file, the arithmetic of `wc -l`, whatever its encoding."""
-    if regular_file_size(path) is None:
-        return None
-    count = 0
-    try:
-        with open(path, "rb") as stream:
-            for chunk in iter(lambda: stream.read(MIB), b""):
-                count += chunk.count(b"\n")
-    except OSError:
-        return None
-    return count
-
-
 def mib_rounded_up(size):
     return -(-size // MIB)
 
 
 class IndexReading(object):
-    """The index, read once per start: its newline count and first INDEX_HEAD_BYTES as text."""
+    """The index, read once per start: its newline count, its first INDEX_HEAD_BYTES as text."""
 
     def __init__(self, path, newlines=None, head="", complete=True, refusal=None):
-        self.path = path
-        self.newlines = newlines
-        self.head = head
-        self.complete = complete
+        self.path, self.newlines, self.head, self.complete = path, newlines, head, complete
         self.folders = None  # (folder mtime, the topic folders beside it and their notes)
         self.listable = False  # whether its folder is the memory's own, not the project's top
         self.refusal = refusal  # why the index was not read (read_project_text's line)
@@ -412,15 +389,14 @@ LAST_READING = {}
 
 
 def read_index(project, env):
-    path = project_path(project, env, "MCP_MEMORY_INDEX", DEFAULT_INDEX)
+    path = index_path(project, env)
     try:
         info = os.stat(path)
     except (OSError, ValueError):
         return IndexReading(path)
     reason = why_not_read(project, env, path)  # a FIFO among others: never opened
     if reason is not None:
-        return IndexReading(path, refusal="- %s was not read: %s." % (shown_path(project, path),
-                                                                       reason))
+        return IndexReading(path, refusal=not_read(project, path, reason))
     key = (path, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
     if key not in LAST_READING:
         LAST_READING.clear()
@@ -430,7 +406,7 @@ def read_index(project, env):
 
 
 def strictly_inside(folder, project):
-    """Whether `folder` lies inside `project` and is not `project` itself."""
+    """Whether `folder` lies inside `project`, not `project` itself."""
     try:
         relative = os.path.relpath(os.path.abspath(folder), os.path.abspath(project))
     except ValueError:  # another drive on Windows
@@ -495,8 +471,8 @@ ENTRIES_AT_MOST = 2000
 
 
 def topic_folders(index):
-    """(name, notes_in(folder)) of each topic folder beside the index with notes it does not link,
-    sorted; never a dot folder or a link, none for an index at the top."""
+    """Sorted (name, notes_in()) of each topic folder beside the index with notes it does not
+    link; no dot folder or link, none for an index at the top."""
     if not index.path or index.newlines is None or not index.listable:
         return []
     folder = os.path.dirname(index.path)
@@ -528,8 +504,8 @@ def topic_folders(index):
 
 
 def folder_notes(entry, kept, seen):
-    """notes_in(), or what the account's cache kept while the folder's time is the same (not a time
-    within 2 s of keeping), so 5,000 notes cost what 10 do."""
+    """notes_in(), or the cache's while the folder's time is unchanged (and was 2 s old when kept):
+    5,000 notes cost what 10 do."""
     try:
         moved = entry.stat(follow_symlinks=False).st_mtime_ns
     except OSError:
@@ -544,10 +520,15 @@ def folder_notes(entry, kept, seen):
 
 def linked_paths(text, folder):
     """The normalised paths `text`'s relative links lead to from `folder`."""
-    comments, spans, _ = hidden_spans(text)
     return set(os.path.normcase(os.path.normpath(os.path.join(folder, target)))
-               for _, target in markdown_links(text, sorted(comments + spans))
-               if is_relative_file_link(target))
+               for _, target in relative_links(text))
+
+
+def relative_links(text):
+    """(offset, target) of each relative file link outside comments and code."""
+    comments, spans, _ = hidden_spans(text)
+    return [(offset, target) for offset, target in markdown_links(text, sorted(comments + spans))
+            if is_relative_file_link(target)]
 
 
 def is_real_folder(entry):
@@ -558,7 +539,7 @@ def is_real_folder(entry):
 
 
 def first_entries(folder):
-    """(the folder's entries, at most ENTRIES_AT_MOST of them; whether there are more)."""
+    """(the folder's entries, at most ENTRIES_AT_MOST; whether there are more)."""
     entries = []
     try:
         with os.scandir(folder) as listing:
@@ -577,8 +558,7 @@ NOT_NOTES = frozenset(("readme.md", "claude.md", "claude.local.md", "agents.md",
 
 
 def notes_in(folder):
-    """(the sorted names of a folder's Markdown notes, no NOT_NOTES or dot file; whether it holds
-    more)."""
+    """(sorted names of its Markdown notes, no NOT_NOTES or dot file; whether there are more)."""
     entries, more = first_entries(folder)
     names = []
     for entry in entries:
@@ -594,8 +574,8 @@ def notes_in(folder):
 
 
 def listing_section(project, env):
-    """The listing: every folder keeps its line and link whatever the room, its notes' names sharing
-    what is left; a cut names a command listing every note."""
+    """Each folder keeps its line and link whatever the room, its notes' names share the rest; a
+    cut names a command listing every note."""
     index = read_index(project, env)
     found = topic_folders(index)
     if not found:
@@ -607,8 +587,7 @@ def listing_section(project, env):
 
 
 def fitted(found, room):
-    """The listing's lines, names up to NOTE_NAMES_CHARS each, or an equal share of `room` (none
-    below 20)."""
+    """The listing's lines: names up to NOTE_NAMES_CHARS each, or an equal share of `room`."""
     share = NOTE_NAMES_CHARS
     if room is not None:
         bare = sum(injection_length(folder_line(name, notes, 0)) + 1 for name, notes in found)
@@ -633,7 +612,7 @@ def folder_line(name, listed, share):
 
 
 def link_to(name):
-    """A link target for a name, in angle brackets where the name would end it early."""
+    """A link target, in angle brackets where the name would end it early."""
     return "<%s>" % name if any(c in name for c in " ()<>") else name
 
 
@@ -681,7 +660,7 @@ def encoded_name(path):
 
 
 def string_hash(text):
-    """The harness's 32-bit string hash: h = h * 31 + unit, over UTF-16 units, as a signed int."""
+    """The harness's 32-bit hash: h = h * 31 + unit over UTF-16 units, signed."""
     value = 0
     for character in text:
         code = ord(character)
@@ -693,22 +672,16 @@ def string_hash(text):
 
 
 def base36(number):
-    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
     text = ""
     while True:
         number, digit = divmod(number, 36)
-        text = digits[digit] + text
+        text = "0123456789abcdefghijklmnopqrstuvwxyz"[digit] + text
         if not number:
             return text
 
 
-def transcript_folders(project, env):
-    """Folders that may hold this project's transcripts, most likely first."""
-    return harness_folders([project], env)
-
-
 def harness_folders(paths, env, pinned=None):
-    """The harness's per-project folders for these paths, each spelled as given and resolved."""
+    """The harness's per-project folders for these paths, spelt as given and resolved."""
     root = projects_dir(env)
     if not root:
         return []
@@ -742,11 +715,11 @@ def newest_transcript(folder):
 
 
 def live_transcript(project, env):
-    """The transcript named (not there yet: a fresh start), else the newest."""
+    """The transcript named (maybe not there yet: a fresh start), else the newest."""
     named = env.get("MCP_TRANSCRIPT_PATH")
     if named:
         return named
-    for folder in transcript_folders(project, env):
+    for folder in harness_folders([project], env):
         found = newest_transcript(folder)
         if found:
             return found
@@ -768,8 +741,7 @@ def transcript_point(project, env, index=None):
 
 
 def disk_usage(folder, enough=None):
-    """(bytes under a folder as `du` counts them, whether all were counted), stopping past `enough`
-    or WALK_SECONDS."""
+    """(`du`'s bytes under a folder, whether all counted); stops past `enough` or WALK_SECONDS."""
     total = 0
     seen = set()
     pending = [folder]
@@ -834,15 +806,14 @@ SETTINGS_LIMIT = MIB  # far more than any settings file; past it, the file count
 
 
 class Unreadable(dict):
-    """Settings the harness may apply and the hooks cannot read: empty, and counted against
-    showing."""
+    """Settings the harness may apply that the hooks cannot read: empty, a bar to showing."""
 
 
 SETTINGS_READ = {}  # by the file's identity: one start asks for the same files several times
 
 
 def settings_object(path):
-    """A settings file's JSON object; {} for none; Unreadable when the hooks cannot read it."""
+    """A settings file's JSON object; {} for none; Unreadable when it cannot be read."""
     try:
         info = os.stat(path)
     except (OSError, ValueError):
@@ -867,8 +838,7 @@ def settings_in(data):
 
 
 def settings_files(project, env):
-    """(path, whether it may move auto memory) of each settings file the harness reads, highest
-    precedence first."""
+    """(path, may it move auto memory) of each settings file the harness reads, highest first."""
     folder = managed_settings_folder(env)
     drop_ins = os.path.join(folder, "managed-settings.d")
     try:
@@ -902,12 +872,18 @@ def managed_instruction_file():
 def user_config_dir(env):
     if env.get("CLAUDE_CONFIG_DIR"):
         return env["CLAUDE_CONFIG_DIR"]
+    home = user_home(env)
+    return home and os.path.join(home, ".claude")
+
+
+def user_home(env):
+    """HOME as set, else the account's; None when neither is known."""
     home = env.get("HOME") or os.path.expanduser("~")
-    return None if home == "~" else os.path.join(home, ".claude")
+    return None if not home or home == "~" else home
 
 
 def unreadable_settings(project, env):
-    """The first settings file the harness may apply that the hooks cannot read, or None."""
+    """The first settings file the harness may apply that the hooks cannot read."""
     for path, _ in settings_files(project, env):
         if isinstance(settings_object(path), Unreadable):
             return path
@@ -927,8 +903,7 @@ AGENT_ENVIRONMENT_FILES = (os.path.join(".gemini", ".env"), ".env")
 
 
 def repository_names(project, cwd=None):
-    """{variable: the repository's file that may set it}: settings' "env" and agents' .env files, by
-    name."""
+    """{variable: the repository file that may set it}: settings' "env", agents' .env files."""
     named = {}
     for relative in reversed(PROJECT_SETTINGS_FILES):
         values = settings_object(os.path.join(project, *relative.split("/")))
@@ -955,7 +930,7 @@ def agent_environment_files(project, cwd=None):
 
 
 def dotenv_names(data):
-    """The variable names a .env file sets: `NAME=value`, `export NAME=value`."""
+    """The names a .env file sets: `NAME=value`, `export NAME=value`."""
     names = []
     for line in data.splitlines():
         line = line.strip()
@@ -981,13 +956,12 @@ def refused_settings(project, env, cwd=None):
 
 
 def project_setting_origin(project, name, value=None):
-    """The file of the repository that may set `name`, or None."""
+    """The repository's file that may set `name`, or None."""
     return repository_names(project).get(name)
 
 
 def leads_inside(project, value):
-    """Inside the project however it is read: by its spelling, through links, and by an agent or
-    a shell that expands `~` and variables."""
+    """Inside the project as spelt and through links; never with `~` or a variable to expand."""
     if value[:1] == "~" or "$" in value or "%" in value:
         return False
     path = os.path.join(project, value)
@@ -1009,8 +983,7 @@ def trusted_environment(project, env, cwd=None):
 
 
 def adopt_the_trusted_environment(project, cwd=None):
-    """Make this process's environment the one trusted_environment leaves, before anything reads
-    it; the lines that say what was ignored."""
+    """Make os.environ trusted_environment's before anything reads it; returns the refusals."""
     trusted, lines = trusted_environment(project, dict(os.environ), cwd)
     for name in [name for name in os.environ if name not in trusted]:
         os.environ.pop(name, None)
@@ -1043,12 +1016,15 @@ def read_project_text(project, env, path, limit):
         if data is not None:
             return data.decode("utf-8", "replace"), None
         reason = "it could not be read as a regular file"
-    return None, "- %s was not read: %s." % (shown_path(project, path), reason)
+    return None, not_read(project, path, reason)
+
+
+def not_read(project, path, reason):
+    return "- %s was not read: %s." % (shown_path(project, path), reason)
 
 
 def why_not_read(project, env, path):
-    """Why the hooks may not show `path`, or None: no link inside the project, a regular file, no
-    deny rule."""
+    """Why the hooks may not show `path`: a link in the project, no regular file, a deny rule."""
     named = os.path.normpath(os.path.abspath(path))
     real = os.path.realpath(path)
     top = os.path.abspath(project)
@@ -1095,7 +1071,7 @@ def read_plain_file(path, limit=MIB):
 
 
 def lies_within(path, folder):
-    """Whether `path` is `folder` or below it; both absolute and normalised alike."""
+    """Whether `path` is `folder` or below it, both absolute and normalised alike."""
     path, folder = os.path.normcase(path), os.path.normcase(folder)
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
@@ -1103,7 +1079,7 @@ def lies_within(path, folder):
 # --- the harness's Read rules, as the hooks apply them to what they read ---
 
 def deny_rule_covering(project, env, paths):
-    """(rule, settings file) of the first `Read` deny rule covering any of `paths`, or None."""
+    """(rule, settings file) of the first `Read` deny rule covering one of `paths`, or None."""
     memo = {}  # where the paths lie below each anchor, worked out once for all the rules
     for settings_path, _ in settings_files(project, env):
         permissions = settings_object(settings_path).get("permissions")
@@ -1128,8 +1104,8 @@ def read_rule_covers(rule, project, env, paths, memo=None):
     if pattern.startswith("//"):
         anchor, pattern = None, pattern[2:]
     elif pattern.startswith("~/"):
-        anchor, pattern = env.get("HOME") or os.path.expanduser("~"), pattern[2:]
-        if not anchor or anchor == "~":
+        anchor, pattern = user_home(env), pattern[2:]
+        if not anchor:
             return False
     elif pattern.startswith("/"):
         anchor, pattern = project, pattern[1:]
@@ -1153,8 +1129,7 @@ FOLD_CASE = os.path.normcase("A") == "a" or sys.platform == "darwin"
 
 
 def names_below(paths, anchor, memo):
-    """Each list of names from `anchor` (as given and resolved; None: the root) down to one of
-    `paths`."""
+    """Each list of names from `anchor` (as given and resolved; None: root) to one of `paths`."""
     if anchor not in memo:
         bases = [None] if anchor is None else [anchor, os.path.realpath(anchor)]
         found = []
@@ -1183,8 +1158,7 @@ def path_names_below(path, base):
 
 
 def names_match(pattern, names):
-    """Whether glob names match path names, `**` any number; the cost grows with the `**` count
-    only."""
+    """Whether glob names match path names, `**` any number; cost grows only with the `**`s."""
     reached = past_any_names(pattern, {0})
     for name in names:
         reached = past_any_names(pattern, {i if pattern[i] == "**" else i + 1 for i in reached
@@ -1194,7 +1168,7 @@ def names_match(pattern, names):
 
 
 def past_any_names(pattern, reached):
-    """The positions reached, and those a `**` matching no name at all leads on to."""
+    """The positions reached, and those a `**` matching no name leads on to."""
     found = set()
     for position in reached:
         found.add(position)
@@ -1205,8 +1179,7 @@ def past_any_names(pattern, reached):
 
 
 def name_matches(pattern, name):
-    """gitignore's glob for one name (`*`, `?`, `[...]`, `[!...]`); backtracks only to the last
-    `*`."""
+    """gitignore's glob of a name (`*`, `?`, `[...]`, `[!...]`); backtracks only to the last `*`."""
     p = n = 0
     star = mark = -1
     while n < len(name):
@@ -1227,8 +1200,7 @@ def name_matches(pattern, name):
 
 
 def one_character(pattern, p, character):
-    """How many pattern characters match `character` at `p` (a literal, `?`, a `[...]` set), or
-    0."""
+    """Pattern characters matching `character` at `p` (a literal, `?`, a `[...]` set), or 0."""
     if p >= len(pattern):
         return 0
     if pattern[p] == "?":
@@ -1246,7 +1218,7 @@ def one_character(pattern, p, character):
 
 
 def set_ranges(members):
-    """The (low, high) character ranges of a glob set's members: `a-z` is one, `x` is (x, x)."""
+    """The (low, high) ranges of a glob set's members: `a-z` is one, `x` is (x, x)."""
     ranges = []
     index = 0
     while index < len(members):
@@ -1262,8 +1234,8 @@ def set_ranges(members):
 # --- Markdown as the agent sees it (no regular expressions: it runs at every start) ---
 
 def hidden_spans(text):
-    """Where Markdown is not read as written (CommonMark): (closed comments, code spans and fences,
-    an unclosed '<!--' or None)."""
+    """Where Markdown is not read as written: (closed comments, code spans and fences, an unclosed
+    '<!--' or None)."""
     comments, spans = [], []
     fences = fenced_blocks(text)
     fence = 0
@@ -1302,7 +1274,7 @@ def hidden_spans(text):
 
 
 def comment_end(text, opening):
-    """The offset just past the comment that opens at `opening`, or -1 when it never closes."""
+    """The offset just past the comment opening at `opening`, or -1 when it never closes."""
     for empty in ("<!-->", "<!--->"):
         if text.startswith(empty, opening):
             return opening + len(empty)
@@ -1330,8 +1302,7 @@ def fenced_blocks(text):
 
 
 def fence_after(fence, line):
-    """The fence open after `line` given the one before: 3+ backticks or tildes, closed by the same
-    at least as long."""
+    """The fence open after `line`: 3+ backticks or tildes, closed by the same at least as long."""
     stripped = line.lstrip(" \t")
     mark = stripped[:1]
     if mark not in ("`", "~"):
@@ -1373,7 +1344,7 @@ class LinkScan:
         return self.line[0], self.line[1]
 
     def opening_of(self, close):
-        """The offset of the `[` that the `]` at `close` closes on its line, or -1."""
+        """The offset of the `[` the `]` at `close` closes on its line, or -1."""
         start, end, pairs = self.line
         opening = self.text.rfind("[", start, close)
         if opening >= 0 and self.text.find("]", opening, close) < 0 and \
@@ -1386,8 +1357,7 @@ class LinkScan:
 
 
 def bracket_pairs(text, start, end):
-    """{offset of each `]`: offset of the `[` it closes} on a line, as brackets nest and escapes
-    escape."""
+    """{offset of `]`: offset of the `[` it closes} on a line; brackets nest, escapes escape."""
     pairs, stack, backslashes = {}, [], 0
     for offset in range(start, end):
         mark = text[offset]
@@ -1421,8 +1391,7 @@ def link_spans(text, hidden):
 
 
 def link_at(scan, close):
-    """(raw destination, end, start) of the link whose `](` is at `close`, by CommonMark, else
-    None."""
+    """(raw destination, end, start) of the CommonMark link whose `](` is at `close`, or None."""
     text = scan.text
     _, line_end = scan.line_around(close)
     start = scan.opening_of(close)
@@ -1452,7 +1421,7 @@ def skip_spaces(text, position, line_end):
 
 
 def pointed_destination_end(scan, opening, line_end):
-    """Just past the `>` that closes the `<` at `opening`, or -1."""
+    """Just past the `>` closing the `<` at `opening`, or -1."""
     text = scan.text
     position = opening + 1
     while position < line_end and scan.spend(1):
@@ -1628,11 +1597,9 @@ def is_silenced(line):
 
 def named_list(items, at_most=NAMED_AT_MOST):
     """'a, b and c', or 'a, b, c, d, e and 4 more'."""
-    items = list(items)
-    if len(items) > at_most:
-        shown = items[:at_most] + ["%d more" % (len(items) - at_most)]
-    else:
-        shown = items
+    shown = list(items)
+    if len(shown) > at_most:
+        shown = shown[:at_most] + ["%d more" % (len(shown) - at_most)]
     if len(shown) == 1:
         return shown[0]
     return ", ".join(shown[:-1]) + " and " + shown[-1]
@@ -1688,8 +1655,7 @@ def marker_lines(lines, fenced):
 
 
 def facts_side_by_side(lines, fenced):
-    """(line, line, whether one is a deletion) of two facts that touch, or a deletion touching a
-    line."""
+    """(line, line, one is a deletion) of two facts that touch, or a deletion touching a line."""
     pairs = []
     for second in range(2, len(lines) + 1):
         first_line, second_line = lines[second - 2], lines[second - 1]
@@ -1704,8 +1670,8 @@ def facts_side_by_side(lines, fenced):
 
 
 def run_of_facts(lines, first, second, fenced):
-    """(first, last line) of the facts around two that touch: git merges nearby conflicts as one, so
-    the union keeps one branch's block, then the other's."""
+    """(first, last line) of the facts around two that touch: git merges nearby conflicts as one,
+    so the union keeps one branch's block, then the other's."""
     def fact(number):
         return 0 < number <= len(lines) and number not in fenced and is_fact_line(lines[number - 1])
 
@@ -1738,8 +1704,8 @@ def title_lines(lines, fenced):
 
 
 def is_log_name(name):
-    """A log or a record of its day by name (`session-log.md`, `findings-2026-07.md`,
-    `20260504-103257-brainstorm.md`, `setup_2026_04_21.md`)."""
+    """A log or a day's record by name: `session-log.md`, `findings-2026-07.md`,
+    `20260504-103257-brainstorm.md`, `setup_2026_04_21.md`."""
     stem = name.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
     words = stem.replace("_", "-").replace(".", "-").replace(" ", "-").split("-")
     return any(word in LOG_NAMES for word in words) or any(
@@ -1747,7 +1713,7 @@ def is_log_name(name):
 
 
 def names_a_month(before, year, rest):
-    """A year and its month, `2026-04`, `2026_04` or a run of digits `202604` or `20260421`."""
+    """A year and its month: `2026-04`, `2026_04` or digits `202604`, `20260421`."""
     month = rest[1:3] if rest[:1] in ("-", "_", ".") else rest[:2]
     digits = len(rest) - len(rest.lstrip("0123456789"))
     return (not before.isdigit() and year[:2] in ("19", "20") and year.isdigit() and
@@ -1768,8 +1734,7 @@ def is_stamped(lines):
 
 
 def merge_leftovers(lines, union, note, fenced):
-    """[(line, kind, first, start, end)]: markers; under union versions, deleted-changed,
-    two-notes."""
+    """(line, kind, first, start, end): markers; by union versions, deleted-changed, two-notes."""
     marked = marker_lines(lines, fenced)
     found = [(n, "markers", marked[0], n, n) for n in marked]
     for first, second, deletion in facts_side_by_side(lines, fenced) if union else ():
@@ -1781,8 +1746,7 @@ def merge_leftovers(lines, union, note, fenced):
 
 
 def looks_like_repository_path(text):
-    """A path with a folder and an extension or a trailing '/'; no space, shell character, host or
-    root."""
+    """A path with a folder and an extension or a trailing '/'; no space, shell mark, host, root."""
     extension = text.rpartition("/")[2].rpartition(".")[2] if "." in text.rpartition("/")[2] \
         else ""
     if not text or any(c.isspace() or c in "*?[]{}<>$|;&=\"'(),@!^%" for c in text) or \
@@ -1809,8 +1773,7 @@ def without_line_suffix(text):
 
 
 def paths_in_code(content):
-    """The paths with a folder a code span cites: its content, or the words of a command that moves
-    nothing."""
+    """Paths with a folder a code span cites: its content, or a command's words if it moves none."""
     whole = without_line_suffix(content)
     words = content.split()
     if looks_like_repository_path(whole):
@@ -1830,8 +1793,8 @@ def dates_in(text):
 
 
 def cited_paths(text, folder, links=True):
-    """[(line, path, date)] a memory file cites: code spans' paths, with `links` relative links from
-    `folder`; the line's newest date outside code."""
+    """[(line, path, date)] a memory file cites: code spans' paths, with `links` relative links
+    from `folder`; the line's newest date outside code."""
     comments, code, _ = hidden_spans(text)
     fences = set(fenced_blocks(text))
     spans = [span for span in code if span not in fences]
@@ -1861,7 +1824,7 @@ def line_date(text, offset, spans):
 
 
 def project_relative(folder, target):
-    """Where a relative link from `folder` leads in the project; None for one that leaves it."""
+    """Where a relative link from `folder` leads in the project; None if it leaves it."""
     parts = []
     for part in (folder + "/" + target).replace("\\", "/").split("/"):
         if part == ".." and not parts:
@@ -1930,7 +1893,8 @@ def marks_lines(marks):
             lines.append("- %s cites `%s`, %s in %s (%s)" % (where, mark["path"], "renamed to `%s`"
                          % mark["now"] if mark["now"] else "deleted", mark["commit"], mark["date"]))
         elif (mark["file"], kind) not in seen:
-            several = kind != "two-notes" and (mark["start"], mark["end"]) != (mark["first"], mark["line"])
+            several = kind != "two-notes" and \
+                (mark["start"], mark["end"]) != (mark["first"], mark["line"])
             lines.append("- %s %s" % (where, MARK_TEXT["run" if several else kind] % mark))
             seen.update([(mark["file"], "markers")] if kind == "markers" else [])
     return lines
@@ -1940,13 +1904,8 @@ def marks_lines(marks):
 
 def dead_links(text, folder):
     """(offset, target) of each relative link to no file, resolved from `folder`."""
-    comments, spans, _ = hidden_spans(text)
-    hidden = sorted(comments + spans)
-    exists = {}
-    dead = []
-    for offset, target in markdown_links(text, hidden):
-        if not is_relative_file_link(target):
-            continue
+    exists, dead = {}, []
+    for offset, target in relative_links(text):
         if target not in exists:
             exists[target] = os.path.exists(os.path.join(folder, os.path.normpath(target)))
         if not exists[target]:
@@ -2006,7 +1965,7 @@ def repository_root(project):
 
 
 def main_checkout_of(folder, marker):
-    """Follow a `.git` file (`gitdir: ...`) to the repository's common folder, when it has one."""
+    """Follow a `.git` file (`gitdir: ...`) to the repository's common folder, if any."""
     first = (read_text(marker, 4096) or "").split("\n")[0]
     if not first.startswith("gitdir:"):
         return folder
@@ -2018,13 +1977,9 @@ def main_checkout_of(folder, marker):
     return os.path.dirname(common) if os.path.basename(common) == ".git" else folder
 
 
-def auto_memory_disabled(env):
-    return (env.get("CLAUDE_CODE_DISABLE_AUTO_MEMORY") or "").strip().lower() in ("1", "true", "yes")
-
-
 def auto_memory_index(project, env):
     """The harness's machine-local MEMORY.md for this project, or None."""
-    if auto_memory_disabled(env):
+    if (env.get("CLAUDE_CODE_DISABLE_AUTO_MEMORY") or "").strip().lower() in ("1", "true", "yes"):
         return None
     settings = auto_memory_settings(project, env)
     if settings.get("autoMemoryEnabled") is False:
@@ -2043,8 +1998,7 @@ def auto_memory_index(project, env):
 
 
 def auto_memory_settings(project, env):
-    """autoMemoryEnabled and autoMemoryDirectory as the settings set them (not the shared project
-    file)."""
+    """autoMemoryEnabled and autoMemoryDirectory as set (the shared project file moves nothing)."""
     found = {}
     for path, may_move in settings_files(project, env):
         values = settings_object(path)
@@ -2058,12 +2012,12 @@ def auto_memory_settings(project, env):
 
 
 def expanded_folder(value, env):
-    """An autoMemoryDirectory value the harness accepts (absolute or `~/`), else None."""
+    """An autoMemoryDirectory the harness accepts (absolute or `~/`), else None."""
     if not isinstance(value, str) or "\0" in value:
         return None
     if value.startswith("~/"):
-        home = env.get("HOME") or os.path.expanduser("~")
-        if not home or home == "~":
+        home = user_home(env)
+        if not home:
             return None
         value = os.path.join(home, value[2:])
     return os.path.normpath(value) if os.path.isabs(value) else None
@@ -2075,7 +2029,7 @@ def read_text(path, limit=8 * MIB):
 
 
 def frontmatter_end(text):
-    """Offset just past a leading `---` ... `---` block, or 0 when the file has none."""
+    """Offset just past a leading `---` ... `---` block, or 0."""
     if not text.startswith("---"):
         return 0
     first_end = text.find("\n")
@@ -2092,8 +2046,7 @@ def frontmatter_end(text):
 
 
 def visible_lines(text, comments, skip_before=0):
-    """(number, text, bytes) of each line that holds something once comments go, from
-    `skip_before`."""
+    """(number, text, bytes) of each line holding something once comments go, from `skip_before`."""
     kept = []
     pending = 0
     start = 0
@@ -2124,8 +2077,7 @@ def visible_lines(text, comments, skip_before=0):
 
 
 def auto_memory_load(text):
-    """How the harness's cap falls: no frontmatter or comments, 200 lines or 25,600 bytes, whole
-    lines."""
+    """The harness's cap: frontmatter and comments aside, 200 lines or 25,600 bytes, whole lines."""
     comments = hidden_spans(text)[0]
     lines = visible_lines(text, comments, frontmatter_end(text))
     loaded = 0
@@ -2149,13 +2101,13 @@ def auto_memory_load(text):
 
 
 def cannot_overflow(path):
-    """Whether the file is too small for the cap to bite: then it is not parsed."""
+    """Too small for the cap to bite: then it is not parsed."""
     size = regular_file_size(path)
     if size is None:
         return True
     if size > AUTO_MEMORY_BYTES:
         return False
-    return count_newlines(path) < AUTO_MEMORY_LINES
+    return (read_plain_file(path) or b"").count(b"\n") < AUTO_MEMORY_LINES
 
 
 def entry_name(line):
@@ -2172,14 +2124,13 @@ def first_lost_entries(lost, at_most=3):
 
 
 def home_shown(path, env):
-    home = env.get("HOME") or os.path.expanduser("~")
-    if home and home != "~" and path.startswith(home.rstrip(os.sep) + os.sep):
+    home = user_home(env)
+    if home and path.startswith(home.rstrip(os.sep) + os.sep):
         return "~" + path[len(home.rstrip(os.sep)):].replace(os.sep, "/")
     return path
 
 
 def overflow_cause(load):
-    """Which cap stopped the load, in the words of the reports."""
     if load["cut_by"] == "lines":
         return "its first %d lines" % AUTO_MEMORY_LINES
     return "its first %s bytes" % format(AUTO_MEMORY_BYTES, ",")
@@ -2214,7 +2165,7 @@ def budget_points(project, env):
 
 
 def memory_defects(project, env):
-    """Every memory defect cheap enough to find at each start, each a line starting with '- '."""
+    """Every memory defect cheap enough to find at each start, as budget_points."""
     return run_checks(DEFECTS, project, env)
 
 
@@ -2307,18 +2258,14 @@ class Section:
     """A titled block of the injection; a lower `keep_order` gets room first when it is cut."""
 
     def __init__(self, title, lines, source, keep_order, notes=(), rest=None, fit=None):
-        self.title = title
-        self.lines = lines
-        self.source = source
-        self.keep_order = keep_order
+        self.title, self.lines, self.source, self.keep_order = title, lines, source, keep_order
         self.notes = list(notes)
         self.rest = rest or "read %s in full" % source  # where what a cut leaves out is
         self.fit = fit  # the lines that fit a room, for a section that can say less
 
 
 def without_comments(text, enough=None):
-    """A Markdown file's lines without comment text (hidden_spans), stopping past `enough`
-    characters."""
+    """A Markdown file's lines without comment text, stopping past `enough` characters."""
     pieces = []
     position = 0
     for start, end in hidden_spans(text)[0]:
@@ -2340,7 +2287,7 @@ def without_comments(text, enough=None):
 
 
 def clipped(line, limit):
-    """A line of at most `limit` characters, '…' where shortened (never an index line)."""
+    """At most `limit` characters, '…' where shortened (never an index line)."""
     return line if len(line) <= limit else line[:limit] + "…"
 
 
@@ -2363,7 +2310,7 @@ def index_section(project, env, refusals):
     return Section(title, lines, shown, keep_order=1)
 
 
-def handoff_section(project, env, now, seen_at=None, refusals=None):
+def handoff_section(project, env, now, seen_at, refusals):
     """The handoff's first lines; None when absent or written before `seen_at`."""
     path = state_path(project, env)
     try:
@@ -2372,7 +2319,7 @@ def handoff_section(project, env, now, seen_at=None, refusals=None):
         return None
     if seen_at is not None and info.st_mtime <= seen_at:
         return None
-    text = injected_text(project, env, path, [] if refusals is None else refusals)
+    text = injected_text(project, env, path, refusals)
     if text is None:
         return None
     shown = shown_path(project, path)
@@ -2446,16 +2393,11 @@ def as_text(lines):
     return "\n".join(printable(line) for line in lines) + "\n"
 
 
-def fence_left_open(lines):
+def with_fences_closed(lines):
+    """A fence the lines leave open closed, so the next part is not code."""
     fence = None
     for line in lines:
         fence = fence_after(fence, line)
-    return fence
-
-
-def with_fences_closed(lines):
-    """A section's lines with a fence it leaves open closed, so the next part is not code."""
-    fence = fence_left_open(lines)
     return lines + [fence] if fence else lines
 
 
@@ -2540,7 +2482,7 @@ def refused_reads(project, env):
 
 
 def write_text_to(stream, text):
-    """UTF-8 whatever the locale; a reader that went away is not an error worth a traceback."""
+    """UTF-8 whatever the locale; a reader that went away is no error worth a traceback."""
     if not text:
         return
     try:
@@ -2563,8 +2505,7 @@ def main():
 
 
 def keep_the_hook_folder_off_the_import_path():
-    """Without -I the hook's folder leads the import path, where a committed `_json.py` would shadow
-    the stdlib."""
+    """Without -I, the hook's folder leads sys.path: a committed `_json.py` shadows the stdlib."""
     if sys.flags.isolated:  # -I, as the harness runs the hooks: the folder is not there
         return
     here = os.path.dirname(os.path.realpath(__file__))

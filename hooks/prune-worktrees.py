@@ -66,16 +66,14 @@ def uses(library):
 # --- git, with nothing a repository can turn into a program ---
 
 class Git:
-    """git for one hook run: each command by `deadline`, GIT_SWITCHES, the folder's filter drivers
-    off."""
+    """git for one hook run: each command by `deadline`, with GIT_SWITCHES, filter drivers off."""
 
     def __init__(self, deadline):
         self.deadline = deadline
         self.switched = {}  # folder: the -c options that switch off its filter drivers
 
     def argv(self, folder, *args, also=()):
-        """The command run in `folder`, or None or TIMED_OUT for its result; `also`: folders whose
-        config it reads."""
+        """The command in `folder`, or None or TIMED_OUT for its result; `also`: configs read."""
         off = ()
         for where in (folder,) + tuple(also):
             switches = self.filters_off(where)
@@ -177,12 +175,7 @@ def submodule_git_dirs(folder):
 def git_dir_of(top):
     """The git folder of the work tree at `top`, or None."""
     marker = os.path.join(top, ".git")
-    if os.path.isdir(marker):
-        return marker
-    line = (shared.read_plain_file(marker) or b"").split(b"\n", 1)[0].strip()
-    if not line.startswith(b"gitdir: "):
-        return None
-    return os.path.join(top, os.fsdecode(line[len(b"gitdir: "):]))
+    return marker if os.path.isdir(marker) else admin_folder(top)
 
 
 def git_environment():
@@ -202,8 +195,8 @@ def start(commands):
 
 
 def spawn_with_pipe(argv, environment):
-    """posix_spawn and a pipe, cheaper than the subprocess module, drained from the start (git never
-    waits on a full pipe while the hook works); None or TIMED_OUT stand for their result."""
+    """posix_spawn, cheaper than subprocess, its pipe drained from the start (git never waits on a
+    full pipe while the hook works); None or TIMED_OUT stand for their result."""
     if argv is None or argv == TIMED_OUT:
         return argv
     try:
@@ -230,8 +223,7 @@ def spawn_with_pipe(argv, environment):
 
 
 def finish(started, deadline):
-    """Each command's (exit code, stdout): TIMED_OUT when stopped at `deadline`, None when not
-    run."""
+    """Each command's (exit code, stdout); TIMED_OUT when stopped at `deadline`; None: not run."""
     try:
         if hasattr(os, "posix_spawnp"):
             return collect_spawned(started, deadline)
@@ -280,21 +272,18 @@ def run_with_subprocess(commands, deadline):
 # --- the state of the repository (§7.5) ---
 
 class Facts:
-    """What one repository's reads said: the status `listing`, HEAD, the reflogs' `moves` and
-    `stashes`."""
+    """One repository's reads: the status `listing`, HEAD, the reflogs' `moves` and `stashes`."""
 
     def __init__(self, listing, moves=(), stashes=()):
-        self.listing = listing
-        self.moves = moves
-        self.stashes = stashes
+        self.listing, self.moves, self.stashes = listing, moves, stashes
         first = (listing or b"").split(b"\0", 1)[0]
         self.head = first[13:].decode("ascii", "replace").replace("(initial)", "") \
             if first.startswith(b"# branch.oid ") else None
 
 
 def repository_reads(git, folder, dating=False):
-    """The status listing with HEAD (every untracked file and submodule, the stashes), and to date
-    changes the reflogs of HEAD and the stashes."""
+    """The status listing with HEAD (all untracked files and submodules, the stashes); to date
+    changes, the reflogs of HEAD and the stashes."""
     reads = [git.argv(folder, "-c", "status.submoduleSummary=false", "status", "--porcelain=v2",
                       "-z", "--branch", "--no-ahead-behind", "--untracked-files=all",
                       "--ignore-submodules=none", "--show-stash")]
@@ -327,8 +316,7 @@ def reflog_moves(result):
 
 
 def parse_status(raw):
-    """`status --porcelain=v2 -z` as (headers, changed (code, path, original), untracked),
-    top-relative."""
+    """`status --porcelain=v2 -z`: (headers, [(code, path, original)], untracked), top-relative."""
     if PARSED and PARSED[0] is raw:  # the baseline's and the marks' one reading
         return PARSED[1]
     headers, changed, untracked = [], [], []
@@ -365,11 +353,8 @@ class Signer:
     dating, the latest change time of each path and its folders."""
 
     def __init__(self, top, dating):
-        self.top = top
-        self.dating = dating
-        self.folders_dated = set()
-        self.changed_ns = 0
-        self.fd = None
+        self.top, self.dating, self.folders_dated, self.changed_ns, self.fd = \
+            top, dating, set(), 0, None
         if os.stat in getattr(os, "supports_dir_fd", ()):
             try:
                 self.fd = os.open(top, os.O_RDONLY)
@@ -417,8 +402,7 @@ class Signer:
         return b"%d" % seen
 
     def date_folders(self, path):
-        """The change times of the folders holding `path`, up to the top; a folder gone is
-        skipped."""
+        """The change times of the folders holding `path`, up to the top; a gone folder skipped."""
         folder = path
         while folder:
             folder = folder.rpartition(b"/")[0]
@@ -435,21 +419,15 @@ class Part:
     """One repository's share of a reading; `digest` None when unread or past the limits."""
 
     def __init__(self, key, path, digest, count=0, changed_ns=0):
-        self.key = key
-        self.path = path
-        self.digest = digest
-        self.count = count
+        self.key, self.path, self.digest, self.count = key, path, digest, count
         self.changed_ns = changed_ns
 
 
 class Reading:
-    """The repository at one moment (§7.5): HEAD, its moves, the parts, the status listing;
-    `recorded()` is one line."""
+    """The repository at one moment (§7.5): HEAD, moves, parts, status; recorded() is a line."""
 
     def __init__(self, head, parts, moves=(), listing=None):
-        self.head = head
-        self.parts = parts
-        self.moves = moves
+        self.head, self.parts, self.moves = head, parts, moves
         self.listing = listing  # git's status listing, as read
 
     @property
@@ -495,8 +473,7 @@ def part_key(path):
 
 
 def add_part(parts, key, path, folder, facts, dating, own_files=()):
-    """Append the part `facts` give of the repository at `folder`, each entry signed; returns its
-    nested repositories' paths."""
+    """Append the signed part `facts` give of the repository at `folder`; its nested ones."""
     if facts is None or facts.listing is None:
         parts.append(Part(key, path, None))
         return []
@@ -529,8 +506,7 @@ def add_part(parts, key, path, folder, facts, dating, own_files=()):
 
 
 def last_move_ns(moves, head=None):
-    """The newest reflog move's time (last ns of its second); 0 without; after every handoff when
-    not at `head`."""
+    """The newest reflog move's last ns; 0 without; after every handoff when not at `head`."""
     if head is not None and (not moves or moves[0][0] != head):
         return UNDATED
     return moves[0][1] * 10 ** 9 + 10 ** 9 - 1 if moves else 0
@@ -545,8 +521,7 @@ def signed(signer, path, nested):
 
 
 def sign_untracked(digest, signer, untracked, nested):
-    """Untracked files signed one by one up to UNTRACKED_SIGNED, past that by their folders'
-    times."""
+    """Untracked files signed one by one up to UNTRACKED_SIGNED, past it by their folders' times."""
     digest.update(b"\0\0")
     if len(untracked) <= UNTRACKED_SIGNED:
         for path in untracked:
@@ -575,8 +550,7 @@ class Guard:
         return start(repository_reads(self.git, self.project, dating))
 
     def reading(self, dating=False, reads=None):
-        """The state now (a Reading), or None outside git; what is not read by the deadline is
-        unread, never a change."""
+        """The state now, None outside git; what misses the deadline is unread, never a change."""
         if reads is None:
             reads = self.start_reads(dating)
         own = self.saving_prefixes()  # while git works
@@ -609,16 +583,12 @@ class Guard:
             self.read_nested([path + b"/" + name for name in inner], dating, depth + 1, parts)
 
     def memory_path(self):
-        """(path, whether a folder): the memory folder, or the index alone when its folder holds the
+        """(path, whether a folder): the memory folder, or the index alone if its folder holds the
         project."""
         real_project = os.path.realpath(self.project)
         index = os.path.realpath(shared.index_path(real_project, self.env))
         folder = os.path.dirname(index)
-        try:
-            holds_project = os.path.commonpath([folder, real_project]) == folder
-        except ValueError:  # another drive on Windows
-            holds_project = False
-        return (index, False) if holds_project else (folder, True)
+        return (index, False) if shared.lies_within(real_project, folder) else (folder, True)
 
     def saving_prefixes(self):
         """The top-relative status paths of what saving writes (a folder ends with "/")."""
@@ -654,8 +624,7 @@ class Guard:
                                    os.path.dirname(transcript) if transcript else None)
 
     def commits_are_saving(self, old_head, new_head):
-        """Whether HEAD moved by saving alone (commits added touching only the memory); None when
-        out of time."""
+        """Whether HEAD moved by commits touching only the memory; None when out of time."""
         if time.monotonic() >= self.git.deadline:
             return None
         try:
@@ -691,8 +660,7 @@ RENAME_HOPS = 4  # rounds following a renamed path gone in turn
 
 
 def memory_marks(guard, reads):
-    """The marks session start shows; None outside git, out of time, or for no memory folder in the
-    project."""
+    """The marks session start shows; None outside git, out of time, or with no memory folder."""
     reading = guard.current(reads)
     folder, is_folder = guard.memory_path()
     memory = shared.shown_path(os.path.realpath(guard.project), folder)
@@ -757,8 +725,7 @@ def marks_now(guard, git, memory, head):
 
 
 def memory_files(guard, memory, kept):
-    """{name: (size, time, leftovers, citations)} of the memory's Markdown files, by the read
-    rule."""
+    """{name: (size, time, leftovers, citations)} of the Markdown files the read rule allows."""
     project, env = guard.project, guard.env
     index = os.path.basename(shared.index_path(project, env))
     files = {}
@@ -775,8 +742,7 @@ def memory_files(guard, memory, kept):
 
 
 def memory_entries(folder):
-    """(name, path, size, time) of the Markdown files in `folder` and one down, never through a
-    link."""
+    """(name, path, size, time) of the Markdown files in `folder` and one down, through no link."""
     found = []
     for entry in shared.first_entries(folder)[0]:
         inner = shared.first_entries(entry.path)[0] if entry.name[:1] != "." and \
@@ -810,8 +776,7 @@ def leftover_marks(git, guard, memory, files):
 
 
 def stale_marks(git, guard, memory, files, fates, head):
-    """(marks of citations git shows gone after the line's date, the fates kept); None when git
-    failed."""
+    """(marks of citations git shows gone after the line's date, fates kept); None: git failed."""
     cited = {}
     for name, kept in sorted(files.items()):
         for line, path, date in kept[3]:
@@ -835,8 +800,7 @@ def stale_marks(git, guard, memory, files, fates, head):
 
 
 def gone_from_git(git, guard, paths):
-    """({old: (new, commit)}, {path: commit}) of missing paths on the first-parent line, renames
-    followed."""
+    """({old: (new, commit)}, {path: commit}) of missing paths, first-parent, renames followed."""
     prefix = os.path.relpath(guard.project, guard.top).replace(os.sep, "/") + "/"
     prefix = "" if prefix == "./" else prefix
     renamed, removed, wanted = {}, {}, sorted(set(paths))
@@ -883,13 +847,8 @@ def deleting_commits(git, top, paths, prefix):
 
 # --- the baseline ---
 
-def read_baseline(path):
-    return shared.read_plain_file(path, 64 * 1024)
-
-
 def write_inside_claude_folder(project, path, data):
-    """Atomic write of a baseline inside <project>/.claude, never over a non-baseline or through a
-    link."""
+    """A baseline written atomically in <project>/.claude, never over another file or via a link."""
     folder = os.path.dirname(os.path.abspath(path))
     allowed = os.path.join(os.path.realpath(project), ".claude")
     real_folder = os.path.realpath(folder)
@@ -935,8 +894,7 @@ def lands_on_its_own_file(path):
 
 
 def forget_stale_baselines(current, shared_path, transcript_folder):
-    """Week-old baselines of ended sessions and a crash's temporary files, when they hold a state or
-    nothing."""
+    """Week-old baselines of ended sessions and crashes' temporary files holding a state or none."""
     prefix = os.path.basename(shared_path) + "."
     cutoff = time.time() - BASELINE_RETENTION_SECONDS
     try:
@@ -988,13 +946,10 @@ def session_is_alive(transcript_folder, session, cutoff):
 # --- the account of the work since the save (§7.6) ---
 
 class Outcome:
-    """A row's answer: the verdict, the reading the baseline becomes, the parts not checked
-    (§7.6)."""
+    """A row's answer (§7.6): the verdict, the reading the baseline becomes, the parts unchecked."""
 
     def __init__(self, verdict, record=None, unchecked=()):
-        self.verdict = verdict
-        self.record = record
-        self.unchecked = list(unchecked)
+        self.verdict, self.record, self.unchecked = verdict, record, list(unchecked)
 
 
 def guard_the_stop(project, started):
@@ -1021,7 +976,7 @@ def decide(guard, hook_input):
     fresh = shared.handoff_is_fresh(written_ns, env)
     reads = guard.start_reads(fresh)
     path = guard.baseline(hook_input)  # while git works
-    recorded = parse_baseline(read_baseline(path))
+    recorded = parse_baseline(shared.read_plain_file(path, 64 * 1024))
     current = guard.reading(dating=fresh, reads=reads)
     if current is None:
         return LET_STOP, None
@@ -1033,8 +988,7 @@ def decide(guard, hook_input):
 
 
 def settle(guard, path, hook_input, recorded, current, outcome):
-    """Write the baseline the outcome asks for, only once the verdict is known, then say what the
-    user must hear."""
+    """The baseline the outcome asks for written once the verdict is known; what the user hears."""
     transcript = shared.text_field(hook_input, "transcript_path")
     deadline = guard.git.deadline
     if outcome.record is None or write_inside_claude_folder(guard.project, path,
@@ -1051,8 +1005,7 @@ def settle(guard, path, hook_input, recorded, current, outcome):
 
 
 def weigh(guard, recorded, current):
-    """The rows for a stop outside the throttle: no baseline; a change; could not read;
-    saving; nothing."""
+    """Rows outside the throttle: no baseline; a change; could not read; saving; nothing."""
     if recorded is None:
         # Nothing else is evidence of work: blocked only when the tree holds changes.
         return Outcome(BLOCK if current.count else LET_STOP, current)
@@ -1073,8 +1026,7 @@ def weigh(guard, recorded, current):
 
 
 def merged(recorded, current):
-    """The current reading, a part it could not read keeping the recorded one: judged when next
-    read."""
+    """The current reading, a part it could not read keeping the recorded one (judged when read)."""
     if recorded is None:
         return current
     if current.head is None:  # the top unread: nothing is known now
@@ -1086,25 +1038,18 @@ def merged(recorded, current):
 
 
 def weigh_fresh_handoff(guard, recorded, current):
-    """A handoff within the throttle: the stop passes; the baseline moves only when the handoff saw
-    every change."""
-    handoff_ns = handoff_change_time(guard)
-    if handoff_ns is None or not handoff_covers(guard, handoff_ns, recorded, current):
+    """In the throttle the stop passes; the baseline moves only if the handoff saw every change."""
+    try:  # when the session-state file last changed here
+        handoff_ns = change_time(os.stat(shared.state_path(guard.project, guard.env)))
+    except (OSError, ValueError):
+        return Outcome(LET_STOP)
+    if not handoff_covers(guard, handoff_ns, recorded, current):
         return Outcome(LET_STOP)
     return Outcome(LET_STOP, merged(recorded, current))
 
 
-def handoff_change_time(guard):
-    """When the session-state file last changed here."""
-    try:
-        return change_time(os.stat(shared.state_path(guard.project, guard.env)))
-    except (OSError, ValueError):
-        return None
-
-
 def handoff_covers(guard, handoff_ns, recorded, current):
-    """Whether every change since the baseline happened before the handoff, judged by when it
-    happened here."""
+    """Whether every change since the baseline happened here before the handoff."""
     if current.head is None:
         return False
     before = recorded.digests() if recorded is not None else {}
@@ -1138,8 +1083,8 @@ def head_at(current, handoff_ns):
 # --- what the harness sent, and what the user and the agent are told ---
 
 def stop_hook_active(hook_input):
-    """Whether the harness continues from a block (a misspelt true must not loop; under Gemini, the
-    transcript says)."""
+    """Whether the harness continues from a block (a misspelt true must not loop; under Gemini,
+    the transcript says)."""
     value = hook_input.get("stop_hook_active")
     if isinstance(value, str):
         flagged = value.strip().lower() in ("true", "yes", "1")
@@ -1154,7 +1099,7 @@ def stop_hook_active(hook_input):
 def last_user_text(transcript):
     """The last text of a user turn in a Gemini transcript's tail, or None."""
     try:
-        if transcript is None or not stat.S_ISREG(os.stat(transcript).st_mode):
+        if transcript is None or shared.regular_file_size(transcript) is None:
             return None
         with open(transcript, "rb") as stream:
             stream.seek(max(0, stream.seek(0, 2) - TRANSCRIPT_TAIL))
@@ -1195,8 +1140,7 @@ def instructions(project, written_ns):
 
 
 def unread_notice(parts):
-    """What the user is told once per session when part of the repository had no reading to compare
-    with."""
+    """Told once per session when part of the repository had no reading to compare with."""
     names = [shown_part(part) for part in parts]
     return ("[memory-context-protocol] " + UNREAD_MARK + " %s, at this stop or when this "
             "session's baseline was taken (git gave no answer within %d seconds, or it lies past "
@@ -1214,7 +1158,7 @@ def shown_part(part):
 
 
 def cannot_record_notice(guard, path):
-    """What the user is told when the guard cannot keep its baseline."""
+    """Told when the guard cannot keep its baseline."""
     return ("[memory-context-protocol] " + NOTICE_MARK + " at %s (the hooks write only inside "
             "the project's .claude/ folder, never through a symbolic link and never over a file "
             "that is not a baseline), so it cannot ask for a handoff in this project. Make "
@@ -1227,7 +1171,7 @@ def already_told(transcript, notice_mark, deadline):
     """Whether the transcript holds the notice already (once per session); unreadable: not told."""
     mark = notice_mark.encode("ascii")
     try:
-        if transcript is None or not stat.S_ISREG(os.stat(transcript).st_mode):
+        if transcript is None or shared.regular_file_size(transcript) is None:
             return False
         with open(transcript, "rb") as stream:
             tail = b""
@@ -1278,8 +1222,7 @@ def prune(project, env, session_dirs=(), deadline=None):
 
 
 def listed_worktrees(git, project):
-    """Every worktree git knows, and whether exactly (`-z`, git 2.36+; else each confirmed by
-    is_what_git_listed)."""
+    """Every worktree git knows, and whether exactly (`-z`, git 2.36+; else is_what_git_listed)."""
     fields = git.run([git.argv(project, "worktree", "list", "--porcelain", "-z")])[0]
     if fields is None or fields[0] == TIMED_OUT:
         return [], True
@@ -1343,8 +1286,7 @@ def is_candidate(worktree, worktree_dir, session_dirs):
 
 
 def base_branch(git, project, env):
-    """The branch work lands on: MCP_BASE_BRANCH, the remote's HEAD, init.defaultBranch, or main or
-    master."""
+    """Where work lands: MCP_BASE_BRANCH, the remote's HEAD, init.defaultBranch, main or master."""
     named = (env.get("MCP_BASE_BRANCH") or "").strip()
     if named:
         return named
@@ -1391,8 +1333,7 @@ def holds_nothing_of_its_own(git, worktree, base):
 
 
 def has_an_operation_under_way(path):
-    """A merge, rebase, bisect or the like stopped half-way keeps its state in the worktree's admin
-    folder."""
+    """A merge, rebase, bisect or the like stopped half-way: its state is in the admin folder."""
     admin = admin_folder(path)
     return admin is None or any(os.path.lexists(os.path.join(admin, name))
                                 for name in OPERATIONS_UNDER_WAY)
@@ -1501,8 +1442,7 @@ def first_line(path):
 
 
 def branches_under_way(git, project):
-    """The branches a rebase or bisect returns to (git counts them checked out); None when
-    unknown."""
+    """Branches a rebase or bisect returns to (git counts them checked out); None when unknown."""
     common = git.output(project, "rev-parse", "--git-common-dir")
     if not common or not common.strip():
         return None
@@ -1527,8 +1467,7 @@ def branches_under_way(git, project):
 
 
 def remove_worktree(git, project, worktree, branch_is_shared):
-    """`git worktree remove` without --force, begun only with time to spare, given a grace period to
-    finish."""
+    """`git worktree remove`, no --force, begun only with time to spare, with a grace to finish."""
     if git.deadline - time.monotonic() < REMOVAL_START_SECONDS:
         return False
     grace = git.deadline + REMOVAL_GRACE_SECONDS
