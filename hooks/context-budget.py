@@ -1,31 +1,29 @@
 #!/usr/bin/env python3
-"""context-budget: what the hooks read and show. The project and its paths, the hook input,
+"""context-budget: what the hooks read and show: the project and its paths, the hook input,
 the settings as the harness applies them, the environment the user set, the one rule for what
-may be shown to the agent, the Markdown reading, the budgets and the memory's defects, what the
-memory cannot vouch for as its lines show it, and the session-start injection fitted to its limit.
+may be shown, Markdown, the budgets and the memory's defects, what the memory's lines cannot
+vouch for, and the session-start injection fitted to its limit.
 
-Why it exists: what loads at session start is a tax on every request, a budget binds only where
-it is checked, and a repository is untrusted input, so what the hooks read is decided in one
-place. The entries load it through stop-handoff.py's loader, install.py --check and
-memory_health.py by path (names in __all__). Run alone, it prints the budget report.
+Why it exists: what loads at session start taxes every request, a budget binds only where it is
+checked, and a repository is untrusted input, so what the hooks read is decided in one place.
+The entries load it through stop-handoff.py's loader, install.py --check and memory_health.py
+by path (names in __all__). Run alone, it prints the budget report.
 
 What it promises (spec §5, §6, §8.8):
-- Silence while every budget holds and the memory has no defect; else a heading that counts the
-  points, then one line per point: the file, its measure, the budget, the repair. Exit status 0.
+- Silence while every budget holds and the memory has no defect; else a heading counting the
+  points, then a line per point: the file, its measure, the budget, the repair. Exit status 0.
 - Its cost does not grow with the transcript, the index (64 KiB parsed, links in bounded work)
   or the notes (the listing cached per folder); the worktree walk stops after WALK_SECONDS.
 - It shows the agent only what the repository's reviewer could see and the project's rules
   allow (read_project_text): a regular file reached through no link inside the project, under
-  no `Read(...)` deny rule, nothing while a settings file the harness applies cannot be read. A
+  no `Read(...)` deny rule, nothing while a settings file the harness applies is unreadable. A
   path variable the repository sets may not lead out of the project, nor say where the user's
   files are. Each refusal is one line.
 - The injection never exceeds INJECTION_LIMIT UTF-8 bytes (no harness's unit is larger): the
   report first, the marks' room next, the rest cut at line boundaries, a fence cut open closed,
   each cut saying where the whole is. Every character is printable and encodes.
-- Standard library only; Python 3.8 or newer.
-
-Configuration is by environment (spec §7.9, the bash reference's names and defaults); a number
-that is not a whole number falls back to its default.
+- Standard library only; Python 3.8 or newer. Configuration is by environment (spec §7.9, the
+  bash reference's names and defaults); a number that is not whole falls back to its default.
 """
 import os
 import stat
@@ -36,26 +34,26 @@ MIB = 1024 * 1024
 WALK_SECONDS = 1.0
 DEFAULT_INDEX = "memory/MEMORY.md"
 DEFAULT_STATE = ".session-state.md"
-OLDER_DEFAULT_STATE = ".claude/session-state.md"  # 0.1.0's default, read while no new one exists
+OLDER_DEFAULT_STATE = ".claude/session-state.md"  # 0.1.0's, read while no new one exists
 DEFAULT_BASELINE = ".claude/hooks/.session-baseline"
 DEFAULT_THROTTLE_MINUTES = 45
 DEFAULT_INSTRUCTION_FILE = "CLAUDE.md"
 ALTERNATE_INSTRUCTION_FILE = os.path.join(".claude", "CLAUDE.md")
 DEFAULT_WORKTREE_DIR = ".claude/worktrees"
 ENCODED_NAME_LIMIT = 200
-# The index's part parsed at start; one past its budget is reported, and --check reads it whole.
+# The index's part parsed at start; --check reads it whole.
 INDEX_HEAD_BYTES = 64 * 1024
-# The harness loads the first 200 lines or 25 x 1,024 bytes of its auto-memory index.
+# The harness loads 200 lines or 25 x 1,024 bytes of its auto-memory index.
 AUTO_MEMORY_LINES = 200
 AUTO_MEMORY_BYTES = 25 * 1024
-# A line carrying this text is never reported by any memory check.
+# A line holding this is never reported by a memory check.
 IGNORE_MARKER = "mcp-health: ignore"
 NAMED_AT_MOST = 5
 STDIN_SECONDS = 2.0
 STDIN_LIMIT = 64 * MIB
-CACHE_FORMAT = "v1"  # of the hooks' entries in the account's cache
+CACHE_FORMAT = "v1"  # of the hooks' cache entries
 
-# Every name another file takes from this one (tests/test_hook_names.py).
+# Every name another file takes from this one.
 __all__ = (
     "project_dir", "work_tree_top", "project_path", "index_path", "state_path", "state_paths",
     "baseline_path", "throttle_minutes", "handoff_time", "handoff_is_fresh",
@@ -81,7 +79,7 @@ __all__ = (
 # --- the project and the files it names ---
 
 def project_dir():
-    """The project the harness names, else the work tree's top around the working folder."""
+    """The project the harness names, else the work tree around the working folder."""
     try:
         path = (os.environ.get("CLAUDE_PROJECT_DIR") or os.environ.get("GEMINI_PROJECT_DIR")
                 or work_tree_top(os.getcwd()))
@@ -119,7 +117,7 @@ def state_path(project, env):
 
 
 def state_paths(project, env):
-    """Every path a handoff may be written to: the one configured, else both defaults."""
+    """Every path a handoff may be written to."""
     if env.get("MCP_SESSION_STATE"):
         return [state_path(project, env)]
     return [os.path.join(project, DEFAULT_STATE), os.path.join(project, OLDER_DEFAULT_STATE)]
@@ -146,7 +144,7 @@ def handoff_time(project, env):
 
 
 def handoff_is_fresh(written_ns, env):
-    """Written within the throttle window, not in the future (a skewed clock)."""
+    """Within the throttle window, not in the future (a skewed clock)."""
     if written_ns is None:
         return False
     age_seconds = time.time() - written_ns / 1e9
@@ -154,7 +152,7 @@ def handoff_is_fresh(written_ns, env):
 
 
 def stop_may_pass_at_once(project, env):
-    """The guard's cheapest way out: a fresh handoff a baseline written after it took in."""
+    """The guard's cheapest way out: a fresh handoff a later baseline took in."""
     written_ns = handoff_time(project, env)
     if not handoff_is_fresh(written_ns, env):
         return False
@@ -166,7 +164,6 @@ def stop_may_pass_at_once(project, env):
 
 
 def shown_path(project, path):
-    """The path relative to the project when it lies inside."""
     try:
         relative = os.path.relpath(path, project)
     except ValueError:  # another drive on Windows
@@ -174,7 +171,7 @@ def shown_path(project, path):
     return path if relative.startswith(os.pardir) else relative.replace(os.sep, "/")
 
 
-# --- the account's cache: stop-handoff.py's account_cache, handed over (uses_cache) ---
+# --- the account's cache: stop-handoff.py's account_cache, handed over ---
 
 CACHE = []
 
@@ -184,7 +181,7 @@ def uses_cache(cache):
 
 
 def account_cache(name, value=None):
-    """The value kept under `name` in the account's cache, or None; given a value, keep it."""
+    """The value under `name` in the account's cache, or None; given a value, keep it."""
     try:
         return CACHE[0](name, value) if CACHE else None
     except Exception:
@@ -192,7 +189,7 @@ def account_cache(name, value=None):
 
 
 def new_digest():
-    """A 128-bit BLAKE2b from the C module behind hashlib's, without hashlib's start-up."""
+    """A 128-bit BLAKE2b by the C module behind hashlib's, without its start-up."""
     try:
         from _blake2 import blake2b
     except ImportError:
@@ -201,7 +198,6 @@ def new_digest():
 
 
 def cache_name(kind, path):
-    """One project's or folder's entry name in the account's cache."""
     digest = new_digest()
     digest.update(os.path.abspath(path).encode("utf-8", "surrogateescape"))
     return "%s-%s.%s" % (kind, digest.hexdigest(), CACHE_FORMAT)
@@ -230,8 +226,7 @@ def read_stdin_object():
 
 
 def read_pipe_object(fd, deadline):
-    """The object read from `fd` by `deadline`, a complete one as good as the end (the
-    harness may keep the pipe open); {} where no thread can read it."""
+    """The object on `fd` by `deadline`, ending at a complete one (the pipe may stay open)."""
     def complete(data):
         return data.rstrip().endswith(b"}") and json_object(data)
 
@@ -244,9 +239,8 @@ def read_pipe_object(fd, deadline):
 
 
 class Drain:
-    """A pipe read by a thread of its own to its end, `limit` bytes or what `enough` accepts (of a
-    first MiB), so the caller waits with a deadline. `_thread` is built in everywhere; `select`
-    is a library to load, and on Windows serves no pipe."""
+    """A pipe read to its end, `limit` bytes or what `enough` accepts (of a first MiB), by a
+    built-in `_thread`, the caller waiting with a deadline (`select` loads; no Windows pipe)."""
 
     def __init__(self, fd, limit, enough=None, closes=False):
         import _thread
@@ -260,7 +254,7 @@ class Drain:
             while total < limit:
                 try:
                     chunk = os.read(fd, 65536)
-                except BlockingIOError:  # a pipe opened non-blocking: the caller's deadline rules
+                except BlockingIOError:  # opened non-blocking: the caller's deadline rules
                     time.sleep(0.005)
                     continue
                 if not chunk:
@@ -269,7 +263,7 @@ class Drain:
                 total += len(chunk)
                 if enough is not None and total <= MIB and enough(b"".join(self.chunks)):
                     break
-        except BaseException:  # a thread's failure must print nothing: the pipe ends here
+        except BaseException:  # a thread's failure prints nothing: the pipe ends
             pass
         if closes:
             try:
@@ -290,13 +284,12 @@ class Drain:
 
 
 def json_object(data):
-    """The JSON object in `data` (bytes), or {}."""
     value = json_value(data)
     return value if isinstance(value, dict) else {}
 
 
 def json_value(data, strict=False):
-    """The JSON value of bytes as the harness decodes them, or None (`strict`: a RecursionError)."""
+    """The JSON value of bytes as the harness decodes them, or None (`strict`: RecursionError)."""
     if data.startswith(b"\xef\xbb\xbf"):  # by hand: the utf-8-sig codec is one more import
         data = data[3:]
     try:
@@ -312,12 +305,8 @@ def json_value(data, strict=False):
 
 class JsonOptions:
     """What the C scanner behind the json package reads from its decoder."""
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    parse_float = float
-    parse_int = int
-    parse_constant = float
+    strict, object_hook, object_pairs_hook, parse_int = True, None, None, int
+    parse_float = parse_constant = float
 
 
 def parse_json(text):
@@ -375,13 +364,13 @@ def mib_rounded_up(size):
 
 
 class IndexReading(object):
-    """The index, read once per start: its newline count, its first INDEX_HEAD_BYTES as text."""
+    """The index, read once per start: its newline count, its first INDEX_HEAD_BYTES."""
 
     def __init__(self, path, newlines=None, head="", complete=True, refusal=None):
         self.path, self.newlines, self.head, self.complete = path, newlines, head, complete
-        self.folders = None  # (folder mtime, the topic folders beside it and their notes)
-        self.listable = False  # whether its folder is the memory's own, not the project's top
-        self.refusal = refusal  # why the index was not read (read_project_text's line)
+        self.folders = None  # (folder mtime, topic_folders())
+        self.listable = False  # its folder is the memory's own, not the project's top
+        self.refusal = refusal  # why the index was not read
 
 
 # The last reading, by the file's identity: a start reads the index once.
@@ -406,7 +395,6 @@ def read_index(project, env):
 
 
 def strictly_inside(folder, project):
-    """Whether `folder` lies inside `project`, not `project` itself."""
     try:
         relative = os.path.relpath(os.path.abspath(folder), os.path.abspath(project))
     except ValueError:  # another drive on Windows
@@ -432,37 +420,27 @@ def index_point(project, env, index):
     budget = number_setting(env, "MCP_MEM_LINES", 80)
     if index.newlines is None:
         return None
-    listed = listed_count(index)
+    try:  # the lines the listing adds under the index
+        listed = len(topic_folders(index))
+    except Exception:
+        listed = 0
     lines = index.newlines + listed
     if lines <= budget:
         return None
+    shown, loads = shown_path(project, index.path), "It is an index and loads at every session " \
+        "start: one pointer line per topic"
     if not listed:
-        return (
-            "- %s is %d lines (budget %d). It is an index and loads at every session start: one "
-            "pointer line per topic, the detail in topic files. Repair it with /dream."
-            % (shown_path(project, index.path), lines, budget)
-        )
-    return (
-        "- %s is %d lines and session start lists its %d topic folder(s) under it: %d lines "
-        "(budget %d). It is an index and loads at every session start: one pointer line per "
-        "topic file, one listed line per topic folder, the detail in the files. Repair it with "
-        "/dream: move notes into the topic folder they belong to."
-        % (shown_path(project, index.path), index.newlines, listed, lines, budget)
-    )
-
-
-def listed_count(index):
-    """The lines the listing adds under the index; 0 when it cannot be made."""
-    try:
-        return len(topic_folders(index))
-    except Exception:
-        return 0
+        return ("- %s is %d lines (budget %d). %s, the detail in topic files. Repair it with "
+                "/dream." % (shown, lines, budget, loads))
+    return ("- %s is %d lines and session start lists its %d topic folder(s) under it: %d lines "
+            "(budget %d). %s file, one listed line per topic folder, the detail in the files. "
+            "Repair it with /dream: move notes into the topic folder they belong to."
+            % (shown, index.newlines, listed, lines, budget, loads))
 
 
 # --- the listing: the topic folders beside the index ---
-#
-# A note is a file of its own in a topic folder (memory/<topic>/<note>.md), listed under the
-# index, never pointed to: a note added on a branch needs no index edit a merge could lose.
+# A note (memory/<topic>/<note>.md) is listed, never pointed to: added on a branch, it needs no
+# index edit a merge could lose.
 
 LISTING_HEADING = "## Topic folders (listed at session start; a note is %s/<folder>/<note>.md)"
 NOTE_NAMES_CHARS = 240
@@ -471,8 +449,8 @@ ENTRIES_AT_MOST = 2000
 
 
 def topic_folders(index):
-    """Sorted (name, notes_in()) of each topic folder beside the index with notes it does not
-    link; no dot folder or link, none for an index at the top."""
+    """Sorted (name, notes_in()) of topic folders beside the index with notes it does not link;
+    no dot folder or link, none for an index at the top."""
     if not index.path or index.newlines is None or not index.listable:
         return []
     folder = os.path.dirname(index.path)
@@ -504,8 +482,7 @@ def topic_folders(index):
 
 
 def folder_notes(entry, kept, seen):
-    """notes_in(), or the cache's while the folder's time is unchanged (and was 2 s old when kept):
-    5,000 notes cost what 10 do."""
+    """notes_in(), or the cache's while the folder's time is as kept: 5,000 notes cost 10's."""
     try:
         moved = entry.stat(follow_symlinks=False).st_mtime_ns
     except OSError:
@@ -539,7 +516,7 @@ def is_real_folder(entry):
 
 
 def first_entries(folder):
-    """(the folder's entries, at most ENTRIES_AT_MOST; whether there are more)."""
+    """(the folder's entries, at most ENTRIES_AT_MOST; whether it has more)."""
     entries = []
     try:
         with os.scandir(folder) as listing:
@@ -552,13 +529,12 @@ def first_entries(folder):
     return entries, False
 
 
-# Files of a memory folder that are no note: a README explains the folder to people, and the
-# instruction files an agent loads for the folder that holds them are its rules.
+# No notes: a README explains the folder to people; an agent's instruction files are its rules.
 NOT_NOTES = frozenset(("readme.md", "claude.md", "claude.local.md", "agents.md", "gemini.md"))
 
 
 def notes_in(folder):
-    """(sorted names of its Markdown notes, no NOT_NOTES or dot file; whether there are more)."""
+    """(sorted names of its Markdown notes, no NOT_NOTES or dot file; whether it has more)."""
     entries, more = first_entries(folder)
     names = []
     for entry in entries:
@@ -574,8 +550,7 @@ def notes_in(folder):
 
 
 def listing_section(project, env):
-    """Each folder keeps its line and link whatever the room, its notes' names share the rest; a
-    cut names a command listing every note."""
+    """Each folder keeps its line and link, its notes' names share what room is left; cut: `ls`."""
     index = read_index(project, env)
     found = topic_folders(index)
     if not found:
@@ -587,7 +562,7 @@ def listing_section(project, env):
 
 
 def fitted(found, room):
-    """The listing's lines: names up to NOTE_NAMES_CHARS each, or an equal share of `room`."""
+    """The listing's lines, names up to NOTE_NAMES_CHARS each or an equal share of `room`."""
     share = NOTE_NAMES_CHARS
     if room is not None:
         bare = sum(injection_length(folder_line(name, notes, 0)) + 1 for name, notes in found)
@@ -596,7 +571,7 @@ def fitted(found, room):
 
 
 def folder_line(name, listed, share):
-    """`- [name/](name/) — 3 notes: a, b and 1 more`, names within `share` characters."""
+    """`- [name/](name/) — 3 notes: a, b and 1 more`, names within `share`."""
     notes, more = listed
     shown, length = [], 0
     for note in notes if share else ():
@@ -608,12 +583,8 @@ def folder_line(name, listed, share):
                               "" if len(notes) == 1 and not more else "s",
                               ": " + ", ".join(shown) if shown else "")
     text += " and %d more" % (len(notes) - len(shown)) if shown and len(notes) > len(shown) else ""
-    return clipped("- [%s/](%s/) — %s" % (name, link_to(name), text), REPORT_LINE_CHARS)
-
-
-def link_to(name):
-    """A link target, in angle brackets where the name would end it early."""
-    return "<%s>" % name if any(c in name for c in " ()<>") else name
+    target = "<%s>" % name if any(c in name for c in " ()<>") else name  # that would end it
+    return clipped("- [%s/](%s/) — %s" % (name, target, text), REPORT_LINE_CHARS)
 
 
 def instruction_file(project, env):
@@ -681,7 +652,7 @@ def base36(number):
 
 
 def harness_folders(paths, env, pinned=None):
-    """The harness's per-project folders for these paths, spelt as given and resolved."""
+    """The harness's per-project folders of these paths, as given and resolved."""
     root = projects_dir(env)
     if not root:
         return []
@@ -741,7 +712,7 @@ def transcript_point(project, env, index=None):
 
 
 def disk_usage(folder, enough=None):
-    """(`du`'s bytes under a folder, whether all counted); stops past `enough` or WALK_SECONDS."""
+    """(`du`'s bytes under a folder, all counted?); stops past `enough` or WALK_SECONDS."""
     total = 0
     seen = set()
     pending = [folder]
@@ -802,18 +773,18 @@ def worktree_point(project, env, index=None):
 # --- the harness's settings, as the harness applies them ---
 
 PROJECT_SETTINGS_FILES = (".claude/settings.local.json", ".claude/settings.json")
-SETTINGS_LIMIT = MIB  # far more than any settings file; past it, the file counts as unread
+SETTINGS_LIMIT = MIB  # far more than any settings file; past it, unread
 
 
 class Unreadable(dict):
-    """Settings the harness may apply that the hooks cannot read: empty, a bar to showing."""
+    """Settings the harness may apply that the hooks cannot read: a bar to showing."""
 
 
-SETTINGS_READ = {}  # by the file's identity: one start asks for the same files several times
+SETTINGS_READ = {}  # by the file's identity: a start asks for a file several times
 
 
 def settings_object(path):
-    """A settings file's JSON object; {} for none; Unreadable when it cannot be read."""
+    """A settings file's JSON object; {} for none; Unreadable when unreadable."""
     try:
         info = os.stat(path)
     except (OSError, ValueError):
@@ -855,7 +826,7 @@ def settings_files(project, env):
 
 
 def managed_settings_folder(env):
-    """Where the platform keeps the managed policy (MCP_MANAGED_SETTINGS_DIR: another)."""
+    """The managed policy's folder (MCP_MANAGED_SETTINGS_DIR: another)."""
     if env.get("MCP_MANAGED_SETTINGS_DIR"):
         return env["MCP_MANAGED_SETTINGS_DIR"]
     return os.path.dirname(managed_instruction_file())
@@ -883,7 +854,6 @@ def user_home(env):
 
 
 def unreadable_settings(project, env):
-    """The first settings file the harness may apply that the hooks cannot read."""
     for path, _ in settings_files(project, env):
         if isinstance(settings_object(path), Unreadable):
             return path
@@ -892,8 +862,7 @@ def unreadable_settings(project, env):
 
 # --- the environment the user set ---
 
-# Where the user's own files are: never taken from a repository. A project path a repository
-# sets may not lead outside the project.
+# Where the user's files are: never taken from a repository. A project path it sets stays inside.
 USER_PLACES = ("HOME", "CLAUDE_CONFIG_DIR", "MCP_PROJECTS_DIR", "MCP_TRANSCRIPT_PATH",
                "MCP_MANAGED_SETTINGS_DIR")
 PROJECT_PLACES = ("MCP_MEMORY_INDEX", "MCP_SESSION_STATE", "MCP_CLAUDE_MD", "MCP_WORKTREE_DIR",
@@ -903,7 +872,7 @@ AGENT_ENVIRONMENT_FILES = (os.path.join(".gemini", ".env"), ".env")
 
 
 def repository_names(project, cwd=None):
-    """{variable: the repository file that may set it}: settings' "env", agents' .env files."""
+    """{variable: the repository file that may set it}: settings' "env", .env files."""
     named = {}
     for relative in reversed(PROJECT_SETTINGS_FILES):
         values = settings_object(os.path.join(project, *relative.split("/")))
@@ -943,7 +912,7 @@ def dotenv_names(data):
 
 
 def refused_settings(project, env, cwd=None):
-    """[(variable, refusal line)] of the repository-set variables the hooks ignore."""
+    """[(variable, refusal line)] of the repository-set variables ignored."""
     refused = []
     for name, origin in sorted(repository_names(project, cwd).items()):
         value = env.get(name)
@@ -956,7 +925,6 @@ def refused_settings(project, env, cwd=None):
 
 
 def project_setting_origin(project, name, value=None):
-    """The repository's file that may set `name`, or None."""
     return repository_names(project).get(name)
 
 
@@ -970,7 +938,7 @@ def leads_inside(project, value):
 
 
 def trusted_environment(project, env, cwd=None):
-    """(env without what refused_settings names, the refusals); a refused HOME is the account's."""
+    """(env without what refused_settings names, the refusals); a refused HOME: the account's."""
     refused = refused_settings(project, env, cwd)
     trusted = dict(env)
     for name, _ in refused:
@@ -1024,7 +992,7 @@ def not_read(project, path, reason):
 
 
 def why_not_read(project, env, path):
-    """Why the hooks may not show `path`: a link in the project, no regular file, a deny rule."""
+    """Why the hooks may not show `path`: a link in the project, not regular, a deny rule."""
     named = os.path.normpath(os.path.abspath(path))
     real = os.path.realpath(path)
     top = os.path.abspath(project)
@@ -1048,7 +1016,7 @@ def why_not_read(project, env, path):
 
 
 def read_plain_file(path, limit=MIB):
-    """The first `limit` bytes of a regular file, else None; never blocks on a FIFO."""
+    """The first `limit` bytes of a regular file, else None; a FIFO never blocks it."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except (OSError, ValueError):
@@ -1076,11 +1044,11 @@ def lies_within(path, folder):
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
-# --- the harness's Read rules, as the hooks apply them to what they read ---
+# --- the harness's Read rules, as the hooks apply them ---
 
 def deny_rule_covering(project, env, paths):
-    """(rule, settings file) of the first `Read` deny rule covering one of `paths`, or None."""
-    memo = {}  # where the paths lie below each anchor, worked out once for all the rules
+    """(rule, settings file) of the first `Read` deny rule covering one of `paths`."""
+    memo = {}  # the paths below each anchor, once for all the rules
     for settings_path, _ in settings_files(project, env):
         permissions = settings_object(settings_path).get("permissions")
         rules = permissions.get("deny") if isinstance(permissions, dict) else None
@@ -1094,8 +1062,8 @@ def deny_rule_covering(project, env, paths):
 
 
 def read_rule_covers(rule, project, env, paths, memo=None):
-    """Whether a `Read(...)` rule covers one of `paths` as the harness reads it (gitignore patterns
-    anchored by `//`, `~/`, `/`, else at any depth)."""
+    """Whether a `Read(...)` rule covers one of `paths` as the harness reads it: gitignore
+    patterns anchored by `//`, `~/`, `/`, else at any depth."""
     if rule == "Read":
         return True
     if not (rule.startswith("Read(") and rule.endswith(")")):
@@ -1117,7 +1085,7 @@ def read_rule_covers(rule, project, env, paths, memo=None):
     if FOLD_CASE:
         segments = [part.casefold() for part in segments]
     for names in names_below(paths, anchor, {} if memo is None else memo):
-        # The pattern covers the file, or a folder the file lies in.
+        # The file, or a folder it lies in.
         ends = range(1, len(names)) if folder_only else range(1, len(names) + 1)
         if any(names_match(segments, names[:end]) for end in ends):
             return True
@@ -1129,7 +1097,7 @@ FOLD_CASE = os.path.normcase("A") == "a" or sys.platform == "darwin"
 
 
 def names_below(paths, anchor, memo):
-    """Each list of names from `anchor` (as given and resolved; None: root) to one of `paths`."""
+    """Each list of names from `anchor` (given and resolved; None: root) to one of `paths`."""
     if anchor not in memo:
         bases = [None] if anchor is None else [anchor, os.path.realpath(anchor)]
         found = []
@@ -1145,7 +1113,7 @@ def names_below(paths, anchor, memo):
 
 
 def path_names_below(path, base):
-    """The names from `base` down to `path`, or None; base None is the root (`//c/Users/...`)."""
+    """The names from `base` down to `path`, or None; base None: the root (`//c/Users/...`)."""
     path = os.path.normpath(os.path.abspath(path))
     if base is None:
         drive, rest = os.path.splitdrive(path)
@@ -1200,7 +1168,7 @@ def name_matches(pattern, name):
 
 
 def one_character(pattern, p, character):
-    """Pattern characters matching `character` at `p` (a literal, `?`, a `[...]` set), or 0."""
+    """Pattern characters matching `character` at `p` (literal, `?`, `[...]`), or 0."""
     if p >= len(pattern):
         return 0
     if pattern[p] == "?":
@@ -1218,7 +1186,7 @@ def one_character(pattern, p, character):
 
 
 def set_ranges(members):
-    """The (low, high) ranges of a glob set's members: `a-z` is one, `x` is (x, x)."""
+    """The (low, high) ranges of a glob set's members: `a-z`, or `x` as (x, x)."""
     ranges = []
     index = 0
     while index < len(members):
@@ -1234,8 +1202,7 @@ def set_ranges(members):
 # --- Markdown as the agent sees it (no regular expressions: it runs at every start) ---
 
 def hidden_spans(text):
-    """Where Markdown is not read as written: (closed comments, code spans and fences, an unclosed
-    '<!--' or None)."""
+    """Markdown not read as is: (closed comments, code spans/fences, an unclosed '<!--' or None)."""
     comments, spans = [], []
     fences = fenced_blocks(text)
     fence = 0
@@ -1274,7 +1241,7 @@ def hidden_spans(text):
 
 
 def comment_end(text, opening):
-    """The offset just past the comment opening at `opening`, or -1 when it never closes."""
+    """Just past the comment opening at `opening`, or -1 if it never closes."""
     for empty in ("<!-->", "<!--->"):
         if text.startswith(empty, opening):
             return opening + len(empty)
@@ -1344,12 +1311,12 @@ class LinkScan:
         return self.line[0], self.line[1]
 
     def opening_of(self, close):
-        """The offset of the `[` the `]` at `close` closes on its line, or -1."""
+        """The `[` the `]` at `close` closes on its line, or -1."""
         start, end, pairs = self.line
         opening = self.text.rfind("[", start, close)
         if opening >= 0 and self.text.find("]", opening, close) < 0 and \
                 "\\" not in self.text[max(opening - 1, start):close + 1]:
-            return opening  # the usual `[title](...)`: nothing nested, nothing escaped
+            return opening  # the usual `[title](...)`: nothing nested or escaped
         if pairs is None:
             pairs = bracket_pairs(self.text, start, end)
             self.line = (start, end, pairs)
@@ -1357,7 +1324,7 @@ class LinkScan:
 
 
 def bracket_pairs(text, start, end):
-    """{offset of `]`: offset of the `[` it closes} on a line; brackets nest, escapes escape."""
+    """{offset of `]`: offset of its `[`} on a line; brackets nest, escapes escape."""
     pairs, stack, backslashes = {}, [], 0
     for offset in range(start, end):
         mark = text[offset]
@@ -1374,7 +1341,7 @@ def bracket_pairs(text, start, end):
 
 
 def link_spans(text, hidden):
-    """(start, end, target) of each inline link outside `hidden`, read within its line."""
+    """(start, end, target) of each inline link outside `hidden`, read in its line."""
     links = []
     at = 0
     scan = LinkScan(text)
@@ -1391,7 +1358,7 @@ def link_spans(text, hidden):
 
 
 def link_at(scan, close):
-    """(raw destination, end, start) of the CommonMark link whose `](` is at `close`, or None."""
+    """(raw destination, end, start) of the CommonMark link whose `](` is at `close`."""
     text = scan.text
     _, line_end = scan.line_around(close)
     start = scan.opening_of(close)
@@ -1438,12 +1405,12 @@ def pointed_destination_end(scan, opening, line_end):
 
 
 def plain_destination_end(scan, position, line_end):
-    """The end of a destination without `<>`: white space, or a `)` closing no `(` of its own."""
+    """The end of a destination without `<>`: a space, or a `)` closing no `(` of its own."""
     text = scan.text
     close = text.find(")", position, line_end)
     if close >= 0 and scan.spend(close - position) and text[position:close].isprintable() and \
             not any(mark in text[position:close] for mark in " (\\"):
-        return close  # the usual `file.md)`: no space, no parenthesis, no escape before it
+        return close  # the usual `file.md)`: no space, parenthesis or escape
     depth = 0
     while position < line_end and scan.spend(1):
         mark = text[position]
@@ -1463,7 +1430,7 @@ def plain_destination_end(scan, position, line_end):
 
 
 def title_end(scan, opening, line_end):
-    """Just past the title at `opening`, or `opening` when it never closes."""
+    """Just past the title at `opening`, or `opening` if it never closes."""
     text = scan.text
     closing = ")" if text[opening] == "(" else text[opening]
     position = opening + 1
@@ -1481,7 +1448,7 @@ def title_end(scan, opening, line_end):
 
 
 def link_target(raw):
-    """The file a destination names: unescaped, `#` and `?` parts dropped, percent-decoded."""
+    """The file a destination names: unescaped, no `#` or `?` part, percent-decoded."""
     raw = unescaped(raw)
     for mark in ("#", "?"):
         if mark in raw:
@@ -1490,7 +1457,7 @@ def link_target(raw):
 
 
 def unescaped(raw):
-    """A destination with its backslash escapes and character references read."""
+    """With its backslash escapes and character references read."""
     if "\\" in raw:
         pieces = []
         position = 0
@@ -1566,7 +1533,7 @@ def percent_decoded(path):
 
 
 def is_relative_file_link(target):
-    """A link into the file tree from the linking file (not web, mail, anchor or absolute)."""
+    """A link into the file tree (no web, mail, anchor or absolute path)."""
     if not target or target.startswith(("/", "\\", "~")):
         return False
     return ":" not in target.split("/")[0]
@@ -1606,8 +1573,8 @@ def named_list(items, at_most=NAMED_AT_MOST):
 
 
 # --- what the memory cannot vouch for, read from its lines (spec §4.5.7) ---
-# Facts sit a blank line apart, corrected or deleted in place: under union, two that touch are
-# two branches' versions. Facts of the lines, never a reading of their meaning.
+# Facts sit a blank line apart, changed in place: under union, two that touch are two branches'
+# versions. Facts of the lines, never a reading of their meaning.
 
 LIST_MARKS = ("- ", "* ", "+ ")
 LOG_NAMES = frozenset("log logs journal diary changelog history sessions devlog worklog".split())
@@ -1627,7 +1594,7 @@ def is_dated_fact(line):
 
 
 def is_deletion(line):
-    """`- (deleted) 2026-11-02: ...`: a fact deleted on purpose keeps its line (spec §2.2.8)."""
+    """`- (deleted) 2026-11-02: ...`: a fact deleted on purpose keeps its line (§2.2.8)."""
     return line[:2] in LIST_MARKS and line[2:11] == "(deleted)" and line[11:12] in ("", " ", "\t")
 
 
@@ -1636,7 +1603,7 @@ def is_fact_line(line):
 
 
 def fenced_numbers(lines):
-    """The numbers (from 1) of the lines of fenced code blocks, fences included."""
+    """The numbers (from 1) of fenced code blocks' lines, fences included."""
     inside, fence = set(), None
     for number, line in enumerate(lines, 1):
         after = fence_after(fence, line)
@@ -1647,7 +1614,7 @@ def fenced_numbers(lines):
 
 
 def marker_lines(lines, fenced):
-    """A conflict's lines; seven `=` alone (also a heading's underline) only beside the others."""
+    """A conflict's lines; seven `=` alone (a heading's underline too) only beside the others."""
     sides = [n for n, line in enumerate(lines, 1) if n not in fenced
              and line[:7] in ("<" * 7, ">" * 7, "|" * 7) and line[7:8] in ("", " ")]
     return sorted(sides + [n for n, line in enumerate(lines, 1) if n not in fenced
@@ -1655,7 +1622,7 @@ def marker_lines(lines, fenced):
 
 
 def facts_side_by_side(lines, fenced):
-    """(line, line, one is a deletion) of two facts that touch, or a deletion touching a line."""
+    """(line, line, one is a deletion) of two facts that touch, or a deletion and a line."""
     pairs = []
     for second in range(2, len(lines) + 1):
         first_line, second_line = lines[second - 2], lines[second - 1]
@@ -1686,7 +1653,7 @@ def run_of_facts(lines, first, second, fenced):
 
 
 def title_lines(lines, fenced):
-    """The `# ` lines outside code and outside a sample fenced by one or two backticks."""
+    """The `# ` lines outside code and a sample fenced by one or two backticks."""
     titles, pending, opened = [], [], False
     for number, line in enumerate(lines, 1):
         word = line.rstrip().lstrip("`")
@@ -1789,20 +1756,21 @@ def paths_in_code(content):
 def dates_in(text):
     """The ISO dates a text holds, none inside a longer run of digits."""
     return [text[at:at + 10] for at in range(len(text) - 9) if is_date(text[at:at + 10])
-            and (at == 0 or text[at - 1] not in "0123456789-") and not text[at + 10:at + 11].isdigit()]
+            and (at == 0 or text[at - 1] not in "0123456789-")
+            and not text[at + 10:at + 11].isdigit()]
 
 
 def cited_paths(text, folder, links=True):
-    """[(line, path, date)] a memory file cites: code spans' paths, with `links` relative links
-    from `folder`; the line's newest date outside code."""
+    """[(line, path, date)] a memory file cites: code spans' paths, `links` from `folder`; the
+    line's newest date outside code."""
     comments, code, _ = hidden_spans(text)
     fences = set(fenced_blocks(text))
     spans = [span for span in code if span not in fences]
     found = []
     for start, end in spans:
         ticks = len(text[start:end]) - len(text[start:end].lstrip("`"))
-        found += [(start, path.rstrip("/")) for path in paths_in_code(text[start + ticks:end - ticks])
-                  if not path.startswith("./")]
+        found += [(start, path.rstrip("/")) for path in
+                  paths_in_code(text[start + ticks:end - ticks]) if not path.startswith("./")]
     for start, _, target in link_spans(text, sorted(comments + code)) if links else ():
         path = project_relative(folder, target)
         found += [(start, path)] if path else []
@@ -1824,7 +1792,7 @@ def line_date(text, offset, spans):
 
 
 def project_relative(folder, target):
-    """Where a relative link from `folder` leads in the project; None if it leaves it."""
+    """Where a relative link from `folder` leads in the project; None if out."""
     parts = []
     for part in (folder + "/" + target).replace("\\", "/").split("/"):
         if part == ".." and not parts:
@@ -1834,8 +1802,8 @@ def project_relative(folder, target):
 
 
 def fate_of(path, renamed, removed, exists):
-    """(where the path is now or None, the commit) from git's `renamed` and `removed`, renames
-    followed, a folder moved whole; None when it never went."""
+    """(where the path is now or None, the commit) by git's `renamed` and `removed`, renames and
+    whole folders followed; None if it never went."""
     current, last, hops = path, None, 0
     while current in renamed and hops < 50:
         current, last = renamed[current]
@@ -1858,9 +1826,8 @@ def fate_of(path, renamed, removed, exists):
 
 
 def file_verdicts(name, text, memory, index=False):
-    """(leftovers, citations) of a memory file. Only what the format states as true now cites:
-    the index's lines (its links are pointers), and elsewhere dated facts; a line of prose, a
-    record's entry, or a file named as a log or by its day may tell what held then."""
+    """(leftovers, citations) of a memory file. Only what states a truth now cites: the index's
+    lines (its links are pointers), elsewhere dated facts; prose, records, logs tell what held."""
     lines = text.lstrip("\ufeff").replace("\r\n", "\n").split("\n")
     log = is_log_name(name)
     leftovers = merge_leftovers(lines, not log and not is_stamped(lines), "/" in name,
@@ -1885,7 +1852,7 @@ MARK_TEXT = {
 
 
 def marks_lines(marks):
-    """A line per mark (a file's markers once), never quoting the file or a commit's subject."""
+    """A line per mark (a file's markers once), quoting no file or commit subject."""
     lines, seen = [], set()
     for mark in marks:
         where, kind = "%s:%d" % (mark["file"], mark["line"]), mark["kind"]
@@ -1903,7 +1870,7 @@ def marks_lines(marks):
 # --- memory defects found at every session start ---
 
 def dead_links(text, folder):
-    """(offset, target) of each relative link to no file, resolved from `folder`."""
+    """(offset, target) of each relative link to no file from `folder`."""
     exists, dead = {}, []
     for offset, target in relative_links(text):
         if target not in exists:
@@ -1916,7 +1883,7 @@ def dead_links(text, folder):
 def dead_pointer_point(project, env, index):
     if not index.head:
         return None
-    # Within the budget's lines: past it the index is reported, and --check reads it whole.
+    # Within the budget's lines: past it the index is reported.
     text = first_lines(index.head, number_setting(env, "MCP_MEM_LINES", 80))
     folder = os.path.dirname(index.path)
     dead = [(line_number(text, offset), target)
@@ -1965,7 +1932,7 @@ def repository_root(project):
 
 
 def main_checkout_of(folder, marker):
-    """Follow a `.git` file (`gitdir: ...`) to the repository's common folder, if any."""
+    """The common folder a `.git` file (`gitdir: ...`) leads to, if any."""
     first = (read_text(marker, 4096) or "").split("\n")[0]
     if not first.startswith("gitdir:"):
         return folder
@@ -1998,7 +1965,7 @@ def auto_memory_index(project, env):
 
 
 def auto_memory_settings(project, env):
-    """autoMemoryEnabled and autoMemoryDirectory as set (the shared project file moves nothing)."""
+    """autoMemoryEnabled and autoMemoryDirectory as set (the project file moves nothing)."""
     found = {}
     for path, may_move in settings_files(project, env):
         values = settings_object(path)
@@ -2029,7 +1996,7 @@ def read_text(path, limit=8 * MIB):
 
 
 def frontmatter_end(text):
-    """Offset just past a leading `---` ... `---` block, or 0."""
+    """Just past a leading `---` ... `---` block, or 0."""
     if not text.startswith("---"):
         return 0
     first_end = text.find("\n")
@@ -2046,7 +2013,7 @@ def frontmatter_end(text):
 
 
 def visible_lines(text, comments, skip_before=0):
-    """(number, text, bytes) of each line holding something once comments go, from `skip_before`."""
+    """(number, text, bytes) of lines holding more than comments, from `skip_before`."""
     kept = []
     pending = 0
     start = 0
@@ -2077,7 +2044,7 @@ def visible_lines(text, comments, skip_before=0):
 
 
 def auto_memory_load(text):
-    """The harness's cap: frontmatter and comments aside, 200 lines or 25,600 bytes, whole lines."""
+    """The harness's cap: no frontmatter or comments, 200 lines or 25,600 bytes, whole lines."""
     comments = hidden_spans(text)[0]
     lines = visible_lines(text, comments, frontmatter_end(text))
     loaded = 0
@@ -2100,18 +2067,8 @@ def auto_memory_load(text):
     }
 
 
-def cannot_overflow(path):
-    """Too small for the cap to bite: then it is not parsed."""
-    size = regular_file_size(path)
-    if size is None:
-        return True
-    if size > AUTO_MEMORY_BYTES:
-        return False
-    return (read_plain_file(path) or b"").count(b"\n") < AUTO_MEMORY_LINES
-
-
 def entry_name(line):
-    """A short name for an index line: a pointer's title, a heading's words, else its start."""
+    """An index line's short name: a pointer's title, a heading's words, or its start."""
     text = line.strip().lstrip("-*+#> ").strip()
     if text.startswith("[") and "](" in text:
         text = text[1:text.index("](")].rstrip("]")
@@ -2138,8 +2095,10 @@ def overflow_cause(load):
 
 def auto_memory_point(project, env, index=None):
     path = auto_memory_index(project, env)
-    if path is None or cannot_overflow(path):
-        return None
+    size = regular_file_size(path) if path else None
+    if size is None or size <= AUTO_MEMORY_BYTES and \
+            (read_plain_file(path) or b"").count(b"\n") < AUTO_MEMORY_LINES:
+        return None  # too small for the cap to bite: not parsed
     text = read_text(path) or ""
     load = auto_memory_load(text)
     if not load["lost_lines"] or is_silenced(text.split("\n")[load["lost"][0][0] - 1]):
@@ -2160,12 +2119,11 @@ DEFECTS = (dead_pointer_point, unclosed_comment_point, auto_memory_point)
 
 
 def budget_points(project, env):
-    """Every point over budget, each a line starting with '- '."""
     return run_checks(BUDGETS, project, env)
 
 
 def memory_defects(project, env):
-    """Every memory defect cheap enough to find at each start, as budget_points."""
+    """Every memory defect cheap enough to find at each start."""
     return run_checks(DEFECTS, project, env)
 
 
@@ -2186,14 +2144,12 @@ def run_checks(checks, project, env):
 
 
 def report_lines(points, defects=(), refusals=()):
-    """The report, the defects, the refusals, each under its heading; [] when healthy."""
+    """The report, defects, refusals, each under its heading; [] when healthy."""
     lines = []
-    if points:
-        lines += ["## Context budget — over on %d point(s)" % len(points)] + list(points)
-    if defects:
-        lines += ["## Memory defects — %d found" % len(defects)] + list(defects)
-    if refusals:
-        lines += ["## Not read — %d refused" % len(refusals)] + list(refusals)
+    for heading, items in (("## Context budget — over on %d point(s)", points),
+                           ("## Memory defects — %d found", defects),
+                           ("## Not read — %d refused", refusals)):
+        lines += [heading % len(items)] + list(items) if items else []
     return lines
 
 
@@ -2207,14 +2163,14 @@ def format_report(points, defects=(), refusals=()):
 INJECTION_LIMIT = 10000
 STATE_EXCERPT_LINES = 40
 DISPLAY_LINE_CHARS = 300  # a handoff line
-REPORT_LINE_CHARS = 1000  # a budget point or the pruning note: far longer than any repair needs
+REPORT_LINE_CHARS = 1000  # a budget point or the pruning note
 STALE_HANDOFF_DAYS = 2
-READ_LIMIT = 256 * 1024  # far more than the injection can show, even after comments are removed
+READ_LIMIT = 256 * 1024  # far more than the injection shows, comments removed
 
 
 def injection_for(project, env, hook_input, seen_at=None, pruned=(), refusals=(), marks=None):
-    """The injection for a session starting now: report, marks, index and listing, handoff (on
-    resume or fork only if written after `seen_at`); `marks` is called last."""
+    """Report, marks, index, listing, handoff (resumed or forked: only if newer than `seen_at`);
+    `marks` is called last."""
     source = text_field(hook_input, "source")  # any other value starts a new conversation
     transcript = text_field(hook_input, "transcript_path")
     weighed = dict(env, MCP_TRANSCRIPT_PATH=transcript) if transcript else env
@@ -2229,7 +2185,7 @@ def injection_for(project, env, hook_input, seen_at=None, pruned=(), refusals=()
 
 
 def part_of(function, *args):
-    """What `function` returns, or None when it fails: a part that fails costs only itself."""
+    """What `function` returns, or None: a part that fails costs only itself."""
     try:
         return function(*args)
     except Exception:
@@ -2255,17 +2211,17 @@ def marks_section(project, marks):
 
 
 class Section:
-    """A titled block of the injection; a lower `keep_order` gets room first when it is cut."""
+    """A titled block of the injection; a lower `keep_order` gets room first in a cut."""
 
     def __init__(self, title, lines, source, keep_order, notes=(), rest=None, fit=None):
         self.title, self.lines, self.source, self.keep_order = title, lines, source, keep_order
         self.notes = list(notes)
         self.rest = rest or "read %s in full" % source  # where what a cut leaves out is
-        self.fit = fit  # the lines that fit a room, for a section that can say less
+        self.fit = fit  # the lines fitting a room, for a section that can say less
 
 
 def without_comments(text, enough=None):
-    """A Markdown file's lines without comment text, stopping past `enough` characters."""
+    """A Markdown file's lines without comments, stopping past `enough` characters."""
     pieces = []
     position = 0
     for start, end in hidden_spans(text)[0]:
@@ -2292,7 +2248,7 @@ def clipped(line, limit):
 
 
 def injected_text(project, env, path, refusals):
-    """A file's text by read_project_text; None when absent or refused (joining `refusals`)."""
+    """A file's text by read_project_text; None when absent or refused (added to `refusals`)."""
     text, refusal = read_project_text(project, env, path, READ_LIMIT)
     if refusal is not None:
         refusals.append(refusal)
@@ -2338,7 +2294,7 @@ def handoff_section(project, env, now, seen_at, refusals):
 
 
 def injection_length(text):
-    """UTF-8 bytes: what Codex CLI counts, never fewer than Claude Code's UTF-16 units."""
+    """UTF-8 bytes: Codex CLI's count, never fewer than Claude Code's UTF-16 units."""
     return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
@@ -2349,8 +2305,8 @@ TELL_THE_USER = ("Tell the user about the budget report above in one line before
 CUT_POINT = ("- The session-start injection is over the harness's limit of %d characters, beyond "
              "which the agent sees only a short preview. It was cut as marked below; shrink the "
              "memory index with /dream." % INJECTION_LIMIT)
-# The last line, by source (§5.3.1): only a new conversation runs /catchup; a continued one holds
-# its task, and after a resume the harness's git snapshot is as old as the conversation.
+# The last line, by source (§5.3.1): only a new conversation runs /catchup; a continued one
+# holds its task, and a resumed one's git snapshot is as old as the conversation.
 STALE_GIT_SNAPSHOT = ("The git status the harness attached dates from this conversation's start: "
                       "run git status and git log before relying on it.")
 CLOSINGS = {
@@ -2369,7 +2325,7 @@ def closing_line(source):
 
 
 def framed(report_lines, pruned, sections, closing):
-    """The injection's lines, between its opening tag and its closing line and tag."""
+    """The injection's lines between its opening tag and its closing line and tag."""
     lines = [OPENING]
     if report_lines:
         lines += report_lines + ["", TELL_THE_USER, ""]
@@ -2402,8 +2358,8 @@ def with_fences_closed(lines):
 
 
 def cut_to_fit(sections, room):
-    """Whole lines by keep_order while room lasts, every notice's room set aside first; a section
-    that can say less is fitted; a fence cut open is closed."""
+    """Whole lines by keep_order while room lasts, notices' room set aside first; a section that
+    can say less is fitted; a fence cut open is closed."""
     ordered = sorted(sections, key=lambda s: s.keep_order)
     notices = ["[cut here: the injection limit is %d characters; %s]"
                % (INJECTION_LIMIT, section.rest) for section in ordered]
@@ -2475,14 +2431,13 @@ def in_the_harness_form(harness_name, text):
 
 
 def refused_reads(project, env):
-    """One line per setting ignored and per refused file at this start."""
     trusted, refusals = trusted_environment(project, env)
     index = read_index(project, trusted)
     return refusals + ([index.refusal] if index.refusal else [])
 
 
 def write_text_to(stream, text):
-    """UTF-8 whatever the locale; a reader that went away is no error worth a traceback."""
+    """UTF-8 whatever the locale; a reader gone is no error worth a traceback."""
     if not text:
         return
     try:
@@ -2506,7 +2461,7 @@ def main():
 
 def keep_the_hook_folder_off_the_import_path():
     """Without -I, the hook's folder leads sys.path: a committed `_json.py` shadows the stdlib."""
-    if sys.flags.isolated:  # -I, as the harness runs the hooks: the folder is not there
+    if sys.flags.isolated:  # -I, as the harness runs the hooks
         return
     here = os.path.dirname(os.path.realpath(__file__))
     sys.path[:] = [entry for entry in sys.path if os.path.realpath(entry or os.curdir) != here]

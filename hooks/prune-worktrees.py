@@ -4,8 +4,8 @@ program, reads the state the Stop guard compares, keeps the guard's account, say
 of the memory (the marks), and removes agent worktrees whose work has landed.
 
 Why it exists: every question the hooks ask git lives here once, so a rule about git (a switch,
-a deadline, a driver off) is kept in one place. The entries load it and hand it
-context-budget.py (uses); names in __all__. It is not run on its own.
+a deadline, a driver off) is kept in one place. The entries load it and hand it context-budget.py
+(uses); names in __all__. It is not run on its own.
 
 What it promises (spec §4.5.7, §7.5-§7.8): git runs with GIT_SWITCHES, no GIT_ variable, every
 filter driver off, at most AT_ONCE at a time, never past the deadline. The state is HEAD and the
@@ -26,10 +26,10 @@ __all__ = ("uses", "Guard", "guard_the_stop", "prune", "memory_marks", "GIT_SWIT
 
 GIT_SWITCHES = ("--no-pager", "--no-optional-locks", "-c", "core.fsmonitor=false",
                 "-c", "core.hooksPath=" + os.devnull, "-c", "log.showSignature=false")
-READS_SECONDS = 10.0  # after the hook began, every git read has ended (§7.8)
+READS_SECONDS = 10.0  # from the hook's start, every git read has ended (§7.8)
 FILTER_SECONDS = 2.0  # listing the filter drivers, at most
 AT_ONCE = 16  # git processes at a time, each a pipe (open files may be 256)
-SUBMODULE_FOLDERS = 1000  # looked through for submodules; past that, git is not run
+SUBMODULE_FOLDERS = 1000  # looked through for submodules; past it, git is not run
 TIMED_OUT = "timed out"  # a command stopped at its deadline
 NESTED_REPOSITORIES = 16
 NESTED_DEPTH = 3
@@ -54,7 +54,7 @@ OPERATIONS_UNDER_WAY = ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "sequen
                         "rebase-merge", "rebase-apply", "BISECT_START")
 
 
-# context-budget.py, handed over by the hook loading this file (uses).
+# context-budget.py, handed over by the loading hook (uses).
 shared = None
 
 
@@ -66,11 +66,11 @@ def uses(library):
 # --- git, with nothing a repository can turn into a program ---
 
 class Git:
-    """git for one hook run: each command by `deadline`, with GIT_SWITCHES, filter drivers off."""
+    """git for one hook run: each command by `deadline`, GIT_SWITCHES, filter drivers off."""
 
     def __init__(self, deadline):
         self.deadline = deadline
-        self.switched = {}  # folder: the -c options that switch off its filter drivers
+        self.switched = {}  # folder: filters_off()
 
     def argv(self, folder, *args, also=()):
         """The command in `folder`, or None or TIMED_OUT for its result; `also`: configs read."""
@@ -83,7 +83,7 @@ class Git:
         return ("git",) + GIT_SWITCHES + off + ("-C", folder) + args
 
     def run(self, commands, deadline=None):
-        """Each command's (exit code, stdout): see finish. At most AT_ONCE run at a time."""
+        """Each command's (exit code, stdout), see finish; at most AT_ONCE at a time."""
         deadline = self.deadline if deadline is None else deadline
         results = []
         for first in range(0, len(commands), AT_ONCE):
@@ -91,15 +91,14 @@ class Git:
         return results
 
     def output(self, folder, *args):
-        """Standard output of one command that succeeded, as text; None otherwise."""
+        """Standard output of a command that succeeded, as text; else None."""
         result = self.run([self.argv(folder, *args)])[0]
         if result is None or result[0] != 0:
             return None
         return result[1].decode("utf-8", "surrogateescape")
 
     def filters_off(self, folder):
-        """`-c` options emptying every filter driver a config git reads in `folder` names (status
-        runs them)."""
+        """`-c` options emptying each filter driver `folder`'s config names (status runs them)."""
         if folder not in self.switched:
             self.switched[folder] = self.listed_filters_off(folder) \
                 if may_name_filters(folder) else ()
@@ -173,7 +172,6 @@ def submodule_git_dirs(folder):
 
 
 def git_dir_of(top):
-    """The git folder of the work tree at `top`, or None."""
     marker = os.path.join(top, ".git")
     return marker if os.path.isdir(marker) else admin_folder(top)
 
@@ -184,7 +182,7 @@ def git_environment():
 
 
 def start(commands):
-    """Start the commands at once (finish collects them), so session start works while git does."""
+    """Start the commands at once (finish collects them): session start works while git does."""
     try:
         if hasattr(os, "posix_spawnp"):
             environment = git_environment()
@@ -195,13 +193,13 @@ def start(commands):
 
 
 def spawn_with_pipe(argv, environment):
-    """posix_spawn, cheaper than subprocess, its pipe drained from the start (git never waits on a
-    full pipe while the hook works); None or TIMED_OUT stand for their result."""
+    """posix_spawn, cheaper than subprocess, its pipe drained from the start (git never waits on
+    it); None and TIMED_OUT pass through."""
     if argv is None or argv == TIMED_OUT:
         return argv
     try:
         read_end, write_end = os.pipe()
-    except OSError:  # out of file descriptors: this command goes, not the others
+    except OSError:  # out of file descriptors: this command goes
         return None
     actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                (os.POSIX_SPAWN_DUP2, write_end, 1),
@@ -215,7 +213,7 @@ def spawn_with_pipe(argv, environment):
         os.close(write_end)
     try:
         return pid, shared.Drain(read_end, float("inf"), closes=True)
-    except Exception:  # no thread to read it (a process or memory limit): this command goes
+    except Exception:  # no thread to read it: this command goes
         os.kill(pid, 9)
         os.waitpid(pid, 0)
         os.close(read_end)
@@ -282,8 +280,7 @@ class Facts:
 
 
 def repository_reads(git, folder, dating=False):
-    """The status listing with HEAD (all untracked files and submodules, the stashes); to date
-    changes, the reflogs of HEAD and the stashes."""
+    """Status with HEAD, all untracked, submodules, stashes; to date, HEAD's and stash reflogs."""
     reads = [git.argv(folder, "-c", "status.submoduleSummary=false", "status", "--porcelain=v2",
                       "-z", "--branch", "--no-ahead-behind", "--untracked-files=all",
                       "--ignore-submodules=none", "--show-stash")]
@@ -294,7 +291,7 @@ def repository_reads(git, folder, dating=False):
 
 
 def repository_facts(results):
-    """Facts from the finished reads; None when git could not run or this is no repository."""
+    """Facts from the finished reads; None when git could not run or for no repository."""
     status = results[0]
     if status is None or status[0] not in (0, TIMED_OUT):
         return None
@@ -304,7 +301,7 @@ def repository_facts(results):
 
 
 def reflog_moves(result):
-    """(commit, second) of each reflog line; [] when the read failed."""
+    """(commit, second) per reflog line; [] when the read failed."""
     if not result or result[0] != 0:
         return []
     moves = []
@@ -328,7 +325,7 @@ def parse_status(raw):
         elif kind == b"# ":
             headers.append(field)
         elif kind in (b"1 ", b"2 ", b"u "):
-            # The path is the last of 9, 10 or 11 fields; a rename's original is the next.
+            # The path ends 9, 10 or 11 fields; a rename's original is the next.
             parts = field.split(b" ", {b"1 ": 8, b"2 ": 9, b"u ": 10}[kind])
             original = next(fields, None) if kind == b"2 " else None
             if len(parts) > 8:
@@ -349,7 +346,7 @@ def change_time(info):
 
 
 class Signer:
-    """What tells an edit apart (size and mtime, a folder's time) from one handle on the top;
+    """What tells an edit apart (size and mtime, a folder's time), from one handle on the top;
     dating, the latest change time of each path and its folders."""
 
     def __init__(self, top, dating):
@@ -371,7 +368,7 @@ class Signer:
         return os.lstat(os.path.join(self.top, os.fsdecode(path)))
 
     def signature(self, path):
-        """b"size:mtime", b"-" for a path that is gone, or None for a nested repository."""
+        """b"size:mtime", b"-" for a path gone, None for a nested repository."""
         try:
             info = self.lstat(path.rstrip(b"/"))
         except (OSError, ValueError):
@@ -402,7 +399,7 @@ class Signer:
         return b"%d" % seen
 
     def date_folders(self, path):
-        """The change times of the folders holding `path`, up to the top; a gone folder skipped."""
+        """The change times of the folders holding `path`, up to the top; a gone one skipped."""
         folder = path
         while folder:
             folder = folder.rpartition(b"/")[0]
@@ -424,15 +421,11 @@ class Part:
 
 
 class Reading:
-    """The repository at one moment (§7.5): HEAD, moves, parts, status; recorded() is a line."""
+    """The repository at one moment (§7.5): HEAD, moves, parts, status; recorded(): a line."""
 
     def __init__(self, head, parts, moves=(), listing=None):
         self.head, self.parts, self.moves = head, parts, moves
         self.listing = listing  # git's status listing, as read
-
-    @property
-    def count(self):
-        return self.parts[0].count
 
     def digests(self):
         return {part.key: part.digest for part in self.parts}
@@ -466,7 +459,7 @@ def parse_baseline(data):
 
 
 def part_key(path):
-    """A nested repository's name in a baseline: a digest of its path."""
+    """A nested repository's name in a baseline: its path's digest."""
     digest = shared.new_digest()
     digest.update(path)
     return digest.hexdigest()[:16].encode("ascii")
@@ -479,7 +472,7 @@ def add_part(parts, key, path, folder, facts, dating, own_files=()):
         return []
     headers, changed, untracked = parse_status(facts.listing)
     if own_files:
-        # A file moved into the memory is still gone from where it was: that move is work.
+        # A file moved into the memory is gone from where it was: that is work.
         changed = [entry for entry in changed if not entry[1].startswith(own_files)
                    or entry[2] is not None and not entry[2].startswith(own_files)]
         untracked = [listed for listed in untracked if not listed.startswith(own_files)]
@@ -521,7 +514,7 @@ def signed(signer, path, nested):
 
 
 def sign_untracked(digest, signer, untracked, nested):
-    """Untracked files signed one by one up to UNTRACKED_SIGNED, past it by their folders' times."""
+    """Untracked files signed one by one up to UNTRACKED_SIGNED, past it by folder times."""
     digest.update(b"\0\0")
     if len(untracked) <= UNTRACKED_SIGNED:
         for path in untracked:
@@ -563,13 +556,13 @@ class Guard:
         return Reading(facts.head, parts, facts.moves, facts.listing)
 
     def current(self, reads):
-        """The reading of the reads session start began, finished once for all that ask."""
+        """The reading of the reads session start began, finished once for all."""
         if not hasattr(self, "now"):
             self.now = self.reading(reads=reads)
         return self.now
 
     def read_nested(self, paths, dating, depth, parts):
-        """A part for each nested repository, within the deadline and the limits."""
+        """A part per nested repository, within the deadline and the limits."""
         for path in paths:
             if len(parts) > NESTED_REPOSITORIES:
                 if parts[-1].key != MORE:
@@ -583,20 +576,18 @@ class Guard:
             self.read_nested([path + b"/" + name for name in inner], dating, depth + 1, parts)
 
     def memory_path(self):
-        """(path, whether a folder): the memory folder, or the index alone if its folder holds the
-        project."""
+        """(path, is a folder): the memory folder, or the index if its folder holds the project."""
         real_project = os.path.realpath(self.project)
         index = os.path.realpath(shared.index_path(real_project, self.env))
         folder = os.path.dirname(index)
         return (index, False) if shared.lies_within(real_project, folder) else (folder, True)
 
     def saving_prefixes(self):
-        """The top-relative status paths of what saving writes (a folder ends with "/")."""
+        """The top-relative status paths saving writes (a folder ends with "/")."""
         real_project = os.path.realpath(self.project)
-        own = [(path, False) for path in shared.state_paths(real_project, self.env)]
-        own.append((shared.baseline_path(real_project, self.env, None), False))
-        own.append((os.path.join(os.path.dirname(os.path.realpath(__file__)), "__pycache__"),
-                    False))
+        own = [(path, False) for path in shared.state_paths(real_project, self.env) + [
+            shared.baseline_path(real_project, self.env, None),
+            os.path.join(os.path.dirname(os.path.realpath(__file__)), "__pycache__")]]
         own.append(self.memory_path())
         prefixes = []
         for path, is_folder in own:
@@ -609,8 +600,8 @@ class Guard:
         return tuple(prefixes)
 
     def baseline(self, hook_input):
-        return shared.baseline_path(self.project, self.env,
-                                         shared.text_field(hook_input, "session_id"))
+        session = shared.text_field(hook_input, "session_id")
+        return shared.baseline_path(self.project, self.env, session)
 
     def record_baseline(self, hook_input, reads):
         """Snapshot the repository for this session's Stop hook; forget week-old baselines."""
@@ -660,7 +651,7 @@ RENAME_HOPS = 4  # rounds following a renamed path gone in turn
 
 
 def memory_marks(guard, reads):
-    """The marks session start shows; None outside git, out of time, or with no memory folder."""
+    """The marks session start shows; None outside git, late, or with no memory folder."""
     reading = guard.current(reads)
     folder, is_folder = guard.memory_path()
     memory = shared.shown_path(os.path.realpath(guard.project), folder)
@@ -669,7 +660,8 @@ def memory_marks(guard, reads):
         return None
     name, state = shared.cache_name("marks", guard.project), marks_state(guard, reading, memory)
     kept = shared.account_cache(name)
-    if isinstance(kept, tuple) and len(kept) == 2 and kept[0] == state and isinstance(kept[1], list):
+    if isinstance(kept, tuple) and len(kept) == 2 and kept[0] == state and \
+            isinstance(kept[1], list):
         return kept[1]
     git = Git(min(guard.git.deadline, time.monotonic() + MARKS_SECONDS))
     marks = marks_now(guard, git, memory, reading.head or "")
@@ -679,8 +671,8 @@ def memory_marks(guard, reads):
 
 
 def marks_state(guard, reading, memory):
-    """What the marks depend on, as a digest: HEAD, the memory folder, the status entries that can
-    change a memory file (signed) or a cited path or the merge rule, the settings."""
+    """The digest of what the marks depend on: HEAD, the memory folder, status entries that can
+    change a memory file (signed), a cited path or the merge rule, the settings."""
     digest = shared.new_digest()
     digest.update(("%s\0%s\0" % (reading.head, memory)).encode("utf-8", "surrogateescape"))
     own = os.fsencode(os.path.relpath(os.path.join(guard.project, memory), guard.top)
@@ -742,7 +734,7 @@ def memory_files(guard, memory, kept):
 
 
 def memory_entries(folder):
-    """(name, path, size, time) of the Markdown files in `folder` and one down, through no link."""
+    """(name, path, size, time) of the Markdown files in `folder` and one down, via no link."""
     found = []
     for entry in shared.first_entries(folder)[0]:
         inner = shared.first_entries(entry.path)[0] if entry.name[:1] != "." and \
@@ -760,7 +752,7 @@ def memory_entries(folder):
 
 
 def leftover_marks(git, guard, memory, files):
-    """Markers anywhere; the other leftovers where git merges by union. None when git failed."""
+    """Markers anywhere, other leftovers where git merges by union; None: git failed."""
     shown = dict((name, memory + "/" + name) for name in files)
     asked = sorted(shown[name] for name, kept in files.items()
                    if any(item[1] != "markers" for item in kept[2]))
@@ -828,7 +820,7 @@ def gone_from_git(git, guard, paths):
 
 
 def deleting_commits(git, top, paths, prefix):
-    """{path: (hash, date)} of the newest first-parent commit that took each path out."""
+    """{path: (hash, date)} of the newest first-parent commit taking each path out."""
     out = git.output(top, "log", "--first-parent", "-m", "--no-renames", "--diff-filter=D",
                      "--name-only", "--no-ext-diff", "--no-textconv", "-z",
                      "--format=%x1e%h%x1f%cs", "--", *paths)
@@ -848,7 +840,7 @@ def deleting_commits(git, top, paths, prefix):
 # --- the baseline ---
 
 def write_inside_claude_folder(project, path, data):
-    """A baseline written atomically in <project>/.claude, never over another file or via a link."""
+    """Write a baseline atomically in <project>/.claude, never over another file or via a link."""
     folder = os.path.dirname(os.path.abspath(path))
     allowed = os.path.join(os.path.realpath(project), ".claude")
     real_folder = os.path.realpath(folder)
@@ -888,13 +880,12 @@ def lands_on_its_own_file(path):
         return True
     except (OSError, ValueError):
         return False
-    if stat.S_ISLNK(info.st_mode):
-        return True
-    return stat.S_ISREG(info.st_mode) and (shared.read_plain_file(path, len(STATE_MARK)) == STATE_MARK)
+    return stat.S_ISLNK(info.st_mode) or stat.S_ISREG(info.st_mode) and \
+        shared.read_plain_file(path, len(STATE_MARK)) == STATE_MARK
 
 
 def forget_stale_baselines(current, shared_path, transcript_folder):
-    """Week-old baselines of ended sessions and crashes' temporary files holding a state or none."""
+    """Week-old baselines of ended sessions, crashes' temporary files, holding a state or none."""
     prefix = os.path.basename(shared_path) + "."
     cutoff = time.time() - BASELINE_RETENTION_SECONDS
     try:
@@ -915,7 +906,7 @@ def forget_stale_baselines(current, shared_path, transcript_folder):
 
 
 def baseline_name(suffix):
-    """(session id, whether temporary) of a baseline's suffix; (None, False) for another name."""
+    """(session id, whether temporary) of a baseline's suffix; (None, False) for another."""
     parts = suffix.split(".")
     if len(parts) == 2 and parts[0].isdigit() and parts[1] == "tmp":
         return "", True
@@ -927,7 +918,7 @@ def baseline_name(suffix):
 
 
 def holds_a_state(entry, temporary):
-    """A regular file that starts as every baseline does, or an empty temporary file."""
+    """A regular file starting as every baseline does, or an empty temporary file."""
     if not entry.is_file(follow_symlinks=False):
         return False
     head = shared.read_plain_file(entry.path, len(STATE_MARK))
@@ -953,7 +944,7 @@ class Outcome:
 
 
 def guard_the_stop(project, started):
-    """(exit code, stdout, stderr) of a stop, by the table of §7.6, in the harness's form."""
+    """(exit code, stdout, stderr) of a stop by §7.6's table, in the harness's form."""
     hook_input = shared.read_hook_input()
     if stop_hook_active(hook_input):
         return LET_STOP, "", ""
@@ -965,7 +956,7 @@ def guard_the_stop(project, started):
     message = instructions(project, shared.handoff_time(project, os.environ))
     if shared.harness(hook_input) == "claude":
         return BLOCK, out, message
-    # Codex CLI and Gemini CLI take a JSON decision with exit 0 (Gemini calls exit 2 a failure).
+    # Codex and Gemini take a JSON decision, exit 0 (Gemini calls exit 2 a failure).
     return LET_STOP, out + '{"decision": "block", "reason": %s}\n' % shared.json_string(message), ""
 
 
@@ -988,7 +979,7 @@ def decide(guard, hook_input):
 
 
 def settle(guard, path, hook_input, recorded, current, outcome):
-    """The baseline the outcome asks for written once the verdict is known; what the user hears."""
+    """Write the baseline the outcome asks for once the verdict is known; what the user hears."""
     transcript = shared.text_field(hook_input, "transcript_path")
     deadline = guard.git.deadline
     if outcome.record is None or write_inside_claude_folder(guard.project, path,
@@ -997,8 +988,8 @@ def settle(guard, path, hook_input, recorded, current, outcome):
                 not already_told(transcript, UNREAD_MARK, deadline):
             return LET_STOP, unread_notice(outcome.unchecked)
         return outcome.verdict, None
-    # A block that cannot advance the baseline would repeat: the stop passes, the user is told.
-    blind = outcome.verdict == BLOCK or recorded is None and current.count
+    # A block not advancing the baseline would repeat: the stop passes, the user is told.
+    blind = outcome.verdict == BLOCK or recorded is None and current.parts[0].count
     if blind and not already_told(transcript, NOTICE_MARK, deadline):
         return LET_STOP, cannot_record_notice(guard, path)
     return LET_STOP, None
@@ -1007,8 +998,8 @@ def settle(guard, path, hook_input, recorded, current, outcome):
 def weigh(guard, recorded, current):
     """Rows outside the throttle: no baseline; a change; could not read; saving; nothing."""
     if recorded is None:
-        # Nothing else is evidence of work: blocked only when the tree holds changes.
-        return Outcome(BLOCK if current.count else LET_STOP, current)
+        # No other evidence of work: blocked only when the tree holds changes.
+        return Outcome(BLOCK if current.parts[0].count else LET_STOP, current)
     record = merged(recorded, current)
     before = recorded.digests()
     moved = None not in (recorded.head, current.head) and recorded.head != current.head
@@ -1017,8 +1008,8 @@ def weigh(guard, recorded, current):
                               and before[part.key] != part.digest for part in current.parts):
         return Outcome(BLOCK, record)
     if saving is None:
-        record.head = recorded.head  # git could not judge the move in time: judged next stop
-    # A part without a reading at either end cannot be checked at this stop.
+        record.head = recorded.head  # git could not judge the move in time: next stop
+    # A part without a reading at either end cannot be checked now.
     unchecked = [part for part in current.parts
                  if part.digest is None or before.get(part.key) is None]
     unchanged = record.recorded() == recorded.recorded()
@@ -1026,7 +1017,7 @@ def weigh(guard, recorded, current):
 
 
 def merged(recorded, current):
-    """The current reading, a part it could not read keeping the recorded one (judged when read)."""
+    """The current reading, a part it could not read keeping the recorded one."""
     if recorded is None:
         return current
     if current.head is None:  # the top unread: nothing is known now
@@ -1038,7 +1029,7 @@ def merged(recorded, current):
 
 
 def weigh_fresh_handoff(guard, recorded, current):
-    """In the throttle the stop passes; the baseline moves only if the handoff saw every change."""
+    """The stop passes; the baseline moves only if the handoff saw every change."""
     try:  # when the session-state file last changed here
         handoff_ns = change_time(os.stat(shared.state_path(guard.project, guard.env)))
     except (OSError, ValueError):
@@ -1061,7 +1052,7 @@ def handoff_covers(guard, handoff_ns, recorded, current):
 
 
 def head_covered(guard, handoff_ns, recorded, current):
-    """Whether HEAD stayed or moved by saving alone since the baseline's HEAD or the handoff's."""
+    """Whether HEAD stayed or moved by saving alone since the baseline's or the handoff's."""
     for before in (recorded.head if recorded is not None else None, head_at(current, handoff_ns)):
         if before is not None and (before == current.head or guard.commits_are_saving(
                 before, current.head) is True):
@@ -1083,8 +1074,7 @@ def head_at(current, handoff_ns):
 # --- what the harness sent, and what the user and the agent are told ---
 
 def stop_hook_active(hook_input):
-    """Whether the harness continues from a block (a misspelt true must not loop; under Gemini,
-    the transcript says)."""
+    """Continuing from a block? A misspelt true must not loop; under Gemini the transcript says."""
     value = hook_input.get("stop_hook_active")
     if isinstance(value, str):
         flagged = value.strip().lower() in ("true", "yes", "1")
@@ -1116,7 +1106,7 @@ def last_user_text(transcript):
 
 
 def instructions(project, written_ns):
-    """The block's message: why, and what to do, with the handoff's path."""
+    """The block's message: why, what to do, the handoff's path."""
     env = os.environ
     wanted = env.get("MCP_SESSION_STATE") or shared.DEFAULT_STATE
     memory = os.path.dirname(env.get("MCP_MEMORY_INDEX") or shared.DEFAULT_INDEX) or "."
@@ -1140,7 +1130,7 @@ def instructions(project, written_ns):
 
 
 def unread_notice(parts):
-    """Told once per session when part of the repository had no reading to compare with."""
+    """Told once per session when part of the repository had no reading to compare."""
     names = [shown_part(part) for part in parts]
     return ("[memory-context-protocol] " + UNREAD_MARK + " %s, at this stop or when this "
             "session's baseline was taken (git gave no answer within %d seconds, or it lies past "
@@ -1158,7 +1148,6 @@ def shown_part(part):
 
 
 def cannot_record_notice(guard, path):
-    """Told when the guard cannot keep its baseline."""
     return ("[memory-context-protocol] " + NOTICE_MARK + " at %s (the hooks write only inside "
             "the project's .claude/ folder, never through a symbolic link and never over a file "
             "that is not a baseline), so it cannot ask for a handoff in this project. Make "
@@ -1168,7 +1157,7 @@ def cannot_record_notice(guard, path):
 
 
 def already_told(transcript, notice_mark, deadline):
-    """Whether the transcript holds the notice already (once per session); unreadable: not told."""
+    """Whether the transcript holds the notice (once per session); unreadable: no."""
     mark = notice_mark.encode("ascii")
     try:
         if transcript is None or shared.regular_file_size(transcript) is None:
@@ -1233,7 +1222,7 @@ def listed_worktrees(git, project):
 
 
 def parsed_listing(listing, separator):
-    """The porcelain format: one attribute per field, an empty field after each worktree."""
+    """The porcelain format: an attribute per field, an empty field after each worktree."""
     worktrees = []
     current = None
     for field in listing.split(separator):
@@ -1254,14 +1243,14 @@ def parsed_listing(listing, separator):
 
 
 def is_what_git_listed(git, worktree):
-    """Whether the worktree's folder agrees with its entry: an entry a newline made up does not."""
+    """Whether the folder agrees with its entry: an entry a newline made up does not."""
     answer = git.output(worktree["path"], "rev-parse", "--show-prefix", "HEAD",
                         "--symbolic-full-name", "HEAD")
     return answer == "\n%s\nrefs/heads/%s\n" % (worktree["head"], worktree["branch"])
 
 
 def lies_inside(path, folder):
-    """Whether path is folder or below it, compared after resolving links."""
+    """Whether path is folder or below it, links resolved."""
     return shared.lies_within(os.path.realpath(path), os.path.realpath(folder))
 
 
@@ -1286,7 +1275,7 @@ def is_candidate(worktree, worktree_dir, session_dirs):
 
 
 def base_branch(git, project, env):
-    """Where work lands: MCP_BASE_BRANCH, the remote's HEAD, init.defaultBranch, main or master."""
+    """Where work lands: MCP_BASE_BRANCH, the remote's HEAD, init.defaultBranch, main, master."""
     named = (env.get("MCP_BASE_BRANCH") or "").strip()
     if named:
         return named
@@ -1318,12 +1307,11 @@ def merged_branches(git, project, base):
 
 
 def holds_nothing_of_its_own(git, worktree, base):
-    """Nothing removal would destroy: no operation, change, untracked, ignored or hidden file, ref
-    or commit."""
+    """Nothing removal destroys: operation, change, untracked, ignored, hidden file, ref, commit."""
     path = worktree["path"]
     if has_an_operation_under_way(path):
         return False
-    # =normal overrides showUntrackedFiles=no, and names a folder once instead of each file.
+    # =normal overrides showUntrackedFiles=no and names a folder once, not each file.
     status = git.run([git.argv(path, "status", "--porcelain", "--ignored=matching",
                                "--untracked-files=normal", "-z")])[0]
     if status is None or status[0] != 0 or status[1].strip(b"\0"):
@@ -1333,7 +1321,7 @@ def holds_nothing_of_its_own(git, worktree, base):
 
 
 def has_an_operation_under_way(path):
-    """A merge, rebase, bisect or the like stopped half-way: its state is in the admin folder."""
+    """A merge, rebase, bisect or the like stopped half-way (its state in the admin folder)."""
     admin = admin_folder(path)
     return admin is None or any(os.path.lexists(os.path.join(admin, name))
                                 for name in OPERATIONS_UNDER_WAY)
@@ -1368,13 +1356,13 @@ def has_commits_only_reflogs_reach(git, worktree, base):
     if not commits:
         return False
     if len(commits) > REFLOG_COMMITS_CHECKED:
-        return True  # too many to name on a command line: keep it rather than guess
+        return True  # too many for a command line: keep it rather than guess
     missing = git.output(worktree["path"], "rev-list", "--max-count=1", *commits, "--not", base)
     return missing is None or bool(missing.strip())
 
 
 def was_used_lately(worktree, now):
-    """Whether git recorded activity within the hour: its admin folder, HEAD or index touched."""
+    """Whether git recorded activity in the hour: admin folder, HEAD or index touched."""
     admin = admin_folder(worktree["path"])
     if admin is None:
         return True  # cannot tell: keep it
@@ -1388,7 +1376,7 @@ def was_used_lately(worktree, now):
 
 
 def folders_processes_stand_in(paths, deadline):
-    """Those of `paths` a process works in; all when the list is not read in time."""
+    """Those of `paths` a process works in; all when the list is late."""
     if not paths:
         return set()
     directories = working_directories_of_processes(deadline)
@@ -1405,7 +1393,7 @@ def folders_processes_stand_in(paths, deadline):
 
 
 def working_directories_of_processes(deadline):
-    """Each process's /proc/<pid>/cwd (Linux); [] elsewhere; None when not read in time."""
+    """Each process's /proc/<pid>/cwd (Linux); [] elsewhere; None when late."""
     try:
         os.readlink("/proc/self/cwd")
     except (OSError, AttributeError, NotImplementedError):
@@ -1428,7 +1416,7 @@ def working_directories_of_processes(deadline):
 
 
 def admin_folder(path):
-    """The worktree's own folder in the main repository's .git, as its `.git` file names it."""
+    """The worktree's own folder in the main .git, as its `.git` file names it."""
     first = first_line(os.path.join(path, ".git"))
     if first is None or not first.startswith("gitdir:"):
         return None
@@ -1436,13 +1424,13 @@ def admin_folder(path):
 
 
 def first_line(path):
-    """The first line of a small regular file, stripped; None when there is no such file."""
+    """The first line of a small regular file, stripped; else None."""
     data = shared.read_plain_file(path, 4096)
     return None if data is None else data.decode("utf-8", "surrogateescape").split("\n")[0].strip()
 
 
 def branches_under_way(git, project):
-    """Branches a rebase or bisect returns to (git counts them checked out); None when unknown."""
+    """Branches a rebase or bisect returns to (git counts them checked out); None: unknown."""
     common = git.output(project, "rev-parse", "--git-common-dir")
     if not common or not common.strip():
         return None
@@ -1467,7 +1455,7 @@ def branches_under_way(git, project):
 
 
 def remove_worktree(git, project, worktree, branch_is_shared):
-    """`git worktree remove`, no --force, begun only with time to spare, with a grace to finish."""
+    """`git worktree remove`, no --force, begun with time to spare, with a grace to finish."""
     if git.deadline - time.monotonic() < REMOVAL_START_SECONDS:
         return False
     grace = git.deadline + REMOVAL_GRACE_SECONDS
@@ -1475,12 +1463,12 @@ def remove_worktree(git, project, worktree, branch_is_shared):
                                 also=(worktree["path"],))], grace)[0]
     if removed is None or removed[0] != 0:
         return False
-    if not branch_is_shared:  # another worktree has it checked out (`worktree add -f`): it stays
-        # Only if the branch still points where it did: its commits are all in the base branch.
+    if not branch_is_shared:  # else another worktree has it (`worktree add -f`): it stays
+        # Only if the branch points where it did: its commits are all in the base branch.
         git.run([git.argv(project, "update-ref", "-d", "refs/heads/" + worktree["branch"],
                           worktree["head"])], grace)
     return True
 
 
 if __name__ == "__main__":
-    sys.exit(0)  # loaded by session-start.py and stop-handoff.py, never run on its own
+    sys.exit(0)  # loaded by the entries, never run on its own

@@ -24,8 +24,7 @@ PRUNE_SECONDS = 3.0
 
 
 def the_loader():
-    """stop-handoff.py's namespace (load_sibling, account_cache), from its source, opened without
-    waiting."""
+    """stop-handoff.py's namespace (load_sibling, account_cache), from its source, not waiting."""
     path = os.path.join(HOOK_DIR, "stop-handoff.py")
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     try:
@@ -66,15 +65,13 @@ def main(marks_only=False):
 
 
 def the_git(spoke, shared, project, started=STARTED):
-    """(prune-worktrees.py, its Guard of the project), None where it fails; the account's cache
-    handed to context-budget.py."""
+    """(prune-worktrees.py, its Guard of the project), None where it fails; cache handed over."""
     shared.uses_cache(spoke["account_cache"])
     git = part(None, spoke["load_sibling"], "prune-worktrees.py")
     return git, part(None, lambda: git.uses(shared) or git.Guard(project, started))
 
 
 def prune(git, shared, project, hook_input):
-    """The lines pruning printed, or []."""
     cwd = shared.text_field(hook_input, "cwd")
     return git.prune(project, os.environ, [cwd] if cwd else [], STARTED + PRUNE_SECONDS)
 
@@ -88,8 +85,8 @@ def part(default, function, *args):
 
 
 def baseline_time(shared, project, hook_input):
-    """When this session's baseline was last written (the moment its conversation last took in the
-    memory), before this start records anything; None without one."""
+    """When this session's baseline was written (its conversation last took in the memory), before
+    this start records; None without one."""
     path = shared.baseline_path(project, os.environ, shared.text_field(hook_input, "session_id"))
     try:
         info = os.stat(path)
@@ -99,8 +96,7 @@ def baseline_time(shared, project, hook_input):
 
 
 def preview_injection(project):
-    """What a session starting now would be shown, nothing pruned or recorded: for install.py
-    --check."""
+    """What a session starting now would be shown, nothing pruned or recorded (--check)."""
     spoke = the_loader()
     shared = spoke["load_sibling"]("context-budget.py")
     env, refusals = shared.trusted_environment(project, dict(os.environ))
