@@ -175,3 +175,22 @@ def test_no_thread_to_be_had_costs_the_input_and_the_command_alone(shared, guard
     finally:
         os.close(write_end)
         os.close(read_end)
+
+
+@pytest.mark.skipif(not hasattr(os, "posix_spawnp"), reason="the posix_spawn path")
+def test_a_pipe_that_cannot_be_made_costs_its_command_alone(guard, monkeypatch):
+    """Out of file descriptors (hundreds of submodules under a low limit): the command that gets
+    no pipe is not run; the ones before and after it run and are read."""
+    import sys
+    real, calls = os.pipe, []
+
+    def second_fails():
+        calls.append(1)
+        if len(calls) == 2:
+            raise OSError(24, "Too many open files")
+        return real()
+
+    monkeypatch.setattr(os, "pipe", second_fails)
+    echo = (sys.executable, "-c", "print('ok')")
+    results = guard.finish(guard.start([echo, echo, echo]), time.monotonic() + 10)
+    assert results == [(0, b"ok\n"), None, (0, b"ok\n")]
