@@ -371,6 +371,13 @@ class IndexReading(object):
         self.folders = None  # (folder mtime, topic_folders())
         self.listable = False  # its folder is the memory's own, not the project's top
         self.refusal = refusal  # why the index was not read
+        self.links = None
+
+    def relative_links(self):
+        """The head's relative links, read once for the listing and the dead pointers alike."""
+        if self.links is None:
+            self.links = relative_links(self.head or "")
+        return self.links
 
 
 # The last reading, by the file's identity: a start reads the index once.
@@ -460,7 +467,7 @@ def topic_folders(index):
             return index.folders[1]
     except OSError:
         return []
-    linked = linked_paths(index.head, folder)
+    linked = linked_paths(index.relative_links(), folder)
     holding = set(os.path.dirname(path) for path in linked)
     name = cache_name("listing", folder)
     kept, seen, found = account_cache(name), {}, []
@@ -495,10 +502,10 @@ def folder_notes(entry, kept, seen):
     return listed
 
 
-def linked_paths(text, folder):
-    """The normalised paths `text`'s relative links lead to from `folder`."""
+def linked_paths(links, folder):
+    """The normalised paths relative `links` lead to from `folder`."""
     return set(os.path.normcase(os.path.normpath(os.path.join(folder, target)))
-               for _, target in relative_links(text))
+               for _, target in links)
 
 
 def relative_links(text):
@@ -1869,10 +1876,10 @@ def marks_lines(marks):
 
 # --- memory defects found at every session start ---
 
-def dead_links(text, folder):
+def dead_links(links, folder):
     """(offset, target) of each relative link to no file from `folder`."""
     exists, dead = {}, []
-    for offset, target in relative_links(text):
+    for offset, target in links:
         if target not in exists:
             exists[target] = os.path.exists(os.path.join(folder, os.path.normpath(target)))
         if not exists[target]:
@@ -1886,8 +1893,8 @@ def dead_pointer_point(project, env, index):
     # Within the budget's lines: past it the index is reported.
     text = first_lines(index.head, number_setting(env, "MCP_MEM_LINES", 80))
     folder = os.path.dirname(index.path)
-    dead = [(line_number(text, offset), target)
-            for offset, target in dead_links(text, folder)
+    links = [link for link in index.relative_links() if link[0] < len(text)]
+    dead = [(line_number(text, offset), target) for offset, target in dead_links(links, folder)
             if not is_silenced(line_text(text, offset))]
     if not dead:
         return None

@@ -127,3 +127,14 @@ def test_the_session_start_hook_names_the_same_dead_links_as_the_report(tmp_path
                     env={"MCP_MEM_LINES": "200", "MCP_PROJECTS_DIR": env["MCP_PROJECTS_DIR"]})
     text = done.stdout.decode("utf-8")
     assert "points to %d file(s) that do not exist" % len(report) in text
+
+
+def test_a_comment_the_budgets_last_line_cuts_still_hides_its_links(tmp_path, env):
+    """The dead pointers are sought in the budget's lines, read as the whole index reads: a
+    comment that closes past the last line still hides the links before that line."""
+    lines = ["- [kept](kept.md)", "<!-- retired:", "- [gone](gone.md)", "-->", "- [lost](lost.md)"]
+    project = project_with(tmp_path, "\n".join(lines), ["kept.md"])
+    lost_at = 8  # the title, a blank line, `## Topics`, then the five lines above
+    for budget in range(1, lost_at + 3):
+        dead = dead_at_session_start(project, dict(env, MCP_MEM_LINES=str(budget)))
+        assert dead == (["lost.md"] if budget >= lost_at else []), budget
