@@ -1418,9 +1418,8 @@ def working_directories_of_processes(deadline):
 def admin_folder(path):
     """The worktree's own folder in the main .git, as its `.git` file names it."""
     first = first_line(os.path.join(path, ".git"))
-    if first is None or not first.startswith("gitdir:"):
-        return None
-    return os.path.join(path, first[len("gitdir:"):].strip())
+    named = first[len("gitdir:"):].strip() if first and first.startswith("gitdir:") else ""
+    return os.path.join(path, named) if named else None
 
 
 def first_line(path):

@@ -194,3 +194,15 @@ def test_a_pipe_that_cannot_be_made_costs_its_command_alone(guard, monkeypatch):
     echo = (sys.executable, "-c", "print('ok')")
     results = guard.finish(guard.start([echo, echo, echo]), time.monotonic() + 10)
     assert results == [(0, b"ok\n"), None, (0, b"ok\n")]
+
+
+@pytest.mark.parametrize("content, named", [
+    ("gitdir: ../main/.git/worktrees/a\n", "../main/.git/worktrees/a"),
+    ("gitdir:\n", None), ("gitdir:   \n", None), ("", None), ("not a gitdir line\n", None)])
+def test_a_git_file_names_a_folder_only_when_it_names_one(guard, tmp_path, content, named):
+    """A `.git` file that names no folder is no repository's: reading it as the work tree's own
+    folder would send the submodule search through the work tree."""
+    (tmp_path / ".git").write_text(content, encoding="utf-8")
+    expected = None if named is None else os.path.join(str(tmp_path), named)
+    assert guard.admin_folder(str(tmp_path)) == expected
+    assert guard.git_dir_of(str(tmp_path)) == expected
