@@ -206,3 +206,49 @@ def test_a_git_file_names_a_folder_only_when_it_names_one(guard, tmp_path, conte
     expected = None if named is None else os.path.join(str(tmp_path), named)
     assert guard.admin_folder(str(tmp_path)) == expected
     assert guard.git_dir_of(str(tmp_path)) == expected
+
+
+PIPE_SEEDS = int(os.environ.get("MCP_GENERATED_SEEDS", "12"))
+
+
+@pytest.mark.parametrize("seed", range(PIPE_SEEDS))
+def test_any_way_the_input_arrives_the_object_is_read_by_the_deadline(shared, seed):
+    """The hook input, written in random pieces with random pauses, on a pipe blocking or not,
+    left open or closed, with or without trailing blanks: by the rule, the object when all of it
+    arrived before the deadline, else {}."""
+    import json
+    import random
+    rng = random.Random(seed)
+    value = {"session_id": "s%d" % seed, "cwd": "/tmp/ü" * rng.randint(0, 3),
+             "stop_hook_active": rng.random() < 0.5}
+    data = (json.dumps(value) + " \n" * rng.randint(0, 2)).encode("utf-8")
+    cuts = sorted(rng.sample(range(1, len(data)), rng.randint(0, 4)))
+    pieces = [data[a:b] for a, b in zip([0] + cuts, cuts + [len(data)])]
+    arrives_in_time = rng.random() < 0.75
+    pause = 0.02 if arrives_in_time else 0.6
+    closes = rng.random() < 0.5
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, rng.random() < 0.5)
+
+    def write():
+        for piece in pieces:
+            time.sleep(rng.random() * pause)
+            os.write(write_end, piece)
+        if closes:
+            os.close(write_end)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        got = shared.read_pipe_object(read_end, time.monotonic() + 0.5)
+    finally:
+        writer.join()
+        if not closes:
+            os.close(write_end)
+    if got == value:
+        os.close(read_end)
+    # else the reader may still be reading: its end stays open, never a number a later pipe gets
+    if arrives_in_time:
+        assert got == value
+    else:  # a pause past the deadline: nothing, or the whole object if it came in time anyway
+        assert got in ({}, value)

@@ -138,3 +138,45 @@ def test_a_comment_the_budgets_last_line_cuts_still_hides_its_links(tmp_path, en
     for budget in range(1, lost_at + 3):
         dead = dead_at_session_start(project, dict(env, MCP_MEM_LINES=str(budget)))
         assert dead == (["lost.md"] if budget >= lost_at else []), budget
+
+
+@pytest.mark.parametrize("seed", range(int(os.environ.get("MCP_GENERATED_SEEDS", "12"))))
+def test_links_in_comments_and_fences_are_never_dead_pointers_wherever_the_budget_cuts(
+        tmp_path, env, seed):
+    """An index of pointers to notes that exist or not, among comments and code fences that
+    close somewhere below, cut by the line budget at every line: by CommonMark a link inside a
+    comment or a fence is no link, so the dead pointers are exactly the dead links outside them
+    on the budget's lines."""
+    import random
+    rng = random.Random(seed)
+    lines, hidden_by, expected = ["# Project Memory Index", "", "## Topics"], None, []
+    for number in range(rng.randint(4, 14)):
+        kind = rng.choice(["live", "dead", "dead", "open", "close", "blank"])
+        if kind == "open" and hidden_by is None:
+            hidden_by = rng.choice(["comment", "fence"])
+            lines.append("<!-- retired:" if hidden_by == "comment" else "```")
+        elif kind == "close" and hidden_by is not None:
+            lines.append("-->" if hidden_by == "comment" else "```")
+            hidden_by = None
+        elif kind in ("live", "dead"):
+            target = "%s-%d.md" % (kind, number)
+            lines.append("- [%s](%s)" % (target, target))
+            if kind == "dead" and hidden_by is None:
+                expected.append((len(lines), target))
+        else:
+            lines.append("")
+    if hidden_by is not None:
+        lines.append("-->" if hidden_by == "comment" else "```")
+    project = make_repo(tmp_path / "project")
+    write(project / "memory" / "MEMORY.md", "\n".join(lines) + "\n")
+    for line in lines:
+        if line.startswith("- [live-"):
+            write(project / "memory" / line[3:line.index("]")], "# Topic\n")
+    for budget in range(1, len(lines) + 2):
+        [defect] = HOOK.memory_defects(str(project), dict(env, MCP_MEM_LINES=str(budget))) \
+            or [""]
+        within = [(at, target) for at, target in expected if at <= budget]
+        # The defect counts them all and names the first few (NAMED_AT_MOST), each by its line.
+        assert ("points to %d file(s)" % len(within) in defect) == bool(within), (budget, lines)
+        assert re.findall(r"line (\d+) `([^`]*)`", defect) == \
+            [(str(at), target) for at, target in within[:HOOK.NAMED_AT_MOST]], (budget, lines)
